@@ -1,0 +1,51 @@
+//===- MosaicGPUBase.td - mosaic_gpu dialect definition -----*- tablegen -*-===//
+//
+// The dialect and the base classes its types, attributes and ops derive from.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOSAIC_DIALECT_MOSAICGPU_BASE_TD
+#define MOSAIC_DIALECT_MOSAICGPU_BASE_TD
+
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/DialectBase.td"
+include "mlir/IR/OpBase.td"
+
+def MosaicGPU_Dialect : Dialect {
+  let name = "mosaic_gpu";
+  let cppNamespace = "::mosaic_gpu";
+  let summary = "Warpgroup-level GPU kernels for NVIDIA Hopper";
+  let description = [{
+    The `mosaic_gpu` dialect describes kernels at warpgroup granularity: a
+    `vector` value belongs to one warpgroup (128 threads) and is distributed
+    over its threads according to a register layout. Ops cover mbarriers,
+    TMA transfers between global and shared memory, register <-> memory
+    transfers, wgmma matrix multiplication and the layout/shape manipulations
+    that layout inference reasons about.
+
+    Op names, operand order and attribute names follow JAX's Mosaic GPU
+    dialect so that IR written for its Hopper subset reads the same here.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect"];
+  let extraClassDeclaration = [{
+    // Defined next to the attribute storage classes it instantiates.
+    void registerAttributes();
+  }];
+}
+
+class MosaicGPU_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<MosaicGPU_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
+}
+
+class MosaicGPU_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<MosaicGPU_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+class MosaicGPU_Op<string mnemonic, list<Trait> traits = []>
+    : Op<MosaicGPU_Dialect, mnemonic, traits>;
+
+#endif // MOSAIC_DIALECT_MOSAICGPU_BASE_TD

@@ -1,0 +1,42 @@
+//===- MosaicGPUDialect.h - mosaic_gpu dialect ------------------*- C++ -*-===//
+
+#ifndef MOSAIC_DIALECT_MOSAICGPU_MOSAICGPUDIALECT_H
+#define MOSAIC_DIALECT_MOSAICGPU_MOSAICGPUDIALECT_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+
+#include "LayoutInference/Layouts.h"
+
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h.inc"
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUEnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUTypes.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUAttrs.h.inc"
+
+namespace mosaic_gpu {
+
+/// True for memrefs in shared memory (`#gpu.address_space<workgroup>`).
+bool isSharedMemory(mlir::MemRefType type);
+/// True for memrefs in global memory: no memory space or
+/// `#gpu.address_space<global>`.
+bool isGlobalMemory(mlir::MemRefType type);
+
+/// True for WGSplatFragLayout, WGStridedFragLayout and TiledLayout.
+bool isRegisterLayout(mlir::Attribute attr);
+
+/// Checks that `layout` is a register layout that can describe a vector of
+/// `shape`, reporting the mismatch through `emitError` otherwise.
+mlir::LogicalResult
+verifyLayoutFitsShape(mlir::Attribute layout, llvm::ArrayRef<int64_t> shape,
+                      llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+} // namespace mosaic_gpu
+
+#endif // MOSAIC_DIALECT_MOSAICGPU_MOSAICGPUDIALECT_H

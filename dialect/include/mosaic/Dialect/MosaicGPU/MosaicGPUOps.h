@@ -1,0 +1,15 @@
+//===- MosaicGPUOps.h - mosaic_gpu operations -------------------*- C++ -*-===//
+
+#ifndef MOSAIC_DIALECT_MOSAICGPU_MOSAICGPUOPS_H
+#define MOSAIC_DIALECT_MOSAICGPU_MOSAICGPUOPS_H
+
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h"
+
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h.inc"
+
+#endif // MOSAIC_DIALECT_MOSAICGPU_MOSAICGPUOPS_H

@@ -1,0 +1,463 @@
+//===- MosaicGPUOps.td - mosaic_gpu operations --------------*- tablegen -*-===//
+//
+// The Hopper op set of the mosaic_gpu dialect: barriers, TMA transfers,
+// register <-> memory transfers, wgmma, and layout and shape manipulation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOSAIC_DIALECT_MOSAICGPU_OPS_TD
+#define MOSAIC_DIALECT_MOSAICGPU_OPS_TD
+
+include "mosaic/Dialect/MosaicGPU/MosaicGPUAttrs.td"
+include "mosaic/Dialect/MosaicGPU/MosaicGPUTypes.td"
+include "mlir/Dialect/LLVMIR/LLVMOpBase.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+
+//===----------------------------------------------------------------------===//
+// Constraints
+//===----------------------------------------------------------------------===//
+
+// The verifiers check the memory space and rank of barrier refs so that the
+// message can say which of the two is wrong.
+def MosaicGPU_BarrierRef : MemRefOf<[MosaicGPU_BarrierType]>;
+
+def MosaicGPU_SharedPointer : LLVM_PointerInAddressSpace<3>;
+
+def MosaicGPU_ClusterDims : TypedArrayAttrBase<MosaicGPU_DimensionAttr,
+    "cluster dimensions">;
+
+def MosaicGPU_WGMMAElementType
+    : AnyTypeOf<[F16, BF16, TF32, F32, F8E4M3FN, F8E5M2, I8],
+                "f16, bf16, tf32, f32 (as tf32), f8E4M3FN, f8E5M2 or i8">;
+def MosaicGPU_WGMMAAccumulatorType : AnyTypeOf<[F16, F32, I32]>;
+
+def MosaicGPU_RegisterLayout : AnyAttrOf<[
+    MosaicGPU_WGSplatFragLayout, MosaicGPU_WGStridedFragLayout,
+    MosaicGPU_TiledLayout]>;
+
+//===----------------------------------------------------------------------===//
+// Barriers
+//===----------------------------------------------------------------------===//
+
+def MosaicGPU_InitializeBarrierOp : MosaicGPU_Op<"initialize_barrier"> {
+  let summary = "Initializes consecutive mbarriers in shared memory";
+  let description = [{
+    Initializes `num_barriers` consecutive barriers starting at
+    `base_pointer`, each completing a phase once `arrival_count` arrivals (and
+    all expected transaction bytes) are in. The count is in units of the
+    arriving entity the kernel uses (a warpgroup arrives once).
+
+    ```mlir
+    mosaic_gpu.initialize_barrier %ptr, arrival_count = 1, num_barriers = 4
+        : !llvm.ptr<3>
+    ```
+  }];
+  let arguments = (ins
+    MosaicGPU_SharedPointer:$base_pointer,
+    I64Attr:$arrival_count,
+    I32Attr:$num_barriers,
+    DefaultValuedAttr<BoolAttr, "false">:$orders_tensor_core
+  );
+  let assemblyFormat = [{
+    $base_pointer `,` `arrival_count` `=` $arrival_count `,`
+    `num_barriers` `=` $num_barriers attr-dict `:` qualified(type($base_pointer))
+  }];
+  let hasVerifier = 1;
+}
+
+def MosaicGPU_ArriveOp : MosaicGPU_Op<"arrive"> {
+  let summary = "Arrives on a barrier";
+  let description = [{
+    ```mlir
+    mosaic_gpu.arrive %bar : memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins
+    MosaicGPU_BarrierRef:$barrier,
+    DefaultValuedAttr<BoolAttr, "false">:$orders_tensor_core
+  );
+  let assemblyFormat = "$barrier attr-dict `:` type($barrier)";
+  let hasVerifier = 1;
+}
+
+def MosaicGPU_ArriveExpectTxOp : MosaicGPU_Op<"arrive_expect_tx"> {
+  let summary = "Arrives on a barrier and expects transaction bytes";
+  let description = [{
+    An arrival that also tells the barrier to wait for `expect_tx` bytes of
+    asynchronous transfers (TMA loads completing on it) before its phase flips.
+
+    ```mlir
+    mosaic_gpu.arrive_expect_tx %bar, 16384 : memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins MosaicGPU_BarrierRef:$barrier, I32Attr:$expect_tx);
+  let assemblyFormat = "$barrier `,` $expect_tx attr-dict `:` type($barrier)";
+  let hasVerifier = 1;
+}
+
+def MosaicGPU_WaitOp : MosaicGPU_Op<"wait"> {
+  let summary = "Waits until a barrier completes the phase of a parity";
+  let description = [{
+    Every thread of the warpgroup blocks until the barrier has completed the
+    phase whose parity is `parity`: all arrivals and expected bytes are in.
+
+    ```mlir
+    mosaic_gpu.wait %bar, %parity : memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins MosaicGPU_BarrierRef:$barrier, I1:$parity);
+  let assemblyFormat = "$barrier `,` $parity attr-dict `:` type($barrier)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// TMA
+//===----------------------------------------------------------------------===//
+
+def MosaicGPU_AsyncLoadOp : MosaicGPU_Op<"async_load", [AttrSizedOperandSegments]> {
+  let summary = "Copies a slice of a global buffer into shared memory with TMA";
+  let description = [{
+    Starts an asynchronous copy of the slice of `source` (global memory) that
+    begins at `indices` and spans `slice_lengths` into `destination` (shared
+    memory, contiguous). The copy completes on `barrier`, which must expect
+    the bytes (`arrive_expect_tx`). A slice length of `-1` copies one element
+    and squeezes that dim out of `destination`. `collective` lists the cluster
+    dimensions the load is multicast over; `predicate`, when given, guards the
+    copy.
+
+    ```mlir
+    mosaic_gpu.async_load %a[%i, %c0] to %a_smem, %bar
+        slice_lengths [128, 64] {collective = [#mosaic_gpu.dim<x>]}
+        : memref<1024x1024xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>,
+          memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins
+    AnyMemRef:$source,
+    AnyMemRef:$destination,
+    MosaicGPU_BarrierRef:$barrier,
+    Variadic<I32>:$indices,
+    Optional<I1>:$predicate,
+    DenseI64ArrayAttr:$slice_lengths,
+    DefaultValuedAttr<MosaicGPU_ClusterDims, "{}">:$collective,
+    DefaultValuedAttr<MosaicGPU_OOBFillModeAttr,
+                      "::mosaic_gpu::OOBFillMode::kZeros">:$oob_fill_mode
+  );
+  let assemblyFormat = [{
+    $source `[` $indices `]` `to` $destination `,` $barrier
+    (`if` $predicate^)? `slice_lengths` $slice_lengths attr-dict `:`
+    type($source) `,` type($destination) `,` type($barrier)
+  }];
+  let hasVerifier = 1;
+}
+
+def MosaicGPU_AsyncPrefetchOp : MosaicGPU_Op<"async_prefetch",
+    [AttrSizedOperandSegments]> {
+  let summary = "Prefetches a slice of a global buffer into L2 with TMA";
+  let description = [{
+    ```mlir
+    mosaic_gpu.async_prefetch %a[%i, %c0] slice_lengths [128, 64] : memref<1024x1024xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyMemRef:$source,
+    Variadic<I32>:$indices,
+    Optional<I1>:$predicate,
+    DenseI64ArrayAttr:$slice_lengths,
+    DefaultValuedAttr<MosaicGPU_ClusterDims, "{}">:$collective
+  );
+  let assemblyFormat = [{
+    $source `[` $indices `]` (`if` $predicate^)? `slice_lengths` $slice_lengths
+    attr-dict `:` type($source)
+  }];
+  let hasVerifier = 1;
+}
+
+def MosaicGPU_AsyncStoreOp : MosaicGPU_Op<"async_store", [AttrSizedOperandSegments]> {
+  let summary = "Copies a shared-memory buffer into a slice of a global buffer with TMA";
+  let description = [{
+    Starts an asynchronous copy of `source` (shared memory, contiguous) into
+    the slice of `destination` (global memory) that begins at `indices` and
+    spans `slice_lengths`; a `-1` length writes a dim of one element that
+    `source` does not have. With `commit_group` (the default) the store closes
+    a bulk async group. `reduction_op` combines the data with what is in global
+    memory instead of overwriting it.
+
+    ```mlir
+    mosaic_gpu.async_store %c_smem to %c[%i, %j] slice_lengths [128, 128]
+        : memref<128x128xbf16, #gpu.address_space<workgroup>>, memref<1024x1024xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyMemRef:$source,
+    AnyMemRef:$destination,
+    Variadic<I32>:$indices,
+    Optional<I1>:$predicate,
+    DenseI64ArrayAttr:$slice_lengths,
+    DefaultValuedAttr<BoolAttr, "true">:$commit_group,
+    OptionalAttr<MosaicGPU_TMAReductionAttr>:$reduction_op
+  );
+  let assemblyFormat = [{
+    $source `to` $destination `[` $indices `]` (`if` $predicate^)?
+    `slice_lengths` $slice_lengths attr-dict `:`
+    type($source) `,` type($destination)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Registers <-> memory
+//===----------------------------------------------------------------------===//
+
+def MosaicGPU_VectorLoadOp : MosaicGPU_Op<"vector_load",
+    [MemoryEffects<[MemRead]>]> {
+  let summary = "Loads a whole memref into a warpgroup vector";
+  let description = [{
+    Reads all of `source` (shared or global memory, any strides) into a vector
+    of the same shape and element type, distributed over the warpgroup by the
+    layout inference chooses. With `optimized = true`, the lowering must use
+    wide, conflict-free accesses or fail.
+
+    ```mlir
+    %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyNon0RankedMemRef:$source, OptionalAttr<BoolAttr>:$optimized);
+  let results = (outs AnyFixedVectorOfNonZeroRank:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def MosaicGPU_VectorStoreOp : MosaicGPU_Op<"vector_store",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "Stores a warpgroup vector into a whole memref";
+  let description = [{
+    ```mlir
+    mosaic_gpu.vector_store %v, %ref : vector<128x64xf32>, memref<128x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    AnyFixedVectorOfNonZeroRank:$valueToStore,
+    AnyNon0RankedMemRef:$destination,
+    OptionalAttr<BoolAttr>:$optimized
+  );
+  let assemblyFormat = [{
+    $valueToStore `,` $destination attr-dict `:` type($valueToStore) `,` type($destination)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix multiplication
+//===----------------------------------------------------------------------===//
+
+def MosaicGPU_WGMMAOp : MosaicGPU_Op<"wgmma",
+    [AllTypesMatch<["accumulator", "result"]>]> {
+  let summary = "Warpgroup matrix multiply-accumulate: accumulator + a * b";
+  let description = [{
+    Computes `accumulator + a * b` with as many `wgmma.mma_async` instructions
+    as the shapes need. `accumulator` (M x N) lives in registers; `b` (K x N)
+    in shared memory; `a` (M x K) in shared memory or registers. M is a
+    multiple of 64, N a multiple of 8 up to 256, K a multiple of what one
+    instruction consumes (32 bytes of elements: 16 for f16/bf16, 8 for tf32,
+    32 for 8-bit types).
+
+    Element types: `a` and `b` are equal among f16, bf16, tf32 (f32 operands
+    are multiplied as tf32), f8E4M3FN, f8E5M2 and i8, except that the two fp8
+    types may be mixed. The accumulator is f32 or f16 for floating-point
+    inputs (f32 only for tf32) and i32 for i8. A shared-memory operand whose
+    minor dim is not contiguous is transposed; only 16-bit types may be.
+
+    ```mlir
+    %acc2 = mosaic_gpu.wgmma %acc, %a, %b
+        : vector<128x128xf32>, memref<128x64xbf16, #gpu.address_space<workgroup>>,
+          memref<64x128xbf16, #gpu.address_space<workgroup>> -> vector<128x128xf32>
+    ```
+  }];
+  let arguments = (ins
+    VectorOfRankAndType<[2], [MosaicGPU_WGMMAAccumulatorType]>:$accumulator,
+    AnyTypeOf<[MemRefRankOf<[MosaicGPU_WGMMAElementType], [2]>,
+               VectorOfRankAndType<[2], [MosaicGPU_WGMMAElementType]>]>:$a,
+    MemRefRankOf<[MosaicGPU_WGMMAElementType], [2]>:$b
+  );
+  let results = (outs VectorOfRankAndType<[2], [MosaicGPU_WGMMAAccumulatorType]>:$result);
+  let assemblyFormat = [{
+    $accumulator `,` $a `,` $b attr-dict `:`
+    type($accumulator) `,` type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Layout and shape
+//===----------------------------------------------------------------------===//
+
+def MosaicGPU_LayoutCastOp : MosaicGPU_Op<"layout_cast",
+    [Pure, AllTypesMatch<["x", "result"]>]> {
+  let summary = "Fixes the register layout of a vector";
+  let description = [{
+    Returns `x` unchanged in value, laid out as `new_layout`. Layout inference
+    pins the result to `new_layout` and relayouts `x` if it is legal to.
+
+    ```mlir
+    %y = mosaic_gpu.layout_cast %x : vector<128x64xf32>
+        to #mosaic_gpu.WGStridedFragLayout<[128, 64], 4>
+    ```
+  }];
+  let arguments = (ins AnyVectorOfNonZeroRank:$x, MosaicGPU_RegisterLayout:$new_layout);
+  let results = (outs AnyVectorOfNonZeroRank:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `to` $new_layout";
+  let hasVerifier = 1;
+}
+
+def MosaicGPU_BroadcastInDimOp : MosaicGPU_Op<"broadcast_in_dim", [Pure]> {
+  let summary = "Broadcasts a vector to a larger shape";
+  let description = [{
+    Operand dim `i` becomes result dim `broadcast_dimensions[i]`; the other
+    result dims are new. The mapped dims are strictly increasing, and each
+    operand dim either keeps its size or has size 1 and is expanded (as in
+    `lax.broadcast_in_dim`).
+
+    ```mlir
+    %b = mosaic_gpu.broadcast_in_dim %row, dims [0] : vector<128xf32> -> vector<128x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyVectorOfNonZeroRank:$operand, DenseI64ArrayAttr:$broadcast_dimensions);
+  let results = (outs AnyVectorOfNonZeroRank:$result);
+  let assemblyFormat = [{
+    $operand `,` `dims` $broadcast_dimensions attr-dict `:` type($operand) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def MosaicGPU_BroadcastedIotaOp : MosaicGPU_Op<"broadcasted_iota", [Pure]> {
+  let summary = "A vector whose elements count along one dimension";
+  let description = [{
+    Element (i0, .., in) is `i[dimension]`.
+
+    ```mlir
+    %cols = mosaic_gpu.broadcasted_iota 1 : vector<128x64xi32>
+    ```
+  }];
+  let arguments = (ins I32Attr:$dimension);
+  let results = (outs AnyFixedVectorOfNonZeroRank:$result);
+  let assemblyFormat = "$dimension attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def MosaicGPU_OptimizationBarrierOp : MosaicGPU_Op<"optimization_barrier",
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "Returns its operands; keeps the compiler from moving code across it";
+  let description = [{
+    ```mlir
+    %r:2 = mosaic_gpu.optimization_barrier %x, %y : vector<128xf32>, i32
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$operands);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = "$operands attr-dict `:` type($operands)";
+}
+
+def MosaicGPU_SliceSMEMOp : MosaicGPU_Op<"slice_smem", [Pure]> {
+  let summary = "A typed view of the kernel's dynamic shared memory at a byte offset";
+  let description = [{
+    The kernel's dynamic shared memory is one buffer; `slice_smem` carves a
+    typed, statically shaped region out of it starting at `offset` bytes.
+    Slices with the same `alias_id` may overlap and share layout decisions.
+
+    ```mlir
+    %a = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins I32Attr:$offset, OptionalAttr<I64Attr>:$alias_id);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "$offset attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def MosaicGPU_WithTransformsOp : MosaicGPU_Op<"with_transforms",
+    [Pure, AllTypesMatch<["ref", "result"]>]> {
+  let summary = "Fixes the tiling and swizzle of a shared-memory buffer";
+  let description = [{
+    Returns `ref` and tells layout inference that it is stored with
+    `transforms` (at most one `tile` followed by at most one `swizzle`).
+
+    ```mlir
+    %t = mosaic_gpu.with_transforms %a
+        : memref<128x64xbf16, #gpu.address_space<workgroup>>
+        with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$ref, ArrayAttr:$transforms);
+  let results = (outs AnyMemRef:$result);
+  let assemblyFormat = "$ref attr-dict `:` type($ref) `with` $transforms";
+  let hasVerifier = 1;
+}
+
+def MosaicGPU_AssumeMultipleOp : MosaicGPU_Op<"assume_multiple",
+    [Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "Promises that an integer is a multiple of a constant";
+  let description = [{
+    Returns `value`, which the author guarantees to be a multiple of
+    `multiple`; divisibility checks (TMA slices against tilings) may rely on it.
+
+    ```mlir
+    %j = mosaic_gpu.assume_multiple %i, 64 : i32
+    ```
+  }];
+  let arguments = (ins AnySignlessIntegerOrIndex:$value, I32Attr:$multiple);
+  let results = (outs AnySignlessIntegerOrIndex:$result);
+  let assemblyFormat = "$value `,` $multiple attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
+def MosaicGPU_CustomPrimitiveOp : MosaicGPU_Op<"custom_primitive",
+    [IsolatedFromAbove, SingleBlock]> {
+  let summary = "A user-lowered region with declared layouts";
+  let description = [{
+    Its body, whose block arguments receive the operands, is lowered as
+    written; layout inference treats it as a black box whose vector operands
+    and results have the layouts `in_layouts` / `out_layouts` (one per vector,
+    in order) and whose shared-memory ref operands have the transforms
+    `in_transforms` (one list per ref). Results are vectors. The body ends with
+    `mosaic_gpu.return`.
+
+    ```mlir
+    %r = mosaic_gpu.custom_primitive (%x) {
+        in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>],
+        in_transforms = [],
+        out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>]}
+        : (vector<128xf32>) -> vector<128xf32> {
+    ^bb0(%arg: vector<128xf32>):
+      mosaic_gpu.return %arg : vector<128xf32>
+    }
+    ```
+  }];
+  let arguments = (ins
+    Variadic<AnyType>:$operands,
+    ArrayAttr:$in_layouts,
+    ArrayAttr:$in_transforms,
+    ArrayAttr:$out_layouts
+  );
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $operands `)` attr-dict `:` functional-type($operands, $results) $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def MosaicGPU_ReturnOp : MosaicGPU_Op<"return",
+    [Pure, ReturnLike, Terminator, HasParent<"CustomPrimitiveOp">]> {
+  let summary = "Ends a custom_primitive's body and yields its results";
+  let arguments = (ins Variadic<AnyType>:$operands);
+  let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
+  let hasVerifier = 1;
+}
+
+#endif // MOSAIC_DIALECT_MOSAICGPU_OPS_TD

@@ -1,0 +1,597 @@
+//===- MosaicGPUOps.cpp - mosaic_gpu operations ---------------------------===//
+//
+// Verifiers for the rules ODS type constraints cannot express. Each message
+// names the operand or attribute in backticks and shows the numbers involved.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mosaic_gpu;
+using mosaic::layout::formatShape;
+
+#define GET_OP_CLASSES
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+// mbarrier arrival and transaction counts are 20-bit fields (PTX ISA,
+// "Contents of the mbarrier object").
+static constexpr int64_t kMaxBarrierCount = (1 << 20) - 1;
+
+static std::string describeMemorySpace(MemRefType type) {
+  Attribute space = type.getMemorySpace();
+  if (!space)
+    return "global memory (no memory space)";
+  std::string result;
+  llvm::raw_string_ostream os(result);
+  os << space;
+  return result;
+}
+
+static LogicalResult verifyInSharedMemory(Operation *op, StringRef name,
+                                          MemRefType type) {
+  if (isSharedMemory(type))
+    return success();
+  return op->emitOpError() << "`" << name
+                           << "` must be in shared memory "
+                              "(#gpu.address_space<workgroup>), but it is in "
+                           << describeMemorySpace(type);
+}
+
+static LogicalResult verifyInGlobalMemory(Operation *op, StringRef name,
+                                          MemRefType type) {
+  if (isGlobalMemory(type))
+    return success();
+  return op->emitOpError() << "`" << name
+                           << "` must be in global memory (no memory space or "
+                              "#gpu.address_space<global>), but it is in "
+                           << describeMemorySpace(type);
+}
+
+static LogicalResult verifyBarrierRef(Operation *op, Value barrier) {
+  auto type = cast<MemRefType>(barrier.getType());
+  if (type.getRank() != 0)
+    return op->emitOpError()
+           << "`barrier` must be a rank-0 memref of !mosaic_gpu.barrier, but "
+              "it has shape "
+           << formatShape(type.getShape())
+           << "; select one barrier with memref.subview first";
+  return verifyInSharedMemory(op, "barrier", type);
+}
+
+static LogicalResult verifyClusterDims(Operation *op, ArrayAttr collective) {
+  llvm::SmallSet<Dimension, 3> seen;
+  for (auto dim : collective.getAsRange<DimensionAttr>())
+    if (!seen.insert(dim.getValue()).second)
+      return op->emitOpError()
+             << "`collective` lists cluster dimension "
+             << stringifyDimension(dim.getValue()) << " more than once";
+  return success();
+}
+
+static LogicalResult verifySliceLengths(Operation *op,
+                                        ArrayRef<int64_t> sliceLengths,
+                                        size_t numIndices, StringRef gmemName,
+                                        MemRefType gmemType) {
+  int64_t rank = gmemType.getRank();
+  if (static_cast<int64_t>(sliceLengths.size()) != rank)
+    return op->emitOpError()
+           << "`slice_lengths` has " << sliceLengths.size()
+           << " entries, but `" << gmemName << "` has rank " << rank;
+  if (static_cast<int64_t>(numIndices) != rank)
+    return op->emitOpError() << "expected " << rank << " `indices` (the rank "
+                             << "of `" << gmemName << "`), but got "
+                             << numIndices;
+  for (auto [dim, length] : llvm::enumerate(sliceLengths)) {
+    if (length == 0 || length < -1)
+      return op->emitOpError()
+             << "`slice_lengths` entry " << dim << " is " << length
+             << "; lengths must be positive, or -1 to squeeze the dim";
+    int64_t size = gmemType.getDimSize(dim);
+    if (!ShapedType::isDynamic(size) && length > size)
+      return op->emitOpError()
+             << "`slice_lengths` entry " << dim << " is " << length
+             << ", larger than dim " << dim << " of `" << gmemName
+             << "` which is " << size;
+  }
+  return success();
+}
+
+// The checks async_load and async_store share: `gmem` is the global side,
+// `smem` the shared side, and the slice of `gmem` must match `smem` once the
+// -1 (squeezed) dims are dropped.
+static LogicalResult verifyTransfer(Operation *op, StringRef gmemName,
+                                    MemRefType gmemType, StringRef smemName,
+                                    MemRefType smemType,
+                                    ArrayRef<int64_t> sliceLengths,
+                                    size_t numIndices) {
+  if (failed(verifyInGlobalMemory(op, gmemName, gmemType)) ||
+      failed(verifyInSharedMemory(op, smemName, smemType)))
+    return failure();
+  if (gmemType.getElementType() != smemType.getElementType())
+    return op->emitOpError()
+           << "`" << gmemName << "` element type "
+           << gmemType.getElementType() << " does not match `" << smemName
+           << "` element type " << smemType.getElementType();
+  if (failed(verifySliceLengths(op, sliceLengths, numIndices, gmemName,
+                                gmemType)))
+    return failure();
+  if (!smemType.hasStaticShape())
+    return op->emitOpError() << "`" << smemName
+                             << "` must have a static shape, but it is "
+                             << smemType;
+  if (!smemType.areTrailingDimsContiguous(smemType.getRank()))
+    return op->emitOpError() << "`" << smemName
+                             << "` must be contiguous for TMA, but it is "
+                             << smemType;
+  if (!gmemType.isLastDimUnitStride())
+    return op->emitOpError() << "`" << gmemName
+                             << "` must have a unit-stride minor dim for "
+                                "TMA, but it is "
+                             << gmemType;
+
+  SmallVector<int64_t> kept;
+  for (int64_t length : sliceLengths)
+    if (length != -1)
+      kept.push_back(length);
+  int64_t squeezed = sliceLengths.size() - kept.size();
+  if (static_cast<int64_t>(kept.size()) != smemType.getRank())
+    return op->emitOpError()
+           << "`" << smemName << "` has rank " << smemType.getRank()
+           << ", but `" << gmemName << "` has rank " << gmemType.getRank()
+           << " with " << squeezed
+           << " squeezed (-1) slice dims; expected rank " << kept.size();
+  if (ArrayRef<int64_t>(kept) != smemType.getShape())
+    return op->emitOpError()
+           << "`slice_lengths` " << formatShape(sliceLengths)
+           << " without the squeezed (-1) dims is " << formatShape(kept)
+           << ", which does not match the `" << smemName << "` shape "
+           << formatShape(smemType.getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Barriers
+//===----------------------------------------------------------------------===//
+
+LogicalResult InitializeBarrierOp::verify() {
+  int64_t count = getArrivalCount();
+  if (count < 1 || count > kMaxBarrierCount)
+    return emitOpError() << "`arrival_count` must be in [1, "
+                         << kMaxBarrierCount << "], but it is " << count;
+  if (getNumBarriers() < 1)
+    return emitOpError() << "`num_barriers` must be positive, but it is "
+                         << getNumBarriers();
+  return success();
+}
+
+LogicalResult ArriveOp::verify() {
+  return verifyBarrierRef(*this, getBarrier());
+}
+
+LogicalResult ArriveExpectTxOp::verify() {
+  if (failed(verifyBarrierRef(*this, getBarrier())))
+    return failure();
+  int64_t bytes = getExpectTx();
+  if (bytes < 0 || bytes > kMaxBarrierCount)
+    return emitOpError() << "`expect_tx` must be in [0, " << kMaxBarrierCount
+                         << "] bytes, but it is " << bytes;
+  return success();
+}
+
+LogicalResult WaitOp::verify() { return verifyBarrierRef(*this, getBarrier()); }
+
+//===----------------------------------------------------------------------===//
+// TMA
+//===----------------------------------------------------------------------===//
+
+LogicalResult AsyncLoadOp::verify() {
+  if (failed(verifyBarrierRef(*this, getBarrier())))
+    return failure();
+  if (failed(verifyTransfer(*this, "source", getSource().getType(),
+                            "destination", getDestination().getType(),
+                            getSliceLengths(), getIndices().size())))
+    return failure();
+  return verifyClusterDims(*this, getCollective());
+}
+
+LogicalResult AsyncPrefetchOp::verify() {
+  MemRefType sourceType = getSource().getType();
+  if (failed(verifyInGlobalMemory(*this, "source", sourceType)) ||
+      failed(verifySliceLengths(*this, getSliceLengths(), getIndices().size(),
+                                "source", sourceType)))
+    return failure();
+  return verifyClusterDims(*this, getCollective());
+}
+
+LogicalResult AsyncStoreOp::verify() {
+  return verifyTransfer(*this, "destination", getDestination().getType(),
+                        "source", getSource().getType(), getSliceLengths(),
+                        getIndices().size());
+}
+
+//===----------------------------------------------------------------------===//
+// Registers <-> memory
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyVectorMatchesRef(Operation *op, StringRef vectorName,
+                                            VectorType vectorType,
+                                            StringRef refName,
+                                            MemRefType refType) {
+  if (vectorType.getShape() != refType.getShape())
+    return op->emitOpError()
+           << "`" << vectorName << "` shape "
+           << formatShape(vectorType.getShape()) << " does not match `"
+           << refName << "` shape " << formatShape(refType.getShape());
+  if (vectorType.getElementType() != refType.getElementType())
+    return op->emitOpError()
+           << "`" << vectorName << "` element type "
+           << vectorType.getElementType() << " does not match `" << refName
+           << "` element type " << refType.getElementType();
+  if (!isSharedMemory(refType) && !isGlobalMemory(refType))
+    return op->emitOpError() << "`" << refName
+                             << "` must be in shared or global memory, but it "
+                                "is in "
+                             << describeMemorySpace(refType);
+  return success();
+}
+
+LogicalResult VectorLoadOp::verify() {
+  return verifyVectorMatchesRef(*this, "result", getResult().getType(),
+                                "source", getSource().getType());
+}
+
+LogicalResult VectorStoreOp::verify() {
+  return verifyVectorMatchesRef(*this, "valueToStore",
+                                getValueToStore().getType(), "destination",
+                                getDestination().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// WGMMA
+//===----------------------------------------------------------------------===//
+
+static bool isFloat8(Type type) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(type);
+}
+
+// The accumulator types the wgmma instruction allows for an input type
+// (PTX ISA, "Warpgroup Level Matrix Multiply-Accumulate Instructions").
+static bool isValidAccumulator(Type input, Type accumulator) {
+  if (input.isF16() || isFloat8(input))
+    return accumulator.isF32() || accumulator.isF16();
+  if (input.isBF16() || input.isTF32() || input.isF32())
+    return accumulator.isF32();
+  return input.isInteger(8) && accumulator.isInteger(32);
+}
+
+static unsigned elementBitWidth(Type type) {
+  // tf32 occupies 32 bits in memory.
+  return type.isTF32() ? 32 : type.getIntOrFloatBitWidth();
+}
+
+// A 2-D shared-memory operand is stored with one of its dims contiguous; when
+// it is dim 0 the operand is transposed relative to its logical shape.
+static FailureOr<bool> isTransposed(Operation *op, StringRef name,
+                                    MemRefType type) {
+  auto [strides, offset] = type.getStridesAndOffset();
+  if (strides.size() == 2 && strides[1] == 1)
+    return false;
+  if (strides.size() == 2 && strides[0] == 1)
+    return true;
+  return op->emitOpError() << "`" << name
+                           << "` must be contiguous along one of its dims, "
+                              "but its type is "
+                           << type;
+}
+
+LogicalResult WGMMAOp::verify() {
+  auto accType = getAccumulator().getType();
+  Type aType = getA().getType();
+  MemRefType bType = getB().getType();
+  auto aShaped = cast<ShapedType>(aType);
+  Type aElement = aShaped.getElementType();
+  Type bElement = bType.getElementType();
+  Type accElement = accType.getElementType();
+
+  if (aElement != bElement && !(isFloat8(aElement) && isFloat8(bElement)))
+    return emitOpError() << "`a` element type " << aElement
+                         << " does not match `b` element type " << bElement
+                         << "; only the two fp8 types may be mixed";
+  if (!isValidAccumulator(aElement, accElement))
+    return emitOpError() << "`accumulator` element type " << accElement
+                         << " is not supported for " << aElement
+                         << " inputs (f16 and fp8: f32 or f16; bf16 and "
+                            "tf32: f32; i8: i32)";
+
+  int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
+  int64_t aRows = aShaped.getDimSize(0), k = aShaped.getDimSize(1);
+  int64_t bRows = bType.getDimSize(0), bCols = bType.getDimSize(1);
+  if (m % 64 != 0)
+    return emitOpError() << "`accumulator` has " << m
+                         << " rows (M), which is not a multiple of 64";
+  if (n % 8 != 0 || n > 256)
+    return emitOpError() << "`accumulator` has " << n
+                         << " columns (N); N must be a multiple of 8 and at "
+                            "most 256";
+  if (aRows != m)
+    return emitOpError() << "`a` has " << aRows
+                         << " rows, but the `accumulator` has " << m
+                         << " (M)";
+  if (bRows != k)
+    return emitOpError() << "`b` has " << bRows << " rows, but `a` has " << k
+                         << " columns (K)";
+  if (bCols != n)
+    return emitOpError() << "`b` has " << bCols
+                         << " columns, but the `accumulator` has " << n
+                         << " (N)";
+  unsigned bitWidth = elementBitWidth(aElement);
+  int64_t kStep = 256 / bitWidth;
+  if (k % kStep != 0)
+    return emitOpError() << "K = " << k << " is not a multiple of " << kStep
+                         << ", the K of one wgmma instruction for " << aElement;
+
+  if (failed(verifyInSharedMemory(*this, "b", bType)))
+    return failure();
+  FailureOr<bool> bTransposed = isTransposed(*this, "b", bType);
+  if (failed(bTransposed))
+    return failure();
+  bool aTransposed = false;
+  if (auto aRef = dyn_cast<MemRefType>(aType)) {
+    if (failed(verifyInSharedMemory(*this, "a", aRef)))
+      return failure();
+    FailureOr<bool> transposed = isTransposed(*this, "a", aRef);
+    if (failed(transposed))
+      return failure();
+    aTransposed = *transposed;
+  }
+  // Hardware reads non-16-bit operands only K-major: A (M x K) row-major and
+  // B (K x N) column-major, i.e. B transposed.
+  if (bitWidth != 16) {
+    if (aTransposed)
+      return emitOpError() << "`a` is transposed, which wgmma supports only "
+                              "for 16-bit element types, not "
+                           << aElement;
+    if (!*bTransposed)
+      return emitOpError()
+             << "`b` must be stored K-major (transposed, dim 0 contiguous) "
+                "for "
+             << bElement << "; wgmma reads other layouts only for 16-bit types";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Layout and shape
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayoutCastOp::verify() {
+  return verifyLayoutFitsShape(getNewLayout(), getX().getType().getShape(),
+                               [&] { return emitOpError() << "`new_layout`: "; });
+}
+
+LogicalResult BroadcastInDimOp::verify() {
+  auto operandType = getOperand().getType();
+  auto resultType = getResult().getType();
+  ArrayRef<int64_t> dims = getBroadcastDimensions();
+  if (operandType.getElementType() != resultType.getElementType())
+    return emitOpError() << "`operand` element type "
+                         << operandType.getElementType()
+                         << " does not match the result element type "
+                         << resultType.getElementType();
+  if (operandType.getRank() > resultType.getRank())
+    return emitOpError() << "`operand` has rank " << operandType.getRank()
+                         << ", larger than the result rank "
+                         << resultType.getRank();
+  if (static_cast<int64_t>(dims.size()) != operandType.getRank())
+    return emitOpError() << "`broadcast_dimensions` has " << dims.size()
+                         << " entries, but `operand` has rank "
+                         << operandType.getRank();
+  for (auto [i, dim] : llvm::enumerate(dims)) {
+    if (dim < 0 || dim >= resultType.getRank())
+      return emitOpError() << "`broadcast_dimensions` entry " << i << " is "
+                           << dim << ", outside the result rank range [0, "
+                           << resultType.getRank() << ")";
+    if (i > 0 && dim <= dims[i - 1])
+      return emitOpError() << "`broadcast_dimensions` "
+                           << formatShape(dims) << " must be strictly increasing";
+    int64_t from = operandType.getDimSize(i), to = resultType.getDimSize(dim);
+    if (from != 1 && from != to)
+      return emitOpError() << "`operand` dim " << i << " has size " << from
+                           << ", but it maps to result dim " << dim
+                           << " of size " << to << "; sizes must match or be 1";
+  }
+  return success();
+}
+
+LogicalResult BroadcastedIotaOp::verify() {
+  VectorType type = getResult().getType();
+  int64_t dimension = getDimension();
+  if (dimension < 0 || dimension >= type.getRank())
+    return emitOpError() << "`dimension` " << dimension
+                         << " is outside the result rank range [0, "
+                         << type.getRank() << ")";
+  if (!type.getElementType().isIntOrIndexOrFloat())
+    return emitOpError() << "result element type " << type.getElementType()
+                         << " must be an integer, index or float type";
+  return success();
+}
+
+LogicalResult OptimizationBarrierOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  llvm::append_range(inferredReturnTypes, operands.getTypes());
+  return success();
+}
+
+static int64_t elementByteWidth(Type type) {
+  if (isa<BarrierType>(type))
+    return 8;
+  if (type.isIntOrIndexOrFloat() && !type.isIndex())
+    return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+  return 1;
+}
+
+LogicalResult SliceSMEMOp::verify() {
+  MemRefType type = getResult().getType();
+  if (failed(verifyInSharedMemory(*this, "result", type)))
+    return failure();
+  int64_t offset = getOffset();
+  if (offset < 0)
+    return emitOpError() << "`offset` must be non-negative, but it is "
+                         << offset;
+  int64_t align = elementByteWidth(type.getElementType());
+  if (offset % align != 0)
+    return emitOpError() << "`offset` " << offset
+                         << " is not a multiple of the element size (" << align
+                         << " bytes of " << type.getElementType() << ")";
+  return success();
+}
+
+LogicalResult WithTransformsOp::verify() {
+  MemRefType type = getRef().getType();
+  if (failed(verifyInSharedMemory(*this, "ref", type)))
+    return failure();
+  TileTransformAttr tile;
+  bool seenSwizzle = false;
+  for (Attribute transform : getTransforms()) {
+    if (auto tileAttr = dyn_cast<TileTransformAttr>(transform)) {
+      if (tile || seenSwizzle)
+        return emitOpError() << "`transforms` may hold one tile, and it must "
+                                "come before the swizzle";
+      tile = tileAttr;
+    } else if (isa<SwizzleTransformAttr>(transform)) {
+      if (seenSwizzle)
+        return emitOpError() << "`transforms` holds more than one swizzle";
+      seenSwizzle = true;
+    } else {
+      return emitOpError() << "`transforms` entries must be "
+                              "#mosaic_gpu.tile or #mosaic_gpu.swizzle, got "
+                           << transform;
+    }
+  }
+  if (!tile)
+    return success();
+  ArrayRef<int64_t> tiling = tile.getTiling().asArrayRef();
+  if (static_cast<int64_t>(tiling.size()) > type.getRank())
+    return emitOpError() << "tile " << formatShape(tiling) << " has rank "
+                         << tiling.size() << ", larger than the rank "
+                         << type.getRank() << " of `ref`";
+  ArrayRef<int64_t> tiled = type.getShape().take_back(tiling.size());
+  for (auto [dim, size] : llvm::zip_equal(tiled, tiling))
+    if (!ShapedType::isDynamic(dim) && dim > size && dim % size != 0)
+      return emitOpError() << "tile " << formatShape(tiling)
+                           << " does not divide `ref` shape "
+                           << formatShape(type.getShape()) << ": " << dim
+                           << " is neither smaller than nor a multiple of "
+                           << size;
+  return success();
+}
+
+LogicalResult AssumeMultipleOp::verify() {
+  if (getMultiple() <= 0)
+    return emitOpError() << "`multiple` must be positive, but it is "
+                         << getMultiple();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Custom primitives
+//===----------------------------------------------------------------------===//
+
+LogicalResult CustomPrimitiveOp::verify() {
+  SmallVector<VectorType> vectorOperands;
+  size_t smemOperands = 0;
+  for (Type type : getOperands().getTypes()) {
+    if (auto vector = dyn_cast<VectorType>(type))
+      vectorOperands.push_back(vector);
+    else if (auto ref = dyn_cast<MemRefType>(type);
+             ref && isSharedMemory(ref) &&
+             !isa<BarrierType>(ref.getElementType()))
+      ++smemOperands;
+  }
+  if (getInLayouts().size() != vectorOperands.size())
+    return emitOpError() << "`in_layouts` has " << getInLayouts().size()
+                         << " entries, but there are " << vectorOperands.size()
+                         << " vector operands";
+  if (getInTransforms().size() != smemOperands)
+    return emitOpError() << "`in_transforms` has " << getInTransforms().size()
+                         << " entries, but there are " << smemOperands
+                         << " shared-memory ref operands";
+
+  SmallVector<VectorType> vectorResults;
+  for (auto [i, type] : llvm::enumerate(getResultTypes())) {
+    if (auto vector = dyn_cast<VectorType>(type))
+      vectorResults.push_back(vector);
+    else if (!type.isIntOrIndexOrFloat())
+      return emitOpError() << "result #" << i << " has type " << type
+                           << "; custom primitives return vectors or scalars";
+  }
+  if (getOutLayouts().size() != vectorResults.size())
+    return emitOpError() << "`out_layouts` has " << getOutLayouts().size()
+                         << " entries, but there are " << vectorResults.size()
+                         << " vector results";
+
+  auto checkLayouts = [&](ArrayAttr layouts, ArrayRef<VectorType> vectors,
+                          StringRef name) -> LogicalResult {
+    for (auto [i, layout, vector] : llvm::enumerate(layouts, vectors))
+      if (failed(verifyLayoutFitsShape(layout, vector.getShape(), [&] {
+            return emitOpError() << "`" << name << "` entry " << i << ": ";
+          })))
+        return failure();
+    return success();
+  };
+  if (failed(checkLayouts(getInLayouts(), vectorOperands, "in_layouts")) ||
+      failed(checkLayouts(getOutLayouts(), vectorResults, "out_layouts")))
+    return failure();
+
+  for (auto [i, transforms] : llvm::enumerate(getInTransforms())) {
+    auto list = dyn_cast<ArrayAttr>(transforms);
+    if (!list || !llvm::all_of(list, [](Attribute transform) {
+          return isa<TileTransformAttr, SwizzleTransformAttr>(transform);
+        }))
+      return emitOpError() << "`in_transforms` entry " << i
+                           << " must be a list of #mosaic_gpu.tile and "
+                              "#mosaic_gpu.swizzle transforms, got "
+                           << transforms;
+  }
+  return success();
+}
+
+LogicalResult CustomPrimitiveOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getArgumentTypes() != getOperands().getTypes())
+    return emitOpError() << "body arguments must match the operands one to "
+                            "one: the body takes "
+                         << body.getNumArguments() << " arguments, there are "
+                         << getNumOperands() << " operands";
+  if (body.empty() || !isa<ReturnOp>(body.back()))
+    return emitOpError() << "body must end with mosaic_gpu.return";
+  return success();
+}
+
+LogicalResult ReturnOp::verify() {
+  auto parent = cast<CustomPrimitiveOp>((*this)->getParentOp());
+  TypeRange results = parent.getResultTypes();
+  if (getNumOperands() != results.size())
+    return emitOpError() << "returns " << getNumOperands()
+                         << " values, but the enclosing custom_primitive has "
+                         << results.size() << " results";
+  for (auto [i, operand, result] :
+       llvm::enumerate(getOperandTypes(), results))
+    if (operand != result)
+      return emitOpError() << "operand #" << i << " has type " << operand
+                           << ", but the enclosing custom_primitive result #"
+                           << i << " has type " << result;
+  return success();
+}

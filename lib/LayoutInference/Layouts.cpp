@@ -1,0 +1,347 @@
+//===- Layouts.cpp - Register layout algebra ------------------------------===//
+
+#include "LayoutInference/Layouts.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using llvm::ArrayRef;
+
+namespace mosaic::layout {
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string result = "(";
+  llvm::raw_string_ostream os(result);
+  llvm::interleaveComma(shape, os);
+  os << ")";
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Tiling
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Tiling> Tiling::create(std::vector<Shape> tiles) {
+  for (auto [i, tile] : llvm::enumerate(tiles)) {
+    if (tile.empty())
+      return makeError(llvm::formatv("tile #{0} is empty", i));
+    if (i > 0 && tile.size() > tiles[i - 1].size())
+      return makeError(llvm::formatv(
+          "tile #{0} {1} has a higher rank than the tile before it {2}; tile "
+          "ranks must not increase",
+          i, formatShape(tile), formatShape(tiles[i - 1])));
+    for (int64_t size : tile)
+      if (size <= 0)
+        return makeError(llvm::formatv("tile #{0} {1} has a non-positive size",
+                                       i, formatShape(tile)));
+  }
+  return Tiling(std::move(tiles));
+}
+
+llvm::Expected<Shape> Tiling::tileShape(ArrayRef<int64_t> shape) const {
+  Shape current(shape.begin(), shape.end());
+  for (const Shape &tile : tiles_) {
+    if (tile.size() > current.size())
+      return makeError(llvm::formatv("tile {0} does not apply to shape {1}: "
+                                     "the tile has a higher rank",
+                                     formatShape(tile), formatShape(current)));
+    size_t untiledRank = current.size() - tile.size();
+    Shape next(current.begin(), current.begin() + untiledRank);
+    for (auto [dim, size] :
+         llvm::zip_equal(ArrayRef(current).drop_front(untiledRank), tile)) {
+      if (dim % size != 0)
+        return makeError(llvm::formatv(
+            "tile {0} does not divide shape {1}: {2} is not a multiple of {3}",
+            formatShape(tile), formatShape(current), dim, size));
+      next.push_back(dim / size);
+    }
+    next.append(tile.begin(), tile.end());
+    current = std::move(next);
+  }
+  return current;
+}
+
+Tiling Tiling::canonicalize() const {
+  if (tiles_.size() <= 1)
+    return *this;
+  std::vector<Shape> kept = {tiles_.front()};
+  for (const Shape &tile : ArrayRef(tiles_).drop_front()) {
+    ArrayRef<int64_t> stripped = tile;
+    while (stripped.size() > 1 && stripped.front() == 1)
+      stripped = stripped.drop_front();
+    ArrayRef<int64_t> previous = kept.back();
+    if (stripped.size() <= previous.size() &&
+        previous.take_back(stripped.size()) == stripped)
+      continue;
+    kept.emplace_back(stripped.begin(), stripped.end());
+  }
+  return Tiling(std::move(kept));
+}
+
+std::string Tiling::str() const {
+  std::string result;
+  for (const Shape &tile : tiles_)
+    result += formatShape(tile);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// TiledLayout
+//===----------------------------------------------------------------------===//
+
+static llvm::Expected<Shape> computeTiledTilingShape(const Tiling &tiling) {
+  ArrayRef<int64_t> base = tiling.tiles().front();
+  llvm::Expected<Shape> tiled = tiling.tileShape(base);
+  if (!tiled)
+    return tiled.takeError();
+  return Shape(ArrayRef(*tiled).drop_front(base.size()));
+}
+
+static std::string formatDims(ArrayRef<PartitionDim> dims) {
+  std::string result = "[";
+  llvm::raw_string_ostream os(result);
+  llvm::interleaveComma(dims, os, [&](const PartitionDim &dim) {
+    if (dim.isReplicated())
+      os << "Replicated(" << dim.times << ")";
+    else
+      os << dim.dim;
+  });
+  os << "]";
+  return result;
+}
+
+llvm::Expected<TiledLayout>
+TiledLayout::create(Tiling tiling, llvm::SmallVector<PartitionDim> warpDims,
+                    llvm::SmallVector<PartitionDim> laneDims, int64_t vectorDim,
+                    bool requireCanonical) {
+  if (tiling.tiles().empty())
+    return makeError("the tiling must have at least one tile");
+  llvm::Expected<Shape> tiledTilingShape = computeTiledTilingShape(tiling);
+  if (!tiledTilingShape)
+    return makeError("the tiling does not apply to its own first tile: " +
+                     llvm::toString(tiledTilingShape.takeError()));
+  int64_t rank = tiledTilingShape->size();
+
+  llvm::SmallSet<int64_t, 8> seen;
+  auto checkDim = [&](int64_t dim, llvm::StringRef role) -> llvm::Error {
+    if (dim >= 0 || dim < -rank)
+      return makeError(llvm::formatv(
+          "{0} {1} is out of range: dims are negative indices into the tiled "
+          "tiling shape {2}, so they must lie in [{3}, -1]",
+          role, dim, formatShape(*tiledTilingShape), -rank));
+    if (!seen.insert(dim).second)
+      return makeError(llvm::formatv(
+          "{0} {1} partitions a dim that is already partitioned; warp, lane "
+          "and vector dims must be distinct",
+          role, dim));
+    return llvm::Error::success();
+  };
+  auto product = [&](ArrayRef<PartitionDim> dims,
+                     llvm::StringRef role) -> llvm::Expected<int64_t> {
+    int64_t result = 1;
+    for (const PartitionDim &dim : dims) {
+      if (dim.isReplicated()) {
+        if (dim.times <= 0)
+          return makeError(llvm::formatv(
+              "{0} Replicated(times = {1}) must replicate a positive number "
+              "of times",
+              role, dim.times));
+        result *= dim.times;
+        continue;
+      }
+      if (llvm::Error error = checkDim(dim.dim, role))
+        return std::move(error);
+      result *= (*tiledTilingShape)[rank + dim.dim];
+    }
+    return result;
+  };
+
+  llvm::Expected<int64_t> warps = product(warpDims, "warp dim");
+  if (!warps)
+    return warps.takeError();
+  llvm::Expected<int64_t> lanes = product(laneDims, "lane dim");
+  if (!lanes)
+    return lanes.takeError();
+  if (llvm::Error error = checkDim(vectorDim, "vector dim"))
+    return std::move(error);
+  if (*warps != kWarpsPerWarpgroup)
+    return makeError(llvm::formatv(
+        "warp dims {0} span {1} warps, but a warpgroup has {2} (tiled tiling "
+        "shape {3})",
+        formatDims(warpDims), *warps, kWarpsPerWarpgroup,
+        formatShape(*tiledTilingShape)));
+  if (*lanes != kLanesPerWarp)
+    return makeError(llvm::formatv(
+        "lane dims {0} span {1} lanes, but a warp has {2} (tiled tiling shape "
+        "{3})",
+        formatDims(laneDims), *lanes, kLanesPerWarp,
+        formatShape(*tiledTilingShape)));
+
+  TiledLayout layout(std::move(tiling), std::move(*tiledTilingShape),
+                     std::move(warpDims), std::move(laneDims), vectorDim);
+  if (requireCanonical) {
+    TiledLayout canonical = layout.canonicalize();
+    if (!(canonical == layout))
+      return makeError(llvm::formatv("the layout {0} is not canonical; its "
+                                     "canonical form is {1}",
+                                     layout.str(), canonical.str()));
+  }
+  return layout;
+}
+
+int64_t TiledLayout::vectorLength() const {
+  return tiledTilingShape_[tiledTilingShape_.size() + vectorDim_];
+}
+
+TiledLayout TiledLayout::canonicalize() const {
+  Tiling canonicalTiling = tiling_.canonicalize();
+  llvm::Expected<Shape> canonicalShape =
+      computeTiledTilingShape(canonicalTiling);
+  if (!canonicalShape) {
+    // Dropping redundant tiles never breaks divisibility; keep the layout as
+    // it is rather than trusting an unexpected result.
+    llvm::consumeError(canonicalShape.takeError());
+    return *this;
+  }
+
+  // Match the old tiled tiling shape against the new one from the minor end;
+  // the old dims left unmatched are the ones the dropped tiles introduced.
+  // removedAtOrAfter[i] counts removed dims at or after old position i.
+  int64_t oldRank = tiledTilingShape_.size();
+  llvm::SmallVector<int64_t> removedAtOrAfter(oldRank + 1, 0);
+  llvm::SmallVector<bool> removed(oldRank, false);
+  int64_t next = static_cast<int64_t>(canonicalShape->size()) - 1;
+  for (int64_t i = oldRank - 1; i >= 0; --i) {
+    if (next >= 0 && tiledTilingShape_[i] == (*canonicalShape)[next])
+      --next;
+    else
+      removed[i] = true;
+    removedAtOrAfter[i] = removedAtOrAfter[i + 1] + (removed[i] ? 1 : 0);
+  }
+
+  auto renumber = [&](int64_t dim) {
+    return dim + removedAtOrAfter[oldRank + dim];
+  };
+  auto sizeOf = [&](int64_t dim) { return tiledTilingShape_[oldRank + dim]; };
+  auto remap = [&](ArrayRef<PartitionDim> dims) {
+    llvm::SmallVector<PartitionDim> result;
+    for (const PartitionDim &dim : dims) {
+      if (dim.isReplicated())
+        result.push_back(dim);
+      else if (sizeOf(dim.dim) != 1)
+        result.push_back(PartitionDim::index(renumber(dim.dim)));
+    }
+    return result;
+  };
+  // A partitioned dim larger than 1 can only be dropped by a tile that does
+  // change the shape, which canonicalization keeps; guard anyway.
+  auto dropsData = [&](ArrayRef<PartitionDim> dims) {
+    return llvm::any_of(dims, [&](const PartitionDim &dim) {
+      return !dim.isReplicated() && sizeOf(dim.dim) != 1 &&
+             removed[oldRank + dim.dim];
+    });
+  };
+  if (dropsData(warpDims_) || dropsData(laneDims_))
+    return *this;
+
+  return TiledLayout(std::move(canonicalTiling), std::move(*canonicalShape),
+                     remap(warpDims_), remap(laneDims_), renumber(vectorDim_));
+}
+
+llvm::Error TiledLayout::checkShape(ArrayRef<int64_t> shape) const {
+  llvm::Expected<Shape> tiled = tiling_.tileShape(shape);
+  if (!tiled)
+    return tiled.takeError();
+  return llvm::Error::success();
+}
+
+llvm::Expected<Shape> TiledLayout::registersShape(ArrayRef<int64_t> shape) const {
+  llvm::Expected<Shape> tiled = tiling_.tileShape(shape);
+  if (!tiled)
+    return tiled.takeError();
+  int64_t rank = tiled->size();
+  auto clear = [&](int64_t dim) { (*tiled)[rank + dim] = 1; };
+  for (const PartitionDim &dim : llvm::concat<const PartitionDim>(
+           ArrayRef(warpDims_), ArrayRef(laneDims_)))
+    if (!dim.isReplicated())
+      clear(dim.dim);
+  clear(vectorDim_);
+  return tiled;
+}
+
+bool TiledLayout::operator==(const TiledLayout &other) const {
+  return tiling_ == other.tiling_ && warpDims_ == other.warpDims_ &&
+         laneDims_ == other.laneDims_ && vectorDim_ == other.vectorDim_;
+}
+
+std::string TiledLayout::str() const {
+  return llvm::formatv("{0} warp_dims = {1} lane_dims = {2} vector_dim = {3}",
+                       tiling_.str(), formatDims(warpDims_),
+                       formatDims(laneDims_), vectorDim_);
+}
+
+//===----------------------------------------------------------------------===//
+// Strided layouts and the named layouts
+//===----------------------------------------------------------------------===//
+
+llvm::Error checkStridedLayout(ArrayRef<int64_t> shape, int64_t vectorSize) {
+  if (vectorSize <= 0)
+    return makeError(llvm::formatv(
+        "the vector size must be positive, but it is {0}", vectorSize));
+  int64_t elements = 1;
+  for (int64_t dim : shape)
+    elements *= dim;
+  if (elements % (kThreadsPerWarpgroup * vectorSize) != 0)
+    return makeError(llvm::formatv(
+        "shape {0} has {1} elements, which is not a multiple of {2} (128 "
+        "threads x vector size {3})",
+        formatShape(shape), elements, kThreadsPerWarpgroup * vectorSize,
+        vectorSize));
+  return llvm::Error::success();
+}
+
+static TiledLayout namedLayout(std::vector<Shape> tiles,
+                               llvm::SmallVector<PartitionDim> warpDims,
+                               llvm::SmallVector<PartitionDim> laneDims,
+                               int64_t vectorDim) {
+  // The named layouts are constants known to be valid and canonical; the unit
+  // tests check that create() accepts each of them.
+  return llvm::cantFail(TiledLayout::create(
+      llvm::cantFail(Tiling::create(std::move(tiles))), std::move(warpDims),
+      std::move(laneDims), vectorDim));
+}
+
+using PD = PartitionDim;
+
+TiledLayout wgmmaLayout() {
+  return namedLayout({{64, 8}, {16, 8}, {8, 8}, {2}}, {PD::index(-7)},
+                     {PD::index(-3), PD::index(-2)}, -1);
+}
+
+TiledLayout wgmma8BitLayout() {
+  return namedLayout({{64, 16}, {16, 16}, {8, 16}, {4}}, {PD::index(-7)},
+                     {PD::index(-3), PD::index(-2)}, -1);
+}
+
+TiledLayout wgmmaTransposedLayout() {
+  return namedLayout({{64, 8}, {16, 8}, {8, 8}, {2, 2}, {2, 1}},
+                     {PD::index(-10)},
+                     {PD::index(-6), PD::index(-3), PD::index(-5)}, -2);
+}
+
+TiledLayout wgmmaRowLayout() {
+  return namedLayout({{64}, {16}, {8}, {1}}, {PD::index(-4)},
+                     {PD::index(-2), PD::replicated(4)}, -1);
+}
+
+TiledLayout wgmmaColLayout() {
+  return namedLayout({{8}, {2}}, {PD::replicated(4)},
+                     {PD::replicated(8), PD::index(-2)}, -1);
+}
+
+} // namespace mosaic::layout
