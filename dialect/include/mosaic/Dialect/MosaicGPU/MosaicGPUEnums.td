@@ -27,7 +27,9 @@ def MosaicGPU_Dimension : I32EnumAttr<"Dimension", "a cluster dimension", [
   let cppNamespace = "::mosaic_gpu";
   let genSpecializedAttr = 0;
 }
-def MosaicGPU_DimensionAttr : EnumAttr<MosaicGPU_Dialect, MosaicGPU_Dimension, "dim">;
+def MosaicGPU_DimensionAttr : EnumAttr<MosaicGPU_Dialect, MosaicGPU_Dimension, "dim"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 def MosaicGPU_TMAReduction : I32EnumAttr<"TMAReduction",
     "reduction applied by a TMA store", [
@@ -48,7 +50,9 @@ def MosaicGPU_TMAReduction : I32EnumAttr<"TMAReduction",
   let genSpecializedAttr = 0;
 }
 def MosaicGPU_TMAReductionAttr
-    : EnumAttr<MosaicGPU_Dialect, MosaicGPU_TMAReduction, "tma_reduction">;
+    : EnumAttr<MosaicGPU_Dialect, MosaicGPU_TMAReduction, "tma_reduction"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 def MosaicGPU_OOBFillMode : I32EnumAttr<"OOBFillMode",
     "what a TMA load writes for out-of-bounds elements", [
@@ -60,6 +64,8 @@ def MosaicGPU_OOBFillMode : I32EnumAttr<"OOBFillMode",
   let genSpecializedAttr = 0;
 }
 def MosaicGPU_OOBFillModeAttr
-    : EnumAttr<MosaicGPU_Dialect, MosaicGPU_OOBFillMode, "oob_fill_mode">;
+    : EnumAttr<MosaicGPU_Dialect, MosaicGPU_OOBFillMode, "oob_fill_mode"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 #endif // MOSAIC_DIALECT_MOSAICGPU_ENUMS_TD

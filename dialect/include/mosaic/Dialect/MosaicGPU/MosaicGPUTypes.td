@@ -8,7 +8,7 @@ include "mlir/IR/BuiltinTypeInterfaces.td"
 
 def MosaicGPU_BarrierType : MosaicGPU_Type<"Barrier", "barrier",
     [MemRefElementTypeInterface]> {
-  let summary = "An mbarrier object in shared memory";
+  let summary = "mbarrier";
   let description = [{
     A 64-bit mbarrier living in shared memory. Barriers are only used as the
     element type of a memref in workgroup memory; the ops that synchronize on
