@@ -238,15 +238,17 @@ TiledLayout TiledLayout::canonicalize() const {
     }
     return result;
   };
-  // A partitioned dim larger than 1 can only be dropped by a tile that does
-  // change the shape, which canonicalization keeps; guard anyway.
+  // Removed dims have size 1 in principle, but the greedy match can pair the
+  // sizes differently; and a vector dim on a removed dim has nowhere to go.
+  // Either way the layout has no simpler form: keep it as it is.
   auto dropsData = [&](ArrayRef<PartitionDim> dims) {
     return llvm::any_of(dims, [&](const PartitionDim &dim) {
       return !dim.isReplicated() && sizeOf(dim.dim) != 1 &&
              removed[oldRank + dim.dim];
     });
   };
-  if (dropsData(warpDims_) || dropsData(laneDims_))
+  if (dropsData(warpDims_) || dropsData(laneDims_) ||
+      removed[oldRank + vectorDim_])
     return *this;
 
   return TiledLayout(std::move(canonicalTiling), std::move(*canonicalShape),

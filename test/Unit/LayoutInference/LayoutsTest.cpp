@@ -1,0 +1,236 @@
+//===- LayoutsTest.cpp - Tests for the register layout algebra ------------===//
+
+#include "LayoutInference/Layouts.h"
+
+#include "gtest/gtest.h"
+
+#include <random>
+
+using namespace mosaic::layout;
+using PD = PartitionDim;
+
+namespace {
+
+Tiling makeTiling(std::vector<Shape> tiles) {
+  return llvm::cantFail(Tiling::create(std::move(tiles)));
+}
+
+std::string errorOf(llvm::Error error) {
+  return llvm::toString(std::move(error));
+}
+
+template <typename T> std::string errorOf(llvm::Expected<T> value) {
+  if (value)
+    return "";
+  return llvm::toString(value.takeError());
+}
+
+TEST(TilingTest, TileShapeSplitsTrailingDims) {
+  Shape tiled = llvm::cantFail(makeTiling({{64, 8}}).tileShape({3, 128, 64}));
+  EXPECT_EQ(tiled, (Shape{3, 2, 8, 64, 8}));
+  Shape wgmma = llvm::cantFail(
+      makeTiling({{64, 8}, {16, 8}, {8, 8}, {1, 2}}).tileShape({128, 128}));
+  EXPECT_EQ(wgmma, (Shape{2, 16, 4, 1, 2, 1, 8, 4, 1, 2}));
+}
+
+TEST(TilingTest, TileShapeRejectsRankAndDivisibility) {
+  EXPECT_NE(errorOf(makeTiling({{64, 8}}).tileShape({8})).find("higher rank"),
+            std::string::npos);
+  EXPECT_EQ(errorOf(makeTiling({{8}, {3}}).tileShape({8})),
+            "tile (3) does not divide shape (1, 8): 8 is not a multiple of 3");
+}
+
+TEST(TilingTest, CreateValidatesTiles) {
+  EXPECT_EQ(errorOf(Tiling::create({{8}, {8, 8}})),
+            "tile #1 (8, 8) has a higher rank than the tile before it (8); "
+            "tile ranks must not increase");
+  EXPECT_EQ(errorOf(Tiling::create({{8, 0}})),
+            "tile #0 (8, 0) has a non-positive size");
+  EXPECT_EQ(errorOf(Tiling::create({{8}, {}})), "tile #1 is empty");
+}
+
+TEST(TilingTest, CanonicalizeDropsRedundantTiles) {
+  auto canonical = [](std::vector<Shape> tiles) {
+    return makeTiling(std::move(tiles)).canonicalize().str();
+  };
+  EXPECT_EQ(canonical({{8, 8}, {8, 8}}), "(8, 8)");
+  EXPECT_EQ(canonical({{8, 8}, {8}}), "(8, 8)");
+  EXPECT_EQ(canonical({{8, 8}, {1, 4}}), "(8, 8)(4)");
+  EXPECT_EQ(canonical({{8, 8}, {1, 1}}), "(8, 8)(1)");
+  EXPECT_EQ(canonical({{8, 8}, {4, 8}, {4, 8}}), "(8, 8)(4, 8)");
+  EXPECT_EQ(canonical({{8}, {8}, {8}, {2}}), "(8)(2)");
+  EXPECT_EQ(canonical({{64, 8}, {16, 8}, {8, 8}, {1, 2}}),
+            "(64, 8)(16, 8)(8, 8)(2)");
+  // A tile that adds a size-1 dim but is not a suffix of the previous one
+  // changes the shape, so it stays.
+  EXPECT_EQ(canonical({{8, 8}, {8, 1}}), "(8, 8)(8, 1)");
+}
+
+TEST(TiledLayoutTest, NamedLayoutsAreCanonical) {
+  for (const TiledLayout &layout :
+       {wgmmaLayout(), wgmma8BitLayout(), wgmmaTransposedLayout(),
+        wgmmaRowLayout(), wgmmaColLayout()})
+    EXPECT_EQ(layout.canonicalize(), layout) << layout.str();
+}
+
+TEST(TiledLayoutTest, WgmmaShapes) {
+  TiledLayout wgmma = wgmmaLayout();
+  EXPECT_EQ(Shape(wgmma.tiledTilingShape()), (Shape{4, 1, 2, 1, 8, 4, 2}));
+  EXPECT_EQ(wgmma.vectorLength(), 2);
+  EXPECT_EQ(llvm::cantFail(wgmma.registersShape({128, 128})),
+            (Shape{2, 16, 1, 1, 2, 1, 1, 1, 1}));
+  EXPECT_EQ(llvm::cantFail(wgmma.registersShape({2, 128, 64})),
+            (Shape{2, 2, 8, 1, 1, 2, 1, 1, 1, 1}));
+  EXPECT_FALSE(errorOf(wgmma.registersShape({64, 4})).empty());
+  EXPECT_EQ(Shape(wgmma8BitLayout().tiledTilingShape()),
+            (Shape{4, 1, 2, 1, 8, 4, 4}));
+  EXPECT_EQ(Shape(wgmmaTransposedLayout().tiledTilingShape()),
+            (Shape{4, 1, 2, 1, 4, 4, 1, 2, 2, 1}));
+  EXPECT_EQ(Shape(wgmmaRowLayout().tiledTilingShape()), (Shape{4, 2, 8, 1}));
+  EXPECT_EQ(Shape(wgmmaColLayout().tiledTilingShape()), (Shape{4, 2}));
+}
+
+TEST(TiledLayoutTest, CanonicalizeRenumbersDims) {
+  TiledLayout old = llvm::cantFail(TiledLayout::create(
+      makeTiling({{64, 8}, {16, 8}, {8, 8}, {1, 2}}), {PD::index(-8)},
+      {PD::index(-4), PD::index(-3)}, -1, /*requireCanonical=*/false));
+  EXPECT_EQ(old.canonicalize(), wgmmaLayout());
+
+  TiledLayout padded = llvm::cantFail(TiledLayout::create(
+      makeTiling({{128}, {32}, {32}, {1}, {1}}), {PD::index(-5)},
+      {PD::index(-3)}, -1, /*requireCanonical=*/false));
+  TiledLayout expected = llvm::cantFail(
+      TiledLayout::create(makeTiling({{128}, {32}, {1}}), {PD::index(-3)},
+                          {PD::index(-2)}, -1));
+  EXPECT_EQ(padded.canonicalize(), expected);
+}
+
+TEST(TiledLayoutTest, CreateReportsEachRule) {
+  Tiling tiling = makeTiling({{64, 8}, {16, 8}, {8, 8}, {2}});
+  auto create = [&](llvm::SmallVector<PD> warps, llvm::SmallVector<PD> lanes,
+                    int64_t vector) {
+    return errorOf(TiledLayout::create(tiling, warps, lanes, vector));
+  };
+  EXPECT_NE(create({PD::index(-7)}, {PD::index(-3), PD::index(-2)}, -2)
+                .find("already partitioned"),
+            std::string::npos);
+  EXPECT_NE(create({PD::index(-7)}, {PD::index(-3), PD::index(-2)}, 0)
+                .find("out of range"),
+            std::string::npos);
+  EXPECT_NE(create({PD::index(-8)}, {PD::index(-3), PD::index(-2)}, -1)
+                .find("out of range"),
+            std::string::npos);
+  EXPECT_NE(create({PD::index(-6)}, {PD::index(-3), PD::index(-2)}, -1)
+                .find("span 1 warps"),
+            std::string::npos);
+  EXPECT_NE(create({PD::index(-7)}, {PD::index(-3)}, -1).find("span 8 lanes"),
+            std::string::npos);
+  EXPECT_EQ(create({PD::replicated(4)}, {PD::index(-3), PD::index(-2)}, -1),
+            "");
+  EXPECT_NE(create({PD::index(-7), PD::index(-6)},
+                   {PD::index(-3), PD::index(-2)}, -1)
+                .find("not canonical"),
+            std::string::npos);
+  EXPECT_NE(errorOf(TiledLayout::create(makeTiling({}), {}, {}, -1))
+                .find("at least one tile"),
+            std::string::npos);
+}
+
+TEST(StridedLayoutTest, ElementCountRule) {
+  EXPECT_EQ(errorOf(checkStridedLayout({128, 64}, 8)), "");
+  EXPECT_EQ(errorOf(checkStridedLayout({128, 8}, 16)),
+            "shape (128, 8) has 1024 elements, which is not a multiple of 2048 "
+            "(128 threads x vector size 16)");
+  EXPECT_FALSE(errorOf(checkStridedLayout({128}, 0)).empty());
+}
+
+// Property: for randomly generated layouts that pass validation (canonical or
+// not), canonicalization is idempotent, yields a layout create() accepts as
+// canonical, and both layouts give every thread the same number of elements,
+// which together cover the vector exactly (up to replication).
+TEST(TiledLayoutPropertyTest, RandomLayouts) {
+  std::mt19937 rng(1234);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  const int64_t powers[] = {1, 2, 4, 8, 16, 32, 64};
+  int valid = 0;
+  for (int attempt = 0; attempt < 200000 && valid < 300; ++attempt) {
+    int64_t rank = pick(1, 2);
+    Shape base;
+    for (int64_t i = 0; i < rank; ++i)
+      base.push_back(powers[pick(2, 6)]);
+    std::vector<Shape> tiles = {base};
+    Shape previous = base;
+    for (int64_t t = 0, n = pick(0, 4); t < n; ++t) {
+      Shape tile(previous.end() - pick(1, previous.size()), previous.end());
+      for (int64_t &size : tile)
+        size = std::max<int64_t>(1, size >> pick(0, 3));
+      tiles.push_back(tile);
+      previous = tile;
+    }
+    llvm::Expected<Tiling> tiling = Tiling::create(tiles);
+    if (!tiling) {
+      llvm::consumeError(tiling.takeError());
+      continue;
+    }
+    llvm::Expected<Shape> tiledBase = tiling->tileShape(base);
+    if (!tiledBase) {
+      llvm::consumeError(tiledBase.takeError());
+      continue;
+    }
+    int64_t tiledRank = tiledBase->size() - base.size();
+    auto randomDims = [&](int64_t count) {
+      llvm::SmallVector<PD> dims;
+      for (int64_t i = 0; i < count; ++i)
+        dims.push_back(pick(0, 5) == 0 ? PD::replicated(powers[pick(1, 3)])
+                                       : PD::index(-pick(1, tiledRank)));
+      return dims;
+    };
+    llvm::Expected<TiledLayout> layout = TiledLayout::create(
+        *tiling, randomDims(pick(1, 2)), randomDims(pick(1, 3)),
+        -pick(1, tiledRank), /*requireCanonical=*/false);
+    if (!layout) {
+      llvm::consumeError(layout.takeError());
+      continue;
+    }
+    ++valid;
+
+    TiledLayout canonical = layout->canonicalize();
+    EXPECT_EQ(canonical.canonicalize(), canonical) << layout->str();
+    llvm::Expected<TiledLayout> recreated = TiledLayout::create(
+        canonical.tiling(), llvm::SmallVector<PD>(canonical.warpDims()),
+        llvm::SmallVector<PD>(canonical.laneDims()), canonical.vectorDim());
+    EXPECT_TRUE(static_cast<bool>(recreated))
+        << layout->str() << ": " << errorOf(std::move(recreated));
+    if (recreated)
+      llvm::consumeError(recreated.takeError());
+
+    Shape shape = base;
+    shape[0] *= 2;
+    auto elementsPerThread = [&](const TiledLayout &l) {
+      Shape registers = llvm::cantFail(l.registersShape(shape));
+      int64_t count = l.vectorLength();
+      for (int64_t dim : registers)
+        count *= dim;
+      return count;
+    };
+    auto replication = [](const TiledLayout &l) {
+      int64_t times = 1;
+      for (const PD &dim : llvm::concat<const PD>(l.warpDims(), l.laneDims()))
+        if (dim.isReplicated())
+          times *= dim.times;
+      return times;
+    };
+    int64_t elements = 1;
+    for (int64_t dim : shape)
+      elements *= dim;
+    EXPECT_EQ(elementsPerThread(*layout), elementsPerThread(canonical));
+    EXPECT_EQ(elementsPerThread(*layout) * kThreadsPerWarpgroup,
+              elements * replication(*layout))
+        << layout->str();
+  }
+  EXPECT_GE(valid, 100) << "the generator found too few valid layouts";
+}
+
+} // namespace
