@@ -172,6 +172,18 @@ LogicalResult InitializeBarrierOp::verify() {
   if (numBarriers < 1)
     return emitOpError() << "`num_barriers` must be positive, but it is "
                          << numBarriers;
+  auto barriers = dyn_cast<MemRefType>(getBasePointer().getType());
+  if (!barriers)
+    return success();
+  if (failed(verifyInSharedMemory(*this, "base_pointer", barriers)))
+    return failure();
+  if (!barriers.hasStaticShape() ||
+      barriers.getNumElements() != numBarriers)
+    return emitOpError() << "`base_pointer` holds "
+                         << (barriers.hasStaticShape()
+                                 ? std::to_string(barriers.getNumElements())
+                                 : std::string("a dynamic number of"))
+                         << " barriers, but `num_barriers` is " << numBarriers;
   return success();
 }
 

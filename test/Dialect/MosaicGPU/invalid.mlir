@@ -193,8 +193,24 @@ func.func @num_barriers_zero(%p: !llvm.ptr<3>) {
 // -----
 
 func.func @barrier_pointer_not_shared(%p: !llvm.ptr<1>) {
-  // expected-error @+1 {{operand #0 must be LLVM pointer in address space 3}}
+  // expected-error @+1 {{operand #0 must be LLVM pointer in address space 3 or memref of mbarrier values}}
   mosaic_gpu.initialize_barrier %p, arrival_count = 1, num_barriers = 1 : !llvm.ptr<1>
+  return
+}
+
+// -----
+
+func.func @barrier_count_mismatch(%b: memref<2x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{`base_pointer` holds 2 barriers, but `num_barriers` is 4}}
+  mosaic_gpu.initialize_barrier %b, arrival_count = 1, num_barriers = 4 : memref<2x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @barrier_memref_in_global(%b: memref<2x!mosaic_gpu.barrier>) {
+  // expected-error @+1 {{`base_pointer` must be in shared memory (#gpu.address_space<workgroup>), but it is in global memory (no memory space)}}
+  mosaic_gpu.initialize_barrier %b, arrival_count = 1, num_barriers = 2 : memref<2x!mosaic_gpu.barrier>
   return
 }
 

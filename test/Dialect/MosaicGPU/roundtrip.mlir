@@ -13,6 +13,9 @@ func.func @barriers(%ptr: !llvm.ptr<3>, %bar: !barrier_ref, %parity: i1) {
   mosaic_gpu.initialize_barrier %ptr, arrival_count = 1, num_barriers = 4 : !llvm.ptr<3>
   // CHECK: mosaic_gpu.initialize_barrier %{{.*}}, arrival_count = 128, num_barriers = 1 {orders_tensor_core = true} : !llvm.ptr<3>
   mosaic_gpu.initialize_barrier %ptr, arrival_count = 128, num_barriers = 1 {orders_tensor_core = true} : !llvm.ptr<3>
+  // CHECK: mosaic_gpu.initialize_barrier %{{.*}}, arrival_count = 1, num_barriers = 4 : memref<4x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  %bars = mosaic_gpu.slice_smem 0 : memref<4x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  mosaic_gpu.initialize_barrier %bars, arrival_count = 1, num_barriers = 4 : memref<4x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
   // CHECK: mosaic_gpu.arrive %[[BAR:.*]] : memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
   mosaic_gpu.arrive %bar : !barrier_ref
   // CHECK: mosaic_gpu.arrive %{{.*}} {orders_tensor_core = true} : memref

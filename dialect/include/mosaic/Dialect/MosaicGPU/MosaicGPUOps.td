@@ -51,13 +51,19 @@ def MosaicGPU_InitializeBarrierOp : MosaicGPU_Op<"initialize_barrier"> {
     all expected transaction bytes) are in. The count is in units of the
     arriving entity the kernel uses (a warpgroup arrives once).
 
+    `base_pointer` is a shared-memory pointer, as in the reference dialect, or
+    (our extension, so kernels need no pointer casts) the memref of barriers
+    itself, whose element count must then equal `num_barriers`.
+
     ```mlir
     mosaic_gpu.initialize_barrier %ptr, arrival_count = 1, num_barriers = 4
         : !llvm.ptr<3>
+    mosaic_gpu.initialize_barrier %bars, arrival_count = 1, num_barriers = 2
+        : memref<2x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
     ```
   }];
   let arguments = (ins
-    MosaicGPU_SharedPointer:$base_pointer,
+    AnyTypeOf<[MosaicGPU_SharedPointer, MosaicGPU_BarrierRef]>:$base_pointer,
     I64Attr:$arrival_count,
     I32Attr:$num_barriers,
     DefaultValuedAttr<BoolAttr, "false">:$orders_tensor_core

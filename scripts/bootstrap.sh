@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The newcomer's first command: install what is missing, build, and run the
+# main job on a shipped example kernel.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+
+example=examples/gemm_bf16.mlir
+echo
+echo "== Main job: parse, verify and print $example =="
+build/bin/mosaic-opt "$example"
+echo "== $example verified =="

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages the build and the tests need, skipping the
+# ones already present. CUDA 13 is expected at /usr/local/cuda (or CUDA_HOME);
+# it is not a Debian package, so this script only reports whether it is there.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ python3 python3-dev python3-pytest python3-numpy
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  pybind11-dev libgtest-dev
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "Installing: ${missing[*]}"
+  sudo=""
+  if [[ $(id -u) != 0 ]]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "All Debian packages are present."
+fi
+
+cuda_home="${CUDA_HOME:-/usr/local/cuda}"
+if [[ -x "$cuda_home/bin/ptxas" ]]; then
+  echo "CUDA: $("$cuda_home/bin/ptxas" --version | tail -n 1)"
+else
+  echo "note: no ptxas under $cuda_home; compiling to CUBIN will need CUDA 13 there (set CUDA_HOME)."
+fi
