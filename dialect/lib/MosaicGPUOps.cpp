@@ -106,6 +106,13 @@ static LogicalResult verifySliceLengths(Operation *op,
   return success();
 }
 
+static bool hasUnitStrideMinorDim(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         (strides.empty() || strides.back() == 1);
+}
+
 // The checks async_load and async_store share: `gmem` is the global side,
 // `smem` the shared side, and the slice of `gmem` must match `smem` once the
 // -1 (squeezed) dims are dropped.
@@ -133,7 +140,7 @@ static LogicalResult verifyTransfer(Operation *op, StringRef gmemName,
     return op->emitOpError() << "`" << smemName
                              << "` must be contiguous for TMA, but it is "
                              << smemType;
-  if (!gmemType.isLastDimUnitStride())
+  if (!hasUnitStrideMinorDim(gmemType))
     return op->emitOpError() << "`" << gmemName
                              << "` must have a unit-stride minor dim for "
                                 "TMA, but it is "
@@ -150,12 +157,15 @@ static LogicalResult verifyTransfer(Operation *op, StringRef gmemName,
            << ", but `" << gmemName << "` has rank " << gmemType.getRank()
            << " with " << squeezed
            << " squeezed (-1) slice dims; expected rank " << kept.size();
-  if (ArrayRef<int64_t>(kept) != smemType.getShape())
-    return op->emitOpError()
-           << "`slice_lengths` " << formatShape(sliceLengths)
-           << " without the squeezed (-1) dims is " << formatShape(kept)
-           << ", which does not match the `" << smemName << "` shape "
-           << formatShape(smemType.getShape());
+  if (ArrayRef<int64_t>(kept) != smemType.getShape()) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "`slice_lengths` " << formatShape(sliceLengths);
+    if (squeezed)
+      diag << " without the squeezed (-1) dims is " << formatShape(kept)
+           << ", which";
+    return diag << " does not match the `" << smemName << "` shape "
+                << formatShape(smemType.getShape());
+  }
   return success();
 }
 
@@ -296,11 +306,14 @@ static unsigned elementBitWidth(Type type) {
 // it is dim 0 the operand is transposed relative to its logical shape.
 static FailureOr<bool> isTransposed(Operation *op, StringRef name,
                                     MemRefType type) {
-  auto [strides, offset] = type.getStridesAndOffset();
-  if (strides.size() == 2 && strides[1] == 1)
-    return false;
-  if (strides.size() == 2 && strides[0] == 1)
-    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (succeeded(type.getStridesAndOffset(strides, offset))) {
+    if (strides[1] == 1)
+      return false;
+    if (strides[0] == 1)
+      return true;
+  }
   return op->emitOpError() << "`" << name
                            << "` must be contiguous along one of its dims, "
                               "but its type is "

@@ -358,6 +358,24 @@ func.func @load_strided_minor(%g: memref<256x64xf32, strided<[1, 256]>>, %s: mem
 
 // -----
 
+#not_strided = affine_map<(d0, d1) -> (d1, d0 floordiv 2)>
+func.func @load_smem_not_strided(%g: memref<256x64xf32>, %s: memref<128x64xf32, #not_strided, #gpu.address_space<workgroup>>, %b: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32) {
+  // expected-error @+1 {{`destination` must be contiguous for TMA}}
+  mosaic_gpu.async_load %g[%i, %i] to %s, %b slice_lengths [128, 64] : memref<256x64xf32>, memref<128x64xf32, #not_strided, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+#not_strided = affine_map<(d0, d1) -> (d1, d0 floordiv 2)>
+func.func @load_gmem_not_strided(%g: memref<256x64xf32, #not_strided>, %s: memref<128x64xf32, #gpu.address_space<workgroup>>, %b: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32) {
+  // expected-error @+1 {{`source` must have a unit-stride minor dim for TMA}}
+  mosaic_gpu.async_load %g[%i, %i] to %s, %b slice_lengths [128, 64] : memref<256x64xf32, #not_strided>, memref<128x64xf32, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
 !bar = memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
 func.func @load_squeeze_rank(%g: memref<4x256x64xf32>, %s: memref<1x128x64xf32, #gpu.address_space<workgroup>>, %b: !bar, %i: i32) {
   // expected-error @+1 {{`destination` has rank 3, but `source` has rank 3 with 1 squeezed (-1) slice dims; expected rank 2}}
@@ -451,7 +469,7 @@ func.func @store_destination_in_smem(%s: memref<128x64xf32, #gpu.address_space<w
 // -----
 
 func.func @store_shape_mismatch(%s: memref<64x64xf32, #gpu.address_space<workgroup>>, %g: memref<256x64xf32>, %i: i32) {
-  // expected-error @+1 {{`slice_lengths` (128, 64) without the squeezed (-1) dims is (128, 64), which does not match the `source` shape (64, 64)}}
+  // expected-error @+1 {{`slice_lengths` (128, 64) does not match the `source` shape (64, 64)}}
   mosaic_gpu.async_store %s to %g[%i, %i] slice_lengths [128, 64] : memref<64x64xf32, #gpu.address_space<workgroup>>, memref<256x64xf32>
   return
 }
@@ -621,6 +639,15 @@ func.func @wgmma_a_in_gmem(%acc: vector<64x64xf32>, %a: memref<64x16xbf16>, %b: 
 func.func @wgmma_b_not_contiguous(%acc: vector<64x64xf32>, %a: memref<64x16xbf16, #gpu.address_space<workgroup>>, %b: memref<16x64xbf16, strided<[128, 2]>, #gpu.address_space<workgroup>>) {
   // expected-error @+1 {{`b` must be contiguous along one of its dims}}
   %0 = mosaic_gpu.wgmma %acc, %a, %b : vector<64x64xf32>, memref<64x16xbf16, #gpu.address_space<workgroup>>, memref<16x64xbf16, strided<[128, 2]>, #gpu.address_space<workgroup>> -> vector<64x64xf32>
+  return
+}
+
+// -----
+
+#not_strided = affine_map<(d0, d1) -> (d1, d0 floordiv 2)>
+func.func @wgmma_a_not_strided(%acc: vector<64x64xf32>, %a: memref<64x16xbf16, #not_strided, #gpu.address_space<workgroup>>, %b: memref<16x64xbf16, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{`a` must be contiguous along one of its dims, but its type is 'memref<64x16xbf16, affine_map<(d0, d1) -> (d1, d0 floordiv 2)>, #gpu.address_space<workgroup>>'}}
+  %0 = mosaic_gpu.wgmma %acc, %a, %b : vector<64x64xf32>, memref<64x16xbf16, #not_strided, #gpu.address_space<workgroup>>, memref<16x64xbf16, #gpu.address_space<workgroup>> -> vector<64x64xf32>
   return
 }
 
