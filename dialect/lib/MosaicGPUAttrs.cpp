@@ -29,9 +29,9 @@ void MosaicGPUDialect::registerAttributes() {
 // Splat and strided layouts
 //===----------------------------------------------------------------------===//
 
-static LogicalResult verifyLayoutShape(function_ref<InFlightDiagnostic()> emitError,
-                                       StringRef layoutName,
-                                       ArrayRef<int64_t> shape) {
+static LogicalResult
+verifyLayoutShape(function_ref<InFlightDiagnostic()> emitError,
+                  StringRef layoutName, ArrayRef<int64_t> shape) {
   if (shape.empty())
     return emitError() << layoutName << " needs a non-empty shape";
   for (int64_t dim : shape)
@@ -85,14 +85,16 @@ buildTiledLayout(ArrayRef<DenseI64ArrayAttr> tiling,
   if (!algebraTiling)
     return algebraTiling.takeError();
 
-  auto convertDims = [](ArrayRef<Attribute> dims, StringRef role)
-      -> llvm::Expected<SmallVector<layout::PartitionDim>> {
+  auto convertDims =
+      [](ArrayRef<Attribute> dims,
+         StringRef role) -> llvm::Expected<SmallVector<layout::PartitionDim>> {
     SmallVector<layout::PartitionDim> result;
     for (Attribute dim : dims) {
       if (auto index = dyn_cast<IntegerAttr>(dim))
         result.push_back(layout::PartitionDim::index(index.getInt()));
       else if (auto replicated = dyn_cast<ReplicatedAttr>(dim))
-        result.push_back(layout::PartitionDim::replicated(replicated.getTimes()));
+        result.push_back(
+            layout::PartitionDim::replicated(replicated.getTimes()));
       else
         return llvm::createStringError(
             llvm::inconvertibleErrorCode(),
@@ -143,24 +145,25 @@ static ParseResult parsePartitionDims(AsmParser &parser,
   Builder builder(parser.getContext());
   return parser.parseCommaSeparatedList(
       AsmParser::Delimiter::Square, [&]() -> ParseResult {
-    int64_t index;
-    OptionalParseResult parsedInteger = parser.parseOptionalInteger(index);
-    if (parsedInteger.has_value()) {
-      if (failed(*parsedInteger))
-        return failure();
-      dims.push_back(builder.getI64IntegerAttr(index));
-      return success();
-    }
-    SMLoc loc = parser.getCurrentLocation();
-    Attribute dim;
-    if (parser.parseAttribute(dim))
-      return failure();
-    if (!isa<ReplicatedAttr>(dim))
-      return ParseResult(parser.emitError(
-          loc, "expected a dim index or #mosaic_gpu.Replicated<times = n>"));
-    dims.push_back(dim);
-    return success();
-  });
+        int64_t index;
+        OptionalParseResult parsedInteger = parser.parseOptionalInteger(index);
+        if (parsedInteger.has_value()) {
+          if (failed(*parsedInteger))
+            return failure();
+          dims.push_back(builder.getI64IntegerAttr(index));
+          return success();
+        }
+        SMLoc loc = parser.getCurrentLocation();
+        Attribute dim;
+        if (parser.parseAttribute(dim))
+          return failure();
+        if (!isa<ReplicatedAttr>(dim))
+          return ParseResult(parser.emitError(
+              loc,
+              "expected a dim index or #mosaic_gpu.Replicated<times = n>"));
+        dims.push_back(dim);
+        return success();
+      });
 }
 
 Attribute TiledLayoutAttr::parse(AsmParser &parser, Type) {
@@ -239,15 +242,14 @@ bool mosaic_gpu::isRegisterLayout(Attribute attr) {
       attr);
 }
 
-LogicalResult
-mosaic_gpu::verifyLayoutFitsShape(Attribute layoutAttr, ArrayRef<int64_t> shape,
-                                  function_ref<InFlightDiagnostic()> emitError) {
+LogicalResult mosaic_gpu::verifyLayoutFitsShape(
+    Attribute layoutAttr, ArrayRef<int64_t> shape,
+    function_ref<InFlightDiagnostic()> emitError) {
   auto checkSameShape = [&](ArrayRef<int64_t> layoutShape,
                             StringRef name) -> LogicalResult {
     if (layoutShape == shape)
       return success();
-    return emitError() << name << " shape "
-                       << layout::formatShape(layoutShape)
+    return emitError() << name << " shape " << layout::formatShape(layoutShape)
                        << " does not match the vector shape "
                        << layout::formatShape(shape);
   };

@@ -28,7 +28,8 @@ void MosaicGPUDialect::initialize() {
 }
 
 static std::optional<gpu::AddressSpace> gpuAddressSpace(MemRefType type) {
-  if (auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace()))
+  if (auto space =
+          dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace()))
     return space.getValue();
   return std::nullopt;
 }

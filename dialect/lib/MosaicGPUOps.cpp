@@ -85,12 +85,12 @@ static LogicalResult verifySliceLengths(Operation *op,
   int64_t rank = gmemType.getRank();
   if (static_cast<int64_t>(sliceLengths.size()) != rank)
     return op->emitOpError()
-           << "`slice_lengths` has " << sliceLengths.size()
-           << " entries, but `" << gmemName << "` has rank " << rank;
+           << "`slice_lengths` has " << sliceLengths.size() << " entries, but `"
+           << gmemName << "` has rank " << rank;
   if (static_cast<int64_t>(numIndices) != rank)
-    return op->emitOpError() << "expected " << rank << " `indices` (the rank "
-                             << "of `" << gmemName << "`), but got "
-                             << numIndices;
+    return op->emitOpError()
+           << "expected " << rank << " `indices` (the rank "
+           << "of `" << gmemName << "`), but got " << numIndices;
   for (auto [dim, length] : llvm::enumerate(sliceLengths)) {
     if (length == 0 || length < -1)
       return op->emitOpError()
@@ -98,10 +98,9 @@ static LogicalResult verifySliceLengths(Operation *op,
              << "; lengths must be positive, or -1 to squeeze the dim";
     int64_t size = gmemType.getDimSize(dim);
     if (!ShapedType::isDynamic(size) && length > size)
-      return op->emitOpError()
-             << "`slice_lengths` entry " << dim << " is " << length
-             << ", larger than dim " << dim << " of `" << gmemName
-             << "` which is " << size;
+      return op->emitOpError() << "`slice_lengths` entry " << dim << " is "
+                               << length << ", larger than dim " << dim
+                               << " of `" << gmemName << "` which is " << size;
   }
   return success();
 }
@@ -126,20 +125,20 @@ static LogicalResult verifyTransfer(Operation *op, StringRef gmemName,
     return failure();
   if (gmemType.getElementType() != smemType.getElementType())
     return op->emitOpError()
-           << "`" << gmemName << "` element type "
-           << gmemType.getElementType() << " does not match `" << smemName
-           << "` element type " << smemType.getElementType();
-  if (failed(verifySliceLengths(op, sliceLengths, numIndices, gmemName,
-                                gmemType)))
+           << "`" << gmemName << "` element type " << gmemType.getElementType()
+           << " does not match `" << smemName << "` element type "
+           << smemType.getElementType();
+  if (failed(
+          verifySliceLengths(op, sliceLengths, numIndices, gmemName, gmemType)))
     return failure();
   if (!smemType.hasStaticShape())
-    return op->emitOpError() << "`" << smemName
-                             << "` must have a static shape, but it is "
-                             << smemType;
+    return op->emitOpError()
+           << "`" << smemName << "` must have a static shape, but it is "
+           << smemType;
   if (!smemType.areTrailingDimsContiguous(smemType.getRank()))
-    return op->emitOpError() << "`" << smemName
-                             << "` must be contiguous for TMA, but it is "
-                             << smemType;
+    return op->emitOpError()
+           << "`" << smemName << "` must be contiguous for TMA, but it is "
+           << smemType;
   if (!hasUnitStrideMinorDim(gmemType))
     return op->emitOpError() << "`" << gmemName
                              << "` must have a unit-stride minor dim for "
@@ -158,8 +157,8 @@ static LogicalResult verifyTransfer(Operation *op, StringRef gmemName,
            << " with " << squeezed
            << " squeezed (-1) slice dims; expected rank " << kept.size();
   if (ArrayRef<int64_t>(kept) != smemType.getShape()) {
-    InFlightDiagnostic diag = op->emitOpError()
-                              << "`slice_lengths` " << formatShape(sliceLengths);
+    InFlightDiagnostic diag = op->emitOpError() << "`slice_lengths` "
+                                                << formatShape(sliceLengths);
     if (squeezed)
       diag << " without the squeezed (-1) dims is " << formatShape(kept)
            << ", which";
@@ -187,8 +186,7 @@ LogicalResult InitializeBarrierOp::verify() {
     return success();
   if (failed(verifyInSharedMemory(*this, "base_pointer", barriers)))
     return failure();
-  if (!barriers.hasStaticShape() ||
-      barriers.getNumElements() != numBarriers)
+  if (!barriers.hasStaticShape() || barriers.getNumElements() != numBarriers)
     return emitOpError() << "`base_pointer` holds "
                          << (barriers.hasStaticShape()
                                  ? std::to_string(barriers.getNumElements())
@@ -351,8 +349,7 @@ LogicalResult WGMMAOp::verify() {
                             "most 256";
   if (aRows != m)
     return emitOpError() << "`a` has " << aRows
-                         << " rows, but the `accumulator` has " << m
-                         << " (M)";
+                         << " rows, but the `accumulator` has " << m << " (M)";
   if (bRows != k)
     return emitOpError() << "`b` has " << bRows << " rows, but `a` has " << k
                          << " columns (K)";
@@ -401,8 +398,9 @@ LogicalResult WGMMAOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult LayoutCastOp::verify() {
-  return verifyLayoutFitsShape(getNewLayout(), getX().getType().getShape(),
-                               [&] { return emitOpError() << "`new_layout`: "; });
+  return verifyLayoutFitsShape(
+      getNewLayout(), getX().getType().getShape(),
+      [&] { return emitOpError() << "`new_layout`: "; });
 }
 
 LogicalResult BroadcastInDimOp::verify() {
@@ -428,8 +426,8 @@ LogicalResult BroadcastInDimOp::verify() {
                            << dim << ", outside the result rank range [0, "
                            << resultType.getRank() << ")";
     if (i > 0 && dim <= dims[i - 1])
-      return emitOpError() << "`broadcast_dimensions` "
-                           << formatShape(dims) << " must be strictly increasing";
+      return emitOpError() << "`broadcast_dimensions` " << formatShape(dims)
+                           << " must be strictly increasing";
     int64_t from = operandType.getDimSize(i), to = resultType.getDimSize(dim);
     if (from != 1 && from != to)
       return emitOpError() << "`operand` dim " << i << " has size " << from
@@ -450,9 +448,8 @@ LogicalResult BroadcastedIotaOp::verify() {
 }
 
 LogicalResult OptimizationBarrierOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferredReturnTypes) {
+    MLIRContext *, std::optional<Location>, ValueRange operands, DictionaryAttr,
+    OpaqueProperties, RegionRange, SmallVectorImpl<Type> &inferredReturnTypes) {
   llvm::append_range(inferredReturnTypes, operands.getTypes());
   return success();
 }
@@ -609,8 +606,7 @@ LogicalResult ReturnOp::verify() {
     return emitOpError() << "returns " << getNumOperands()
                          << " values, but the enclosing custom_primitive has "
                          << results.size() << " results";
-  for (auto [i, operand, result] :
-       llvm::enumerate(getOperandTypes(), results))
+  for (auto [i, operand, result] : llvm::enumerate(getOperandTypes(), results))
     if (operand != result)
       return emitOpError() << "operand #" << i << " has type " << operand
                            << ", but the enclosing custom_primitive result #"

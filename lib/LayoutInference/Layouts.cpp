@@ -262,7 +262,8 @@ llvm::Error TiledLayout::checkShape(ArrayRef<int64_t> shape) const {
   return llvm::Error::success();
 }
 
-llvm::Expected<Shape> TiledLayout::registersShape(ArrayRef<int64_t> shape) const {
+llvm::Expected<Shape>
+TiledLayout::registersShape(ArrayRef<int64_t> shape) const {
   llvm::Expected<Shape> tiled = tiling_.tileShape(shape);
   if (!tiled)
     return tiled.takeError();
@@ -313,9 +314,9 @@ static TiledLayout namedLayout(std::vector<Shape> tiles,
                                int64_t vectorDim) {
   // The named layouts are constants known to be valid and canonical; the unit
   // tests check that create() accepts each of them.
-  return llvm::cantFail(TiledLayout::create(
-      llvm::cantFail(Tiling::create(std::move(tiles))), std::move(warpDims),
-      std::move(laneDims), vectorDim));
+  return llvm::cantFail(
+      TiledLayout::create(llvm::cantFail(Tiling::create(std::move(tiles))),
+                          std::move(warpDims), std::move(laneDims), vectorDim));
 }
 
 using PD = PartitionDim;

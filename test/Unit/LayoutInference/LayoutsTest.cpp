@@ -99,9 +99,8 @@ TEST(TiledLayoutTest, CanonicalizeRenumbersDims) {
   TiledLayout padded = llvm::cantFail(TiledLayout::create(
       makeTiling({{128}, {32}, {32}, {1}, {1}}), {PD::index(-5)},
       {PD::index(-3)}, -1, /*requireCanonical=*/false));
-  TiledLayout expected = llvm::cantFail(
-      TiledLayout::create(makeTiling({{128}, {32}, {1}}), {PD::index(-3)},
-                          {PD::index(-2)}, -1));
+  TiledLayout expected = llvm::cantFail(TiledLayout::create(
+      makeTiling({{128}, {32}, {1}}), {PD::index(-3)}, {PD::index(-2)}, -1));
   EXPECT_EQ(padded.canonicalize(), expected);
 }
 
@@ -127,10 +126,10 @@ TEST(TiledLayoutTest, CreateReportsEachRule) {
             std::string::npos);
   EXPECT_EQ(create({PD::replicated(4)}, {PD::index(-3), PD::index(-2)}, -1),
             "");
-  EXPECT_NE(create({PD::index(-7), PD::index(-6)},
-                   {PD::index(-3), PD::index(-2)}, -1)
-                .find("not canonical"),
-            std::string::npos);
+  EXPECT_NE(
+      create({PD::index(-7), PD::index(-6)}, {PD::index(-3), PD::index(-2)}, -1)
+          .find("not canonical"),
+      std::string::npos);
   EXPECT_NE(errorOf(TiledLayout::create(makeTiling({}), {}, {}, -1))
                 .find("at least one tile"),
             std::string::npos);
