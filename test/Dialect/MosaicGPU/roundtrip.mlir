@@ -185,8 +185,10 @@ func.func @shapes(%row: vector<128xf32>, %x: vector<1x64xf32>) {
 
 // CHECK-LABEL: func @misc
 func.func @misc(%x: vector<128xf32>, %i: i32, %n: index) {
-  // CHECK: %{{.*}}:2 = mosaic_gpu.optimization_barrier %{{.*}}, %{{.*}} : vector<128xf32>, i32
-  %0:2 = mosaic_gpu.optimization_barrier %x, %i : vector<128xf32>, i32
+  // CHECK: %{{.*}}:2 = mosaic_gpu.optimization_barrier(%{{.*}}, %{{.*}}) : vector<128xf32>, i32
+  %0:2 = mosaic_gpu.optimization_barrier(%x, %i) : vector<128xf32>, i32
+  // CHECK: mosaic_gpu.optimization_barrier(){{$}}
+  mosaic_gpu.optimization_barrier()
   // CHECK: mosaic_gpu.assume_multiple %{{.*}}, 64 : i32
   %1 = mosaic_gpu.assume_multiple %i, 64 : i32
   // CHECK: mosaic_gpu.assume_multiple %{{.*}}, 16 : index

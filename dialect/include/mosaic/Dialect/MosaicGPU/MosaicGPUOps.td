@@ -360,12 +360,12 @@ def MosaicGPU_OptimizationBarrierOp : MosaicGPU_Op<"optimization_barrier",
   let summary = "Returns its operands; keeps the compiler from moving code across it";
   let description = [{
     ```mlir
-    %r:2 = mosaic_gpu.optimization_barrier %x, %y : vector<128xf32>, i32
+    %r:2 = mosaic_gpu.optimization_barrier(%x, %y) : vector<128xf32>, i32
     ```
   }];
   let arguments = (ins Variadic<AnyType>:$operands);
   let results = (outs Variadic<AnyType>:$results);
-  let assemblyFormat = "$operands attr-dict `:` type($operands)";
+  let assemblyFormat = "`(` $operands `)` attr-dict (`:` type($operands)^)?";
 }
 
 def MosaicGPU_SliceSMEMOp : MosaicGPU_Op<"slice_smem", [Pure]> {
