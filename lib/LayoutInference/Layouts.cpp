@@ -277,6 +277,132 @@ TiledLayout::registersShape(ArrayRef<int64_t> shape) const {
   return tiled;
 }
 
+llvm::Expected<TiledLayout> TiledLayout::removeDimension(int64_t dim) const {
+  int64_t baseRank = baseTileShape().size();
+  if (dim < 0 || dim >= baseRank)
+    return makeError(llvm::formatv(
+        "cannot remove dim {0} of a layout whose base tile {1} has rank {2}",
+        dim, formatShape(baseTileShape()), baseRank));
+
+  // Label every dim of the tiled base tile with the base dim it splits, and
+  // drop the tile entries of the removed dim. Tiles apply to suffixes, so the
+  // new tiling's tiled shape is the old one without the removed dim's entries.
+  Shape labels;
+  for (int64_t i = 0; i < baseRank; ++i)
+    labels.push_back(i);
+  std::vector<Shape> newTiles;
+  for (const Shape &tile : tiling_.tiles()) {
+    Shape tail(labels.end() - tile.size(), labels.end());
+    labels.append(tail.begin(), tail.end());
+    Shape kept;
+    for (auto [label, size] : llvm::zip_equal(tail, tile))
+      if (label != dim)
+        kept.push_back(size);
+    if (!kept.empty())
+      newTiles.push_back(std::move(kept));
+  }
+  if (newTiles.empty())
+    return makeError(llvm::formatv(
+        "cannot remove dim {0} of {1}: no dim would be left", dim, str()));
+  ArrayRef<int64_t> tiledLabels = ArrayRef(labels).drop_front(baseRank);
+
+  int64_t oldRank = tiledTilingShape_.size();
+  llvm::SmallVector<int64_t> newPosition(oldRank, -1);
+  int64_t newRank = 0;
+  for (int64_t i = 0; i < oldRank; ++i)
+    if (tiledLabels[i] != dim)
+      newPosition[i] = newRank++;
+  bool vectorRemoved = newPosition[oldRank + vectorDim_] < 0;
+  if (vectorRemoved) {
+    // The per-thread vector collapses to one element; give it a unit dim.
+    newTiles.push_back({1});
+    ++newRank;
+  }
+
+  auto remap = [&](ArrayRef<PartitionDim> dims) {
+    llvm::SmallVector<PartitionDim> result;
+    for (const PartitionDim &entry : dims) {
+      if (entry.isReplicated()) {
+        result.push_back(entry);
+        continue;
+      }
+      int64_t position = oldRank + entry.dim;
+      if (newPosition[position] >= 0)
+        result.push_back(PartitionDim::index(newPosition[position] - newRank));
+      else if (tiledTilingShape_[position] != 1)
+        result.push_back(PartitionDim::replicated(tiledTilingShape_[position]));
+    }
+    return result;
+  };
+  int64_t newVectorDim =
+      vectorRemoved ? -1 : newPosition[oldRank + vectorDim_] - newRank;
+
+  llvm::Expected<Tiling> newTiling = Tiling::create(std::move(newTiles));
+  if (!newTiling)
+    return newTiling.takeError();
+  llvm::Expected<TiledLayout> reduced =
+      TiledLayout::create(std::move(*newTiling), remap(warpDims_),
+                          remap(laneDims_), newVectorDim,
+                          /*requireCanonical=*/false);
+  if (!reduced)
+    return reduced.takeError();
+  return reduced->canonicalize();
+}
+
+llvm::Expected<Shape> TiledLayout::elementIndex(ArrayRef<int64_t> shape,
+                                                int64_t thread,
+                                                int64_t registerIndex,
+                                                int64_t vectorIndex) const {
+  llvm::Expected<Shape> registers = registersShape(shape);
+  if (!registers)
+    return registers.takeError();
+  int64_t numRegisters = 1;
+  for (int64_t dim : *registers)
+    numRegisters *= dim;
+  if (thread < 0 || thread >= kThreadsPerWarpgroup || registerIndex < 0 ||
+      registerIndex >= numRegisters || vectorIndex < 0 ||
+      vectorIndex >= vectorLength())
+    return makeError(llvm::formatv(
+        "thread {0}, register {1}, vector element {2} is out of range "
+        "(128 threads, {3} registers of {4} elements)",
+        thread, registerIndex, vectorIndex, numRegisters, vectorLength()));
+
+  // The register's coordinates in the tiled shape, row-major.
+  Shape index(registers->size());
+  for (int64_t i = index.size() - 1, rest = registerIndex; i >= 0; --i) {
+    index[i] = rest % (*registers)[i];
+    rest /= (*registers)[i];
+  }
+  llvm::Expected<Shape> tiled = tiling_.tileShape(shape);
+  if (!tiled)
+    return tiled.takeError();
+  int64_t rank = tiled->size();
+  // Warp and lane indices decompose over their dims, the last one fastest.
+  auto distribute = [&](ArrayRef<PartitionDim> dims, int64_t id) {
+    for (const PartitionDim &dim : llvm::reverse(dims)) {
+      int64_t size = dim.isReplicated() ? dim.times : (*tiled)[rank + dim.dim];
+      if (!dim.isReplicated())
+        index[rank + dim.dim] = id % size;
+      id /= size;
+    }
+  };
+  distribute(warpDims_, thread / kLanesPerWarp);
+  distribute(laneDims_, thread % kLanesPerWarp);
+  index[rank + vectorDim_] = vectorIndex;
+
+  // Untile: each tile's (outer, inner) index pairs fold back into one dim.
+  for (const Shape &tile : llvm::reverse(tiling_.tiles())) {
+    int64_t tileRank = tile.size();
+    int64_t n = index.size();
+    Shape untiled(index.begin(), index.end() - 2 * tileRank);
+    for (int64_t i = 0; i < tileRank; ++i)
+      untiled.push_back(index[n - 2 * tileRank + i] * tile[i] +
+                        index[n - tileRank + i]);
+    index = std::move(untiled);
+  }
+  return index;
+}
+
 bool TiledLayout::operator==(const TiledLayout &other) const {
   return tiling_ == other.tiling_ && warpDims_ == other.warpDims_ &&
          laneDims_ == other.laneDims_ && vectorDim_ == other.vectorDim_;
@@ -308,6 +434,117 @@ llvm::Error checkStridedLayout(ArrayRef<int64_t> shape, int64_t vectorSize) {
   return llvm::Error::success();
 }
 
+std::optional<int64_t> defaultStridedVectorSize(ArrayRef<int64_t> shape,
+                                                unsigned bitwidth) {
+  int64_t elements = 1;
+  for (int64_t dim : shape)
+    elements *= dim;
+  if (bitwidth == 0 || elements % kThreadsPerWarpgroup != 0)
+    return std::nullopt;
+  int64_t vectorSize = std::min<int64_t>(std::max<int64_t>(64 / bitwidth, 1),
+                                         elements / kThreadsPerWarpgroup);
+  while (vectorSize > 0 &&
+         elements % (vectorSize * kThreadsPerWarpgroup) != 0)
+    vectorSize /= 2;
+  if (vectorSize == 0 || (vectorSize * bitwidth) % 8 != 0)
+    return std::nullopt;
+  return vectorSize;
+}
+
+//===----------------------------------------------------------------------===//
+// RegisterLayout
+//===----------------------------------------------------------------------===//
+
+llvm::Error RegisterLayout::checkShape(ArrayRef<int64_t> shape) const {
+  switch (kind_) {
+  case Kind::Splat:
+    return llvm::Error::success();
+  case Kind::Strided:
+    return checkStridedLayout(shape, vectorSize_);
+  case Kind::Tiled:
+    return tiled_->checkShape(shape);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<RegisterLayout> RegisterLayout::reduce(ArrayRef<int64_t> axes,
+                                                      int64_t rank) const {
+  if (isSplat())
+    return *this;
+  if (isStrided())
+    return makeError("a strided layout cannot be reduced over an axis");
+  TiledLayout result = *tiled_;
+  int64_t baseRank = result.baseTileShape().size();
+  // Remove the highest axes first so the lower ones keep their positions.
+  llvm::SmallVector<int64_t> sorted(axes.begin(), axes.end());
+  llvm::sort(sorted, std::greater<int64_t>());
+  for (int64_t axis : sorted) {
+    // Reducing an untiled leading dim only drops a loop over registers.
+    int64_t baseDim = axis - (rank - baseRank);
+    --rank;
+    if (baseDim < 0)
+      continue;
+    llvm::Expected<TiledLayout> reduced = result.removeDimension(baseDim);
+    if (!reduced)
+      return reduced.takeError();
+    result = std::move(*reduced);
+    baseRank = result.baseTileShape().size();
+  }
+  return RegisterLayout::tiled(std::move(result));
+}
+
+bool RegisterLayout::reshapes(ArrayRef<int64_t> fromShape,
+                              ArrayRef<int64_t> toShape) const {
+  if (!isTiled())
+    return true;
+  size_t covered = tiled_->baseTileShape().size();
+  return fromShape.size() >= covered && toShape.size() >= covered &&
+         fromShape.take_back(covered) == toShape.take_back(covered);
+}
+
+bool RegisterLayout::operator==(const RegisterLayout &other) const {
+  if (kind_ != other.kind_)
+    return false;
+  if (isStrided())
+    return vectorSize_ == other.vectorSize_;
+  if (isTiled())
+    return *tiled_ == *other.tiled_;
+  return true;
+}
+
+std::string RegisterLayout::str() const {
+  switch (kind_) {
+  case Kind::Splat:
+    return "Splat";
+  case Kind::Strided:
+    return llvm::formatv("Strided(vector_size = {0})", vectorSize_);
+  case Kind::Tiled:
+    if (*tiled_ == wgmmaLayout())
+      return "WGMMA";
+    if (*tiled_ == wgmma8BitLayout())
+      return "WGMMA_8BIT";
+    if (*tiled_ == wgmmaTransposedLayout())
+      return "WGMMA_TRANSPOSED";
+    if (*tiled_ == wgmmaRowLayout())
+      return "WGMMA_ROW";
+    if (*tiled_ == wgmmaColLayout())
+      return "WGMMA_COL";
+    return "Tiled(" + tiled_->str() + ")";
+  }
+  return "";
+}
+
+bool isLegalRelayout(const RegisterLayout &from, const RegisterLayout &to,
+                     unsigned bitwidth) {
+  if (from == to || from.isSplat())
+    return true;
+  if (!from.isTiled() || !to.isTiled() || (bitwidth != 16 && bitwidth != 32))
+    return false;
+  TiledLayout wgmma = wgmmaLayout(), transposed = wgmmaTransposedLayout();
+  const TiledLayout &a = from.tiledLayout(), &b = to.tiledLayout();
+  return (a == wgmma && b == transposed) || (a == transposed && b == wgmma);
+}
+
 static TiledLayout namedLayout(std::vector<Shape> tiles,
                                llvm::SmallVector<PartitionDim> warpDims,
                                llvm::SmallVector<PartitionDim> laneDims,
@@ -322,29 +559,34 @@ static TiledLayout namedLayout(std::vector<Shape> tiles,
 using PD = PartitionDim;
 
 TiledLayout wgmmaLayout() {
-  return namedLayout({{64, 8}, {16, 8}, {8, 8}, {2}}, {PD::index(-7)},
-                     {PD::index(-3), PD::index(-2)}, -1);
+  static const TiledLayout layout = namedLayout({{64, 8}, {16, 8}, {8, 8}, {2}}, {PD::index(-7)},
+                       {PD::index(-3), PD::index(-2)}, -1);
+  return layout;
 }
 
 TiledLayout wgmma8BitLayout() {
-  return namedLayout({{64, 16}, {16, 16}, {8, 16}, {4}}, {PD::index(-7)},
-                     {PD::index(-3), PD::index(-2)}, -1);
+  static const TiledLayout layout = namedLayout({{64, 16}, {16, 16}, {8, 16}, {4}}, {PD::index(-7)},
+                       {PD::index(-3), PD::index(-2)}, -1);
+  return layout;
 }
 
 TiledLayout wgmmaTransposedLayout() {
-  return namedLayout({{64, 8}, {16, 8}, {8, 8}, {2, 2}, {2, 1}},
-                     {PD::index(-10)},
-                     {PD::index(-6), PD::index(-3), PD::index(-5)}, -2);
+  static const TiledLayout layout = namedLayout({{64, 8}, {16, 8}, {8, 8}, {2, 2}, {2, 1}},
+                       {PD::index(-10)},
+                       {PD::index(-6), PD::index(-3), PD::index(-5)}, -2);
+  return layout;
 }
 
 TiledLayout wgmmaRowLayout() {
-  return namedLayout({{64}, {16}, {8}, {1}}, {PD::index(-4)},
-                     {PD::index(-2), PD::replicated(4)}, -1);
+  static const TiledLayout layout = namedLayout({{64}, {16}, {8}, {1}}, {PD::index(-4)},
+                       {PD::index(-2), PD::replicated(4)}, -1);
+  return layout;
 }
 
 TiledLayout wgmmaColLayout() {
-  return namedLayout({{8}, {2}}, {PD::replicated(4)},
-                     {PD::replicated(8), PD::index(-2)}, -1);
+  static const TiledLayout layout = namedLayout({{8}, {2}}, {PD::replicated(4)},
+                       {PD::replicated(8), PD::index(-2)}, -1);
+  return layout;
 }
 
 } // namespace mosaic::layout

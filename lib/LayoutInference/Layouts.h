@@ -14,6 +14,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -99,7 +100,22 @@ public:
   /// shape with the warp, lane and vector dims set to 1.
   llvm::Expected<Shape> registersShape(llvm::ArrayRef<int64_t> shape) const;
 
+  /// The layout of the vector with base-tile dim `dim` removed (a reduction
+  /// over it): tile entries of that dim disappear, the warps and lanes that
+  /// partitioned it become replicated, and a removed vector dim is replaced
+  /// by a trailing unit tile. The result is canonical; WGMMA reduced over dim
+  /// 1 is WGMMA_ROW and over dim 0 is WGMMA_COL.
+  llvm::Expected<TiledLayout> removeDimension(int64_t dim) const;
+
+  /// The index of the element that `thread` (0..127) holds at `registerIndex`
+  /// (row-major over registersShape(shape)), lane `vectorIndex` of its vector
+  /// register.
+  llvm::Expected<Shape> elementIndex(llvm::ArrayRef<int64_t> shape,
+                                     int64_t thread, int64_t registerIndex,
+                                     int64_t vectorIndex) const;
+
   bool operator==(const TiledLayout &other) const;
+  bool operator!=(const TiledLayout &other) const { return !(*this == other); }
   std::string str() const;
 
 private:
@@ -122,6 +138,71 @@ private:
 /// vector of `shape`: the element count is a multiple of 128 * vectorSize.
 llvm::Error checkStridedLayout(llvm::ArrayRef<int64_t> shape,
                                int64_t vectorSize);
+
+/// The strided vector size the reference picks for a shape: start at
+/// min(64 / bitwidth, elements / 128) and halve until it divides; none when
+/// no size works or the chunk is not a whole number of bytes.
+std::optional<int64_t> defaultStridedVectorSize(llvm::ArrayRef<int64_t> shape,
+                                                unsigned bitwidth);
+
+/// Any register layout, independent of the vector's shape (a splat or
+/// strided layout is valid for any shape with enough elements, a tiled one for
+/// shapes its tiling divides).
+class RegisterLayout {
+public:
+  enum class Kind { Splat, Strided, Tiled };
+
+  static RegisterLayout splat() { return RegisterLayout(Kind::Splat, 0, {}); }
+  static RegisterLayout strided(int64_t vectorSize) {
+    return RegisterLayout(Kind::Strided, vectorSize, {});
+  }
+  static RegisterLayout tiled(TiledLayout layout) {
+    return RegisterLayout(Kind::Tiled, 0, std::move(layout));
+  }
+
+  Kind kind() const { return kind_; }
+  bool isSplat() const { return kind_ == Kind::Splat; }
+  bool isStrided() const { return kind_ == Kind::Strided; }
+  bool isTiled() const { return kind_ == Kind::Tiled; }
+  int64_t vectorSize() const { return vectorSize_; }
+  const TiledLayout &tiledLayout() const { return *tiled_; }
+
+  /// Fails unless a vector of `shape` can have this layout.
+  llvm::Error checkShape(llvm::ArrayRef<int64_t> shape) const;
+
+  /// The layout of a reduction of a rank-`rank` vector over `axes`. Tiled
+  /// layouts lose the reduced dims (see TiledLayout::removeDimension); a
+  /// splat stays a splat; strided layouts cannot be reduced.
+  llvm::Expected<RegisterLayout> reduce(llvm::ArrayRef<int64_t> axes,
+                                        int64_t rank) const;
+
+  /// Whether a value of `fromShape` with this layout can be reshaped to
+  /// `toShape` without moving data: always for splat and strided layouts,
+  /// and for tiled ones when the dims the tiling covers are unchanged.
+  bool reshapes(llvm::ArrayRef<int64_t> fromShape,
+                llvm::ArrayRef<int64_t> toShape) const;
+
+  bool operator==(const RegisterLayout &other) const;
+  bool operator!=(const RegisterLayout &other) const {
+    return !(*this == other);
+  }
+  std::string str() const;
+
+private:
+  RegisterLayout(Kind kind, int64_t vectorSize,
+                 std::optional<TiledLayout> tiled)
+      : kind_(kind), vectorSize_(vectorSize), tiled_(std::move(tiled)) {}
+
+  Kind kind_;
+  int64_t vectorSize_;
+  std::optional<TiledLayout> tiled_;
+};
+
+/// Whether a value laid out as `from` can be converted to `to` in registers:
+/// identity, splat to anything, and WGMMA <-> WGMMA_TRANSPOSED for 16- and
+/// 32-bit elements. Everything else would need a trip through shared memory.
+bool isLegalRelayout(const RegisterLayout &from, const RegisterLayout &to,
+                     unsigned bitwidth);
 
 /// The named Hopper layouts (REFERENCE.md section 3).
 TiledLayout wgmmaLayout();

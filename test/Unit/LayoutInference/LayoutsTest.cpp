@@ -135,6 +135,69 @@ TEST(TiledLayoutTest, CreateReportsEachRule) {
             std::string::npos);
 }
 
+TEST(TiledLayoutTest, ReductionsGiveRowAndColumnLayouts) {
+  EXPECT_EQ(llvm::cantFail(wgmmaLayout().removeDimension(1)), wgmmaRowLayout());
+  EXPECT_EQ(llvm::cantFail(wgmmaLayout().removeDimension(0)), wgmmaColLayout());
+  RegisterLayout wgmma = RegisterLayout::tiled(wgmmaLayout());
+  EXPECT_EQ(llvm::cantFail(wgmma.reduce({1}, 2)),
+            RegisterLayout::tiled(wgmmaRowLayout()));
+  // A leading dim the tiling does not cover reduces for free.
+  EXPECT_EQ(llvm::cantFail(wgmma.reduce({0}, 3)), wgmma);
+  EXPECT_EQ(llvm::cantFail(wgmma.reduce({2}, 3)),
+            RegisterLayout::tiled(wgmmaRowLayout()));
+  EXPECT_FALSE(errorOf(RegisterLayout::strided(2).reduce({0}, 1)).empty());
+  EXPECT_EQ(llvm::cantFail(RegisterLayout::splat().reduce({0}, 2)),
+            RegisterLayout::splat());
+  EXPECT_FALSE(errorOf(wgmmaRowLayout().removeDimension(0)).empty());
+}
+
+// The wgmma accumulator fragment (PTX ISA, "wgmma D matrix fragment"): thread
+// t of warp w holds rows 16w + (t % 32) / 4 (+ 8) and columns 8j + 2 (t % 4)
+// (+ 1).
+TEST(TiledLayoutTest, WgmmaElementOwnership) {
+  TiledLayout wgmma = wgmmaLayout();
+  Shape shape = {64, 16};
+  Shape registers = llvm::cantFail(wgmma.registersShape(shape));
+  int64_t numRegisters = 1;
+  for (int64_t dim : registers)
+    numRegisters *= dim;
+  ASSERT_EQ(numRegisters, 4);
+  std::vector<int> seen(64 * 16, 0);
+  for (int64_t thread = 0; thread < 128; ++thread) {
+    int64_t warp = thread / 32, lane = thread % 32;
+    for (int64_t reg = 0; reg < numRegisters; ++reg)
+      for (int64_t v = 0; v < 2; ++v) {
+        Shape index = llvm::cantFail(wgmma.elementIndex(shape, thread, reg, v));
+        ASSERT_EQ(index.size(), 2u);
+        EXPECT_EQ(index[0] % 8, lane / 4);
+        EXPECT_EQ(index[0] / 16, warp);
+        EXPECT_EQ(index[1] % 8, 2 * (lane % 4) + v);
+        ++seen[index[0] * 16 + index[1]];
+      }
+  }
+  EXPECT_TRUE(llvm::all_of(seen, [](int count) { return count == 1; }));
+  EXPECT_FALSE(errorOf(wgmma.elementIndex(shape, 128, 0, 0)).empty());
+}
+
+TEST(RegisterLayoutTest, RelayoutsAndDefaults) {
+  RegisterLayout wgmma = RegisterLayout::tiled(wgmmaLayout());
+  RegisterLayout transposed = RegisterLayout::tiled(wgmmaTransposedLayout());
+  RegisterLayout strided = RegisterLayout::strided(4);
+  EXPECT_TRUE(isLegalRelayout(RegisterLayout::splat(), wgmma, 32));
+  EXPECT_TRUE(isLegalRelayout(wgmma, transposed, 16));
+  EXPECT_FALSE(isLegalRelayout(wgmma, transposed, 8));
+  EXPECT_FALSE(isLegalRelayout(wgmma, strided, 32));
+  EXPECT_FALSE(isLegalRelayout(strided, RegisterLayout::splat(), 32));
+  EXPECT_EQ(defaultStridedVectorSize({128, 64}, 16), 4);
+  EXPECT_EQ(defaultStridedVectorSize({128}, 32), 1);
+  EXPECT_EQ(defaultStridedVectorSize({64}, 32), std::nullopt);
+  EXPECT_EQ(defaultStridedVectorSize({256}, 4), 2);
+  EXPECT_EQ(defaultStridedVectorSize({128}, 4), std::nullopt);
+  EXPECT_TRUE(wgmma.reshapes({2, 64, 8}, {128, 64, 8}));
+  EXPECT_FALSE(wgmma.reshapes({128, 64}, {64, 128}));
+  EXPECT_EQ(wgmma.str(), "WGMMA");
+}
+
 TEST(StridedLayoutTest, ElementCountRule) {
   EXPECT_EQ(errorOf(checkStridedLayout({128, 64}, 8)), "");
   EXPECT_EQ(errorOf(checkStridedLayout({128, 8}, 16)),
