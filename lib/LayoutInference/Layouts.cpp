@@ -277,6 +277,24 @@ TiledLayout::registersShape(ArrayRef<int64_t> shape) const {
   return tiled;
 }
 
+Shape TiledLayout::tiledBaseLabels() const {
+  // Each tile splits the dims it covers into (outer, tile) pairs; both keep
+  // the label of the base dim they come from.
+  Shape labels;
+  for (int64_t i = 0, e = baseTileShape().size(); i < e; ++i)
+    labels.push_back(i);
+  for (const Shape &tile : tiling_.tiles()) {
+    Shape tail(labels.end() - tile.size(), labels.end());
+    labels.append(tail.begin(), tail.end());
+  }
+  return labels;
+}
+
+int64_t TiledLayout::baseDimOfTiledDim(int64_t dim) const {
+  Shape labels = tiledBaseLabels();
+  return labels[labels.size() + dim];
+}
+
 llvm::Expected<TiledLayout> TiledLayout::removeDimension(int64_t dim) const {
   int64_t baseRank = baseTileShape().size();
   if (dim < 0 || dim >= baseRank)
@@ -284,19 +302,14 @@ llvm::Expected<TiledLayout> TiledLayout::removeDimension(int64_t dim) const {
         "cannot remove dim {0} of a layout whose base tile {1} has rank {2}",
         dim, formatShape(baseTileShape()), baseRank));
 
-  // Label every dim of the tiled base tile with the base dim it splits, and
-  // drop the tile entries of the removed dim. Tiles apply to suffixes, so the
+  // Drop the tile entries of the removed dim. Tiles apply to suffixes, so the
   // new tiling's tiled shape is the old one without the removed dim's entries.
-  Shape labels;
-  for (int64_t i = 0; i < baseRank; ++i)
-    labels.push_back(i);
+  Shape labels = tiledBaseLabels();
   std::vector<Shape> newTiles;
   for (const Shape &tile : tiling_.tiles()) {
-    Shape tail(labels.end() - tile.size(), labels.end());
-    labels.append(tail.begin(), tail.end());
     Shape kept;
-    for (auto [label, size] : llvm::zip_equal(tail, tile))
-      if (label != dim)
+    for (auto [i, size] : llvm::enumerate(tile))
+      if (static_cast<int64_t>(i + baseRank - tile.size()) != dim)
         kept.push_back(size);
     if (!kept.empty())
       newTiles.push_back(std::move(kept));

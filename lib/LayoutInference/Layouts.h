@@ -107,6 +107,9 @@ public:
   /// 1 is WGMMA_ROW and over dim 0 is WGMMA_COL.
   llvm::Expected<TiledLayout> removeDimension(int64_t dim) const;
 
+  /// The base-tile dim that tiled-tiling dim `dim` (negative) splits.
+  int64_t baseDimOfTiledDim(int64_t dim) const;
+
   /// The index of the element that `thread` (0..127) holds at `registerIndex`
   /// (row-major over registersShape(shape)), lane `vectorIndex` of its vector
   /// register.
@@ -119,6 +122,10 @@ public:
   std::string str() const;
 
 private:
+  /// For each dim of the base tile tiled by the whole tiling, the base dim it
+  /// comes from (the untiled leading dims included).
+  Shape tiledBaseLabels() const;
+
   TiledLayout(Tiling tiling, Shape tiledTilingShape,
               llvm::SmallVector<PartitionDim> warpDims,
               llvm::SmallVector<PartitionDim> laneDims, int64_t vectorDim)

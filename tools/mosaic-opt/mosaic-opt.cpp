@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LayoutInference/Passes.h"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,6 +32,7 @@ int main(int argc, char **argv) {
                   mlir::memref::MemRefDialect, mlir::NVVM::NVVMDialect,
                   mlir::nvgpu::NVGPUDialect, mlir::scf::SCFDialect,
                   mlir::vector::VectorDialect>();
+  mosaic::registerLayoutInferencePasses();
   // Upstream cleanups (canonicalize, cse, ...) are useful between our passes.
   mlir::registerTransformsPasses();
   return mlir::asMainReturnCode(

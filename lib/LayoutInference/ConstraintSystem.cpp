@@ -1,0 +1,724 @@
+//===- ConstraintSystem.cpp - Layout constraints and their solver ---------===//
+//
+// Solving proceeds in three steps:
+//  1. Equalities merge variables into classes (union-find); a class has one
+//     value, which must be valid for every member's shape.
+//  2. Classes with a fixed value are checked against each other first, so
+//     that two requirements that cannot both hold are reported with both of
+//     their origins.
+//  3. A depth-first search assigns the remaining classes in program order.
+//     Each class tries candidates suggested by its already-assigned
+//     neighbours first, then the defaults; every try costs one unit of fuel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LayoutInference/ConstraintSystem.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <numeric>
+
+using llvm::ArrayRef;
+
+namespace mosaic::inference {
+
+using layout::TiledLayout;
+
+std::string describeValue(const Assignment &value) {
+  if (auto *layout = std::get_if<RegisterLayout>(&value))
+    return layout->str();
+  return std::get<SmemTransforms>(value).str();
+}
+
+//===----------------------------------------------------------------------===//
+// Building
+//===----------------------------------------------------------------------===//
+
+VarId ConstraintSystem::addRegister(Shape shape, unsigned bitwidth,
+                                    Origin origin) {
+  variables_.push_back(
+      {VarKind::Register, std::move(shape), bitwidth, std::move(origin)});
+  return variables_.size() - 1;
+}
+
+VarId ConstraintSystem::addSmem(Shape shape, unsigned bitwidth, Origin origin,
+                                bool transposed) {
+  variables_.push_back(
+      {VarKind::Smem, std::move(shape), bitwidth, std::move(origin)});
+  variables_.back().transposed = transposed;
+  return variables_.size() - 1;
+}
+
+void ConstraintSystem::equate(VarId a, VarId b, Origin why) {
+  equalities_.push_back({a, b, std::move(why)});
+}
+
+void ConstraintSystem::fix(VarId var, Assignment value, Origin why) {
+  Constraint constraint{ConstraintKind::Fix, {var}};
+  constraint.values.push_back(std::move(value));
+  constraint.origin = std::move(why);
+  constraints_.push_back(std::move(constraint));
+}
+
+void ConstraintSystem::oneOf(VarId var, std::vector<Assignment> candidates,
+                             Origin why) {
+  Constraint constraint{ConstraintKind::OneOf, {var}};
+  constraint.values = std::move(candidates);
+  constraint.origin = std::move(why);
+  constraints_.push_back(std::move(constraint));
+}
+
+void ConstraintSystem::relayout(VarId src, VarId dst, Origin why) {
+  Constraint constraint{ConstraintKind::Relayout, {src, dst}};
+  constraint.origin = std::move(why);
+  constraints_.push_back(std::move(constraint));
+}
+
+void ConstraintSystem::notOfKind(VarId var, RegisterLayout::Kind kind,
+                                 Origin why) {
+  Constraint constraint{ConstraintKind::NotOfKind, {var}};
+  constraint.layoutKind = kind;
+  constraint.origin = std::move(why);
+  constraints_.push_back(std::move(constraint));
+}
+
+void ConstraintSystem::reduce(VarId out, VarId src, ArrayRef<int64_t> axes,
+                              Origin why) {
+  Constraint constraint{ConstraintKind::Reduce, {out, src}};
+  constraint.numbers.assign(axes.begin(), axes.end());
+  constraint.origin = std::move(why);
+  constraints_.push_back(std::move(constraint));
+}
+
+void ConstraintSystem::reshape(VarId dst, VarId src, Origin why) {
+  Constraint constraint{ConstraintKind::Reshape, {dst, src}};
+  constraint.origin = std::move(why);
+  constraints_.push_back(std::move(constraint));
+}
+
+void ConstraintSystem::alignedSlice(VarId var, ArrayRef<int64_t> offsets,
+                                    Origin why) {
+  Constraint constraint{ConstraintKind::AlignedSlice, {var}};
+  constraint.numbers.assign(offsets.begin(), offsets.end());
+  constraint.origin = std::move(why);
+  constraints_.push_back(std::move(constraint));
+}
+
+void ConstraintSystem::transferable(VarId smem, VarId reg, Origin why) {
+  Constraint constraint{ConstraintKind::Transferable, {smem, reg}};
+  constraint.origin = std::move(why);
+  constraints_.push_back(std::move(constraint));
+}
+
+void ConstraintSystem::divides(VarId smem, ArrayRef<int64_t> multiples,
+                               Origin why) {
+  Constraint constraint{ConstraintKind::Divides, {smem}};
+  constraint.numbers.assign(multiples.begin(), multiples.end());
+  constraint.origin = std::move(why);
+  constraints_.push_back(std::move(constraint));
+}
+
+void ConstraintSystem::mmaTiling(VarId smem, bool transposed, Origin why) {
+  Constraint constraint{ConstraintKind::MmaTiling, {smem}};
+  constraint.flag = transposed;
+  constraint.origin = std::move(why);
+  constraints_.push_back(std::move(constraint));
+}
+
+void ConstraintSystem::transposedSmem(VarId dst, VarId src, Origin why) {
+  Constraint constraint{ConstraintKind::TransposedSmem, {dst, src}};
+  constraint.origin = std::move(why);
+  constraints_.push_back(std::move(constraint));
+}
+
+//===----------------------------------------------------------------------===//
+// Solving
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct Class {
+  VarKind kind;
+  llvm::SmallVector<VarId, 4> members;
+  llvm::SmallVector<unsigned, 4> constraints;
+  /// The value a Fix constraint pins, and which constraint.
+  std::optional<Assignment> fixed;
+  int fixedBy = -1;
+};
+
+} // namespace
+
+class Solver {
+public:
+  Solver(const ConstraintSystem &system,
+         const ConstraintSystem::Options &options)
+      : system(system), options(options) {}
+
+  std::variant<Solution, Conflict> run();
+
+private:
+  using Constraint = ConstraintSystem::Constraint;
+  using Kind = ConstraintSystem::ConstraintKind;
+  enum class Status { Satisfied, Violated, Unknown };
+
+  unsigned find(unsigned var) {
+    while (parent[var] != var)
+      var = parent[var] = parent[parent[var]];
+    return var;
+  }
+  unsigned classOf(VarId var) { return classIndex[find(var)]; }
+
+  std::optional<Conflict> buildClasses();
+  void propagateHints();
+  std::optional<Conflict> checkFixed();
+  std::string checkDomain(unsigned cls, const Assignment &value);
+  Status check(const Constraint &constraint);
+  std::vector<Assignment> candidates(unsigned cls);
+  std::string describeConstraint(const Constraint &constraint);
+  std::string describeClass(unsigned cls);
+  std::string whyAssigned(unsigned cls);
+  Conflict unsatisfiable(unsigned cls);
+
+  const Assignment &valueOf(VarId var) { return *assignment[classOf(var)]; }
+  const Variable &var(VarId id) { return system.variables_[id]; }
+
+  std::string describe(const Origin &origin) {
+    if (options.describe)
+      return options.describe(origin);
+    return origin.index >= 0 ? llvm::formatv("{0} #{1}", origin.what,
+                                             origin.index)
+                                   .str()
+                             : std::string(origin.what);
+  }
+
+  const ConstraintSystem &system;
+  const ConstraintSystem::Options &options;
+  std::vector<unsigned> parent;
+  std::vector<unsigned> classIndex;
+  std::vector<Class> classes;
+  std::vector<std::optional<Assignment>> assignment;
+  /// Values suggested for each class by propagating fixed values and
+  /// preferences along the constraints, most relevant first.
+  std::vector<std::vector<Assignment>> hints;
+
+  /// For the deepest class that ran out of candidates: each candidate and
+  /// the reason it was rejected.
+  struct Rejection {
+    Assignment candidate;
+    std::string reason;
+    int constraint = -1;
+  };
+  unsigned deepestFailure = 0;
+  int deepestLevel = -1;
+  std::vector<Rejection> deepestRejections;
+};
+
+std::optional<Conflict> Solver::buildClasses() {
+  size_t n = system.variables_.size();
+  parent.resize(n);
+  std::iota(parent.begin(), parent.end(), 0);
+  for (const auto &equality : system.equalities_) {
+    unsigned a = find(equality.a), b = find(equality.b);
+    if (var(equality.a).kind != var(equality.b).kind)
+      return Conflict{Conflict::Kind::Unsatisfiable,
+                      "a register value and a shared-memory buffer cannot "
+                      "share a layout",
+                      equality.origin,
+                      {}};
+    if (a != b)
+      parent[std::max(a, b)] = std::min(a, b);
+  }
+  classIndex.assign(n, ~0u);
+  for (VarId v = 0; v < n; ++v) {
+    unsigned root = find(v);
+    if (classIndex[root] == ~0u) {
+      classIndex[root] = classes.size();
+      classes.push_back({var(v).kind, {}, {}, std::nullopt, -1});
+    }
+    classes[classIndex[root]].members.push_back(v);
+  }
+  for (auto [index, constraint] : llvm::enumerate(system.constraints_)) {
+    llvm::SmallVector<unsigned, 2> touched;
+    for (VarId v : constraint.vars) {
+      unsigned cls = classOf(v);
+      if (!llvm::is_contained(touched, cls)) {
+        touched.push_back(cls);
+        classes[cls].constraints.push_back(index);
+      }
+    }
+    if (constraint.kind != Kind::Fix)
+      continue;
+    Class &cls = classes[classOf(constraint.vars[0])];
+    if (!cls.fixed) {
+      cls.fixed = constraint.values[0];
+      cls.fixedBy = index;
+      continue;
+    }
+    if (*cls.fixed == constraint.values[0])
+      continue;
+    const Constraint &first = system.constraints_[cls.fixedBy];
+    Conflict conflict{
+        Conflict::Kind::Unsatisfiable,
+        llvm::formatv("{0} must be {1} here, but is also required to be {2}",
+                      describe(var(constraint.vars[0]).origin),
+                      describeValue(constraint.values[0]),
+                      describeValue(*cls.fixed)),
+        constraint.origin,
+        {}};
+    conflict.notes.push_back(
+        {first.origin, llvm::formatv("{0} requires {1}",
+                                     describe(first.origin),
+                                     describeValue(*cls.fixed))});
+    return conflict;
+  }
+  assignment.assign(classes.size(), std::nullopt);
+  return std::nullopt;
+}
+
+void Solver::propagateHints() {
+  // Each class keeps a few hints; a class is revisited only when it gains
+  // one, so propagation is linear in the size of the system.
+  constexpr size_t kMaxHints = 6;
+  hints.assign(classes.size(), {});
+  std::vector<unsigned> worklist;
+  auto suggest = [&](unsigned cls, const Assignment &value) {
+    std::vector<Assignment> &list = hints[cls];
+    if (classes[cls].fixed || list.size() >= kMaxHints ||
+        llvm::is_contained(list, value))
+      return;
+    list.push_back(value);
+    worklist.push_back(cls);
+  };
+  auto mmaTilings = [&](unsigned cls, bool transposed) {
+    for (int64_t swizzle : {128, 64, 32})
+      suggest(cls, layout::mmaTransforms(
+                       swizzle, var(classes[cls].members.front()).bitwidth,
+                       transposed));
+  };
+  for (auto [cls, c] : llvm::enumerate(classes))
+    if (c.fixed) {
+      hints[cls].push_back(*c.fixed);
+      worklist.push_back(cls);
+    }
+  for (const Constraint &constraint : system.constraints_) {
+    if (constraint.kind == Kind::Reduce) {
+      // Reductions are cheapest from the wgmma layouts (WGMMA first).
+      unsigned src = classOf(constraint.vars[1]);
+      suggest(src, RegisterLayout::tiled(layout::wgmmaLayout()));
+      suggest(src, RegisterLayout::tiled(layout::wgmmaTransposedLayout()));
+    } else if (constraint.kind == Kind::MmaTiling) {
+      mmaTilings(classOf(constraint.vars[0]), constraint.flag);
+    }
+  }
+  while (!worklist.empty()) {
+    unsigned cls = worklist.back();
+    worklist.pop_back();
+    std::vector<Assignment> current = hints[cls];
+    for (unsigned index : classes[cls].constraints) {
+      const Constraint &constraint = system.constraints_[index];
+      auto other = [&](unsigned i) { return classOf(constraint.vars[i]); };
+      switch (constraint.kind) {
+      case Kind::Relayout:
+      case Kind::Reshape:
+        for (unsigned i : {0u, 1u})
+          if (other(i) != cls)
+            for (const Assignment &value : current)
+              suggest(other(i), value);
+        break;
+      case Kind::Reduce:
+        if (other(1) != cls || other(0) == cls)
+          break;
+        for (const Assignment &value : current) {
+          llvm::Expected<RegisterLayout> reduced =
+              std::get<RegisterLayout>(value).reduce(
+                  constraint.numbers, var(constraint.vars[1]).shape.size());
+          if (reduced)
+            suggest(other(0), *reduced);
+          else
+            llvm::consumeError(reduced.takeError());
+        }
+        break;
+      case Kind::Transferable:
+        // Tiled buffers pair with tiled registers and vice versa.
+        for (const Assignment &value : current) {
+          if (other(0) == cls && std::get<SmemTransforms>(value).tile)
+            suggest(other(1), RegisterLayout::tiled(layout::wgmmaLayout()));
+          if (other(1) == cls && std::get<RegisterLayout>(value).isTiled())
+            mmaTilings(other(0), false);
+        }
+        break;
+      case Kind::TransposedSmem:
+        for (unsigned i : {0u, 1u})
+          if (other(i) != cls)
+            for (const Assignment &value : current) {
+              SmemTransforms transposed = std::get<SmemTransforms>(value);
+              if (transposed.tile)
+                std::reverse(transposed.tile->begin(), transposed.tile->end());
+              suggest(other(i), transposed);
+            }
+        break;
+      default:
+        break;
+      }
+    }
+  }
+}
+
+std::string Solver::checkDomain(unsigned cls, const Assignment &value) {
+  for (VarId member : classes[cls].members) {
+    const Variable &v = var(member);
+    llvm::Error error = llvm::Error::success();
+    if (auto *layout = std::get_if<RegisterLayout>(&value))
+      error = layout->checkShape(v.shape);
+    else
+      error = layout::checkSmemTransforms(std::get<SmemTransforms>(value),
+                                          v.shape, v.bitwidth,
+                                          v.transposed ? -2 : -1);
+    if (error)
+      return llvm::formatv("{0} cannot be {1}: {2}", describe(v.origin),
+                           describeValue(value),
+                           llvm::toString(std::move(error)));
+  }
+  return "";
+}
+
+Solver::Status Solver::check(const Constraint &constraint) {
+  for (VarId v : constraint.vars)
+    if (!assignment[classOf(v)])
+      return Status::Unknown;
+  auto verdict = [](bool ok) {
+    return ok ? Status::Satisfied : Status::Violated;
+  };
+  auto reg = [&](unsigned i) -> const RegisterLayout & {
+    return std::get<RegisterLayout>(valueOf(constraint.vars[i]));
+  };
+  auto smem = [&](unsigned i) -> const SmemTransforms & {
+    return std::get<SmemTransforms>(valueOf(constraint.vars[i]));
+  };
+  switch (constraint.kind) {
+  case Kind::Fix:
+    return verdict(valueOf(constraint.vars[0]) == constraint.values[0]);
+  case Kind::OneOf:
+    return verdict(
+        llvm::is_contained(constraint.values, valueOf(constraint.vars[0])));
+  case Kind::Relayout:
+    return verdict(layout::isLegalRelayout(reg(0), reg(1),
+                                           var(constraint.vars[0]).bitwidth));
+  case Kind::NotOfKind:
+    return verdict(reg(0).kind() != constraint.layoutKind);
+  case Kind::Reduce: {
+    llvm::Expected<RegisterLayout> reduced = reg(1).reduce(
+        constraint.numbers, var(constraint.vars[1]).shape.size());
+    if (!reduced) {
+      llvm::consumeError(reduced.takeError());
+      return Status::Violated;
+    }
+    return verdict(*reduced == reg(0));
+  }
+  case Kind::Reshape:
+    return verdict(reg(0) == reg(1) &&
+                   reg(1).reshapes(var(constraint.vars[1]).shape,
+                                   var(constraint.vars[0]).shape));
+  case Kind::AlignedSlice: {
+    const RegisterLayout &layout = reg(0);
+    if (layout.isSplat())
+      return Status::Satisfied;
+    if (layout.isStrided())
+      return Status::Violated;
+    ArrayRef<int64_t> base = layout.tiledLayout().baseTileShape();
+    ArrayRef<int64_t> offsets = constraint.numbers;
+    for (size_t i = 1; i <= std::min(base.size(), offsets.size()); ++i)
+      if (offsets[offsets.size() - i] % base[base.size() - i] != 0)
+        return Status::Violated;
+    return Status::Satisfied;
+  }
+  case Kind::Transferable: {
+    const Variable &regVar = var(constraint.vars[1]);
+    return verdict(layout::isTransferable(smem(0), reg(1), regVar.shape,
+                                          regVar.bitwidth));
+  }
+  case Kind::Divides:
+    return verdict(layout::tilingDivides(smem(0), constraint.numbers));
+  case Kind::MmaTiling:
+    return verdict(layout::isValidMmaTiling(
+        smem(0), var(constraint.vars[0]).bitwidth, constraint.flag));
+  case Kind::TransposedSmem: {
+    SmemTransforms expected = smem(1);
+    if (expected.tile)
+      std::reverse(expected.tile->begin(), expected.tile->end());
+    return verdict(smem(0) == expected);
+  }
+  }
+  return Status::Unknown;
+}
+
+std::vector<Assignment> Solver::candidates(unsigned cls) {
+  const Class &c = classes[cls];
+  if (c.fixed)
+    return {*c.fixed};
+  std::vector<Assignment> result;
+  auto add = [&](Assignment value) {
+    if (!llvm::is_contained(result, value))
+      result.push_back(std::move(value));
+  };
+  for (unsigned index : c.constraints) {
+    const Constraint &constraint = system.constraints_[index];
+    if (constraint.kind == Kind::OneOf) {
+      for (const Assignment &value : constraint.values)
+        add(value);
+      return result;
+    }
+  }
+  const Variable &first = var(c.members.front());
+
+  // Values suggested by neighbours that already have one.
+  bool reductionSource = false;
+  llvm::SmallVector<bool, 4> mmaTransposed;
+  for (unsigned index : c.constraints) {
+    const Constraint &constraint = system.constraints_[index];
+    auto assigned = [&](unsigned i) -> const Assignment * {
+      unsigned other = classOf(constraint.vars[i]);
+      return other != cls && assignment[other] ? &*assignment[other] : nullptr;
+    };
+    switch (constraint.kind) {
+    case Kind::Relayout:
+    case Kind::Reshape:
+      for (unsigned i : {0u, 1u})
+        if (const Assignment *value = assigned(i))
+          add(*value);
+      break;
+    case Kind::Reduce:
+      if (classOf(constraint.vars[1]) == cls)
+        reductionSource = true;
+      else if (const Assignment *src = assigned(1)) {
+        llvm::Expected<RegisterLayout> reduced =
+            std::get<RegisterLayout>(*src).reduce(
+                constraint.numbers, var(constraint.vars[1]).shape.size());
+        if (reduced)
+          add(*reduced);
+        else
+          llvm::consumeError(reduced.takeError());
+      }
+      break;
+    case Kind::Transferable:
+      if (const Assignment *smem = assigned(0);
+          smem && std::get<SmemTransforms>(*smem).tile)
+        add(RegisterLayout::tiled(layout::wgmmaLayout()));
+      if (const Assignment *reg = assigned(1);
+          reg && std::get<RegisterLayout>(*reg).isTiled())
+        for (int64_t swizzle : {128, 64, 32})
+          add(layout::mmaTransforms(swizzle, first.bitwidth, false));
+      break;
+    case Kind::TransposedSmem:
+      for (unsigned i : {0u, 1u})
+        if (const Assignment *value = assigned(i)) {
+          SmemTransforms transposed = std::get<SmemTransforms>(*value);
+          if (transposed.tile)
+            std::reverse(transposed.tile->begin(), transposed.tile->end());
+          add(transposed);
+        }
+      break;
+    case Kind::MmaTiling:
+      mmaTransposed.push_back(constraint.flag);
+      break;
+    default:
+      break;
+    }
+  }
+
+  for (const Assignment &value : hints[cls])
+    add(value);
+  if (c.kind == VarKind::Smem) {
+    // Widest swizzle first: it has the fewest bank conflicts.
+    for (bool transposed : mmaTransposed)
+      for (int64_t swizzle : {128, 64, 32})
+        add(layout::mmaTransforms(swizzle, first.bitwidth, transposed));
+    add(SmemTransforms::none());
+    return result;
+  }
+  if (reductionSource) {
+    add(RegisterLayout::tiled(layout::wgmmaLayout()));
+    add(RegisterLayout::tiled(layout::wgmmaTransposedLayout()));
+  }
+  if (std::optional<int64_t> vectorSize =
+          layout::defaultStridedVectorSize(first.shape, first.bitwidth))
+    add(RegisterLayout::strided(*vectorSize));
+  add(RegisterLayout::splat());
+  return result;
+}
+
+std::string Solver::describeClass(unsigned cls) {
+  return describe(var(classes[cls].members.front()).origin);
+}
+
+std::string Solver::whyAssigned(unsigned cls) {
+  const Class &c = classes[cls];
+  if (c.fixed)
+    return describe(system.constraints_[c.fixedBy].origin);
+  return "chosen by the search";
+}
+
+std::string Solver::describeConstraint(const Constraint &constraint) {
+  std::string text = describe(constraint.origin);
+  // Name the values of the other variables involved.
+  for (VarId v : constraint.vars) {
+    unsigned cls = classOf(v);
+    if (!assignment[cls])
+      continue;
+    text += llvm::formatv("; {0} is {1} ({2})", describe(var(v).origin),
+                          describeValue(*assignment[cls]), whyAssigned(cls));
+  }
+  return text;
+}
+
+std::optional<Conflict> Solver::checkFixed() {
+  // Fixed values must suit every member of their class...
+  for (auto [cls, c] : llvm::enumerate(classes)) {
+    if (!c.fixed)
+      continue;
+    std::string error = checkDomain(cls, *c.fixed);
+    if (!error.empty())
+      return Conflict{Conflict::Kind::Unsatisfiable, error,
+                      system.constraints_[c.fixedBy].origin,
+                      {}};
+  }
+  // ...and every constraint among fixed classes must hold.
+  for (auto [cls, c] : llvm::enumerate(classes))
+    if (c.fixed)
+      assignment[cls] = c.fixed;
+  std::optional<Conflict> conflict;
+  for (const Constraint &constraint : system.constraints_) {
+    if (check(constraint) != Status::Violated)
+      continue;
+    conflict = Conflict{Conflict::Kind::Unsatisfiable,
+                        "requirements conflict: " +
+                            describe(constraint.origin),
+                        constraint.origin,
+                        {}};
+    for (VarId v : constraint.vars) {
+      unsigned cls = classOf(v);
+      const Constraint &fixer = system.constraints_[classes[cls].fixedBy];
+      conflict->notes.push_back(
+          {fixer.origin,
+           llvm::formatv("{0} is {1}, required by {2}",
+                         describe(var(v).origin),
+                         describeValue(*classes[cls].fixed),
+                         describe(fixer.origin))});
+    }
+    break;
+  }
+  std::fill(assignment.begin(), assignment.end(), std::nullopt);
+  return conflict;
+}
+
+Conflict Solver::unsatisfiable(unsigned cls) {
+  Conflict conflict{Conflict::Kind::Unsatisfiable,
+                    llvm::formatv("no layout for {0} satisfies every "
+                                  "constraint on it",
+                                  describeClass(cls)),
+                    var(classes[cls].members.front()).origin,
+                    {}};
+  for (const Rejection &rejection : deepestRejections) {
+    Origin where = var(classes[cls].members.front()).origin;
+    if (rejection.constraint >= 0)
+      where = system.constraints_[rejection.constraint].origin;
+    conflict.notes.push_back(
+        {where, llvm::formatv("{0} is ruled out by: {1}",
+                              describeValue(rejection.candidate),
+                              rejection.reason)});
+  }
+  return conflict;
+}
+
+std::variant<Solution, Conflict> Solver::run() {
+  if (std::optional<Conflict> conflict = buildClasses())
+    return *conflict;
+  if (std::optional<Conflict> conflict = checkFixed())
+    return *conflict;
+  propagateHints();
+
+  // Fixed classes first (their values are known), then program order.
+  std::vector<unsigned> order;
+  for (unsigned cls = 0; cls < classes.size(); ++cls)
+    if (classes[cls].fixed)
+      order.push_back(cls);
+  for (unsigned cls = 0; cls < classes.size(); ++cls)
+    if (!classes[cls].fixed)
+      order.push_back(cls);
+
+  std::vector<std::vector<Assignment>> pending(order.size());
+  std::vector<bool> expanded(order.size(), false);
+  std::vector<std::vector<Rejection>> rejections(order.size());
+  int64_t fuel = options.fuel, tries = 0;
+  int level = 0;
+  while (level < static_cast<int>(order.size())) {
+    unsigned cls = order[level];
+    if (!expanded[level]) {
+      pending[level] = candidates(cls);
+      std::reverse(pending[level].begin(), pending[level].end());
+      expanded[level] = true;
+      rejections[level].clear();
+    }
+    if (pending[level].empty()) {
+      if (level > deepestLevel) {
+        deepestLevel = level;
+        deepestFailure = cls;
+        deepestRejections = rejections[level];
+      }
+      expanded[level] = false;
+      assignment[cls] = std::nullopt;
+      if (--level < 0)
+        return unsatisfiable(deepestFailure);
+      assignment[order[level]] = std::nullopt;
+      continue;
+    }
+    if (tries >= fuel) {
+      Conflict conflict{
+          Conflict::Kind::OutOfFuel,
+          llvm::formatv("layout inference ran out of fuel after {0} tries "
+                        "while choosing a layout for {1}",
+                        tries, describeClass(cls)),
+          var(classes[cls].members.front()).origin,
+          {}};
+      return conflict;
+    }
+    ++tries;
+    Assignment candidate = std::move(pending[level].back());
+    pending[level].pop_back();
+
+    std::string domainError = checkDomain(cls, candidate);
+    if (!domainError.empty()) {
+      rejections[level].push_back({candidate, domainError, -1});
+      continue;
+    }
+    assignment[cls] = candidate;
+    int violated = -1;
+    for (unsigned index : classes[cls].constraints)
+      if (check(system.constraints_[index]) == Status::Violated) {
+        violated = index;
+        break;
+      }
+    if (violated >= 0) {
+      rejections[level].push_back(
+          {candidate, describeConstraint(system.constraints_[violated]),
+           violated});
+      assignment[cls] = std::nullopt;
+      continue;
+    }
+    ++level;
+  }
+
+  Solution solution;
+  solution.triesUsed = tries;
+  for (VarId v = 0; v < system.variables_.size(); ++v)
+    solution.values.push_back(valueOf(v));
+  return solution;
+}
+
+std::variant<Solution, Conflict>
+ConstraintSystem::solve(const Options &options) const {
+  return Solver(*this, options).run();
+}
+
+} // namespace mosaic::inference

@@ -1,0 +1,154 @@
+//===- ConstraintSystem.h - Layout constraints and their solver -*- C++ -*-===//
+//
+// Layout inference as a constraint problem. Variables stand for the layout of
+// a value site (a register vector or a shared-memory buffer); constraints
+// relate them; the solver finds an assignment by propagation and a
+// deterministic depth-first search with a fuel budget. Plain C++: the MLIR
+// rules in InferLayouts.cpp build systems, and unit tests build them by hand.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOSAIC_LAYOUTINFERENCE_CONSTRAINTSYSTEM_H
+#define MOSAIC_LAYOUTINFERENCE_CONSTRAINTSYSTEM_H
+
+#include "LayoutInference/SmemTransforms.h"
+
+#include <functional>
+#include <variant>
+
+namespace mosaic::inference {
+
+using layout::RegisterLayout;
+using layout::Shape;
+using layout::SmemTransforms;
+
+using VarId = unsigned;
+
+/// Where a variable or a constraint comes from, for diagnostics: an opaque
+/// handle the client maps back to a location (an Operation* for the pass),
+/// what it is (a static string such as "result" or "requires WGMMA") and an
+/// index. Descriptions are only formatted when a diagnostic needs them, so
+/// building large systems stays cheap.
+struct Origin {
+  const void *handle = nullptr;
+  const char *what = "";
+  int index = -1;
+  /// Sites are values ("result #0 of ..."); other origins are requirements
+  /// an op imposes ("... requires WGMMA").
+  bool isSite = false;
+};
+
+enum class VarKind { Register, Smem };
+
+struct Variable {
+  VarKind kind;
+  Shape shape;
+  unsigned bitwidth;
+  Origin origin;
+  /// For buffers: stored transposed, so the physical minor dim is dim -2.
+  bool transposed = false;
+};
+
+using Assignment = std::variant<RegisterLayout, SmemTransforms>;
+
+std::string describeValue(const Assignment &value);
+
+/// One reason a search failed, with the origins of everything involved: the
+/// primary origin first, then notes.
+struct Conflict {
+  enum class Kind { Unsatisfiable, OutOfFuel };
+  Kind kind;
+  std::string message;
+  Origin primary;
+  std::vector<std::pair<Origin, std::string>> notes;
+};
+
+struct Solution {
+  /// The value of every variable, indexed by VarId.
+  std::vector<Assignment> values;
+  /// Candidate assignments tried, for benchmarks and tests.
+  int64_t triesUsed = 0;
+};
+
+class ConstraintSystem {
+public:
+  VarId addRegister(Shape shape, unsigned bitwidth, Origin origin);
+  VarId addSmem(Shape shape, unsigned bitwidth, Origin origin,
+                bool transposed = false);
+  const Variable &variable(VarId id) const { return variables_[id]; }
+  size_t numVariables() const { return variables_.size(); }
+
+  /// `a` and `b` have the same layout (or transforms).
+  void equate(VarId a, VarId b, Origin why);
+  /// `var` has exactly `value`.
+  void fix(VarId var, Assignment value, Origin why);
+  /// `var` is one of `candidates` (tried in order).
+  void oneOf(VarId var, std::vector<Assignment> candidates, Origin why);
+  /// The register value `src` converts to `dst` in registers.
+  void relayout(VarId src, VarId dst, Origin why);
+  /// `var` is not a layout of kind `kind`.
+  void notOfKind(VarId var, RegisterLayout::Kind kind, Origin why);
+  /// `out` is `src` reduced over `axes`.
+  void reduce(VarId out, VarId src, llvm::ArrayRef<int64_t> axes, Origin why);
+  /// `dst` is `src` reshaped without moving data.
+  void reshape(VarId dst, VarId src, Origin why);
+  /// Tiled layouts of `var` put slices starting at `offsets` on tile
+  /// boundaries (strided layouts cannot be sliced).
+  void alignedSlice(VarId var, llvm::ArrayRef<int64_t> offsets, Origin why);
+  /// The buffer `smem` and the register value `reg` can be transferred.
+  void transferable(VarId smem, VarId reg, Origin why);
+  /// The tiling of `smem` divides `multiples`, aligned from the right.
+  void divides(VarId smem, llvm::ArrayRef<int64_t> multiples, Origin why);
+  /// `smem` has a tiling wgmma can read.
+  void mmaTiling(VarId smem, bool transposed, Origin why);
+  /// `dst` holds the transpose of `src`: their tiles are swapped.
+  void transposedSmem(VarId dst, VarId src, Origin why);
+
+  struct Options {
+    int64_t fuel = 100000;
+    /// Formats an origin for diagnostics; by default its `what` and index.
+    std::function<std::string(const Origin &)> describe;
+  };
+  /// Solves the system; the result is deterministic for a given system.
+  std::variant<Solution, Conflict> solve(const Options &options) const;
+
+private:
+  friend class Solver;
+
+  enum class ConstraintKind {
+    Fix,
+    OneOf,
+    Relayout,
+    NotOfKind,
+    Reduce,
+    Reshape,
+    AlignedSlice,
+    Transferable,
+    Divides,
+    MmaTiling,
+    TransposedSmem,
+  };
+  struct Constraint {
+    ConstraintKind kind;
+    /// The constrained variables; for binary constraints {first, second} in
+    /// the order of the adding method's parameters.
+    llvm::SmallVector<VarId, 2> vars;
+    std::vector<Assignment> values;
+    Shape numbers;
+    RegisterLayout::Kind layoutKind = RegisterLayout::Kind::Splat;
+    bool flag = false;
+    Origin origin;
+  };
+  struct Equality {
+    VarId a, b;
+    Origin origin;
+  };
+
+  std::vector<Variable> variables_;
+  std::vector<Constraint> constraints_;
+  std::vector<Equality> equalities_;
+};
+
+} // namespace mosaic::inference
+
+#endif // MOSAIC_LAYOUTINFERENCE_CONSTRAINTSYSTEM_H

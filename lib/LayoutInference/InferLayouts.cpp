@@ -1,0 +1,871 @@
+//===- InferLayouts.cpp - The mosaic-gpu-infer-layouts pass ---------------===//
+//
+// Builds a ConstraintSystem from a kernel and writes its solution back as
+// layout and transform attributes. Each op kind contributes constraints
+// through one rule function in the registry below; ops with the Elementwise
+// trait share one rule.
+//
+// Sites: every vector value (op result or block argument) and every vector
+// operand use gets a register variable; a use is related to the value it uses
+// by a relayout, so that e.g. a splat constant can feed a tiled op. Every
+// shared-memory buffer value gets one variable (buffers are never relaid).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LayoutInference/AttributeBridge.h"
+#include "LayoutInference/ConstraintSystem.h"
+#include "LayoutInference/Passes.h"
+
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <numeric>
+
+namespace mosaic {
+#define GEN_PASS_DEF_MOSAICGPUINFERLAYOUTS
+#include "LayoutInference/Passes.h.inc"
+} // namespace mosaic
+
+using namespace mlir;
+using namespace mosaic;
+using namespace mosaic::inference;
+using layout::RegisterLayout;
+using layout::SmemTransforms;
+
+namespace {
+
+unsigned bitwidthOf(Type type) {
+  if (type.isIndex())
+    return 64;
+  if (type.isIntOrFloat())
+    return type.getIntOrFloatBitWidth();
+  return 64;
+}
+
+bool isRegisterVector(Value value) {
+  auto type = dyn_cast<VectorType>(value.getType());
+  return type && type.getRank() > 0 && !type.isScalable();
+}
+
+bool isSharedBuffer(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && mosaic_gpu::isSharedMemory(type) &&
+         !isa<mosaic_gpu::BarrierType>(type.getElementType());
+}
+
+/// A 2-D-or-more buffer whose second-minor dim is the contiguous one.
+bool isTransposedBuffer(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.getRank() >= 2 &&
+         succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() != 1 && strides[strides.size() - 2] == 1;
+}
+
+/// What an index is known to be a multiple of: 0 for zero, 1 when unknown.
+int64_t knownMultiple(Value value, int depth = 0) {
+  if (depth > 8)
+    return 1;
+  APInt constant;
+  if (matchPattern(value, m_ConstantInt(&constant)))
+    return std::abs(constant.getSExtValue());
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return 1;
+  if (auto assume = dyn_cast<mosaic_gpu::AssumeMultipleOp>(def))
+    return assume.getMultipleAttr().getInt();
+  if (isa<arith::MulIOp>(def))
+    return knownMultiple(def->getOperand(0), depth + 1) *
+           knownMultiple(def->getOperand(1), depth + 1);
+  if (isa<arith::AddIOp, arith::SubIOp>(def))
+    return std::gcd(knownMultiple(def->getOperand(0), depth + 1),
+                    knownMultiple(def->getOperand(1), depth + 1));
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+          arith::ExtUIOp, arith::TruncIOp>(def))
+    return knownMultiple(def->getOperand(0), depth + 1);
+  return 1;
+}
+
+class InferenceBuilder;
+using Rule = LogicalResult (*)(Operation *, InferenceBuilder &);
+
+class InferenceBuilder {
+public:
+  ConstraintSystem system;
+  SmallVector<Operation *> ops;
+
+  static Origin at(Operation *op, const char *what, int index = -1) {
+    return Origin{op, what, index, /*isSite=*/false};
+  }
+  static Origin siteAt(Operation *op, const char *what, int index) {
+    return Origin{op, what, index, /*isSite=*/true};
+  }
+
+  void createSites(Operation *root);
+  LogicalResult applyRules();
+  void annotate(const Solution &solution);
+
+  VarId value(Value v) {
+    auto it = valueVars.find(v);
+    if (it != valueVars.end())
+      return it->second;
+    Operation *owner = v.getDefiningOp()
+                           ? v.getDefiningOp()
+                           : v.getParentRegion()->getParentOp();
+    return createValue(v, owner, "value", -1);
+  }
+  VarId site(Operation *op, unsigned index) {
+    return operandVars.lookup(&op->getOpOperand(index));
+  }
+  VarId result(Operation *op, unsigned index) {
+    return value(op->getResult(index));
+  }
+
+  /// Equates all of `vars` with the first.
+  void equateAll(ArrayRef<VarId> vars, Origin why) {
+    if (vars.empty())
+      return;
+    for (VarId var : vars.drop_front())
+      system.equate(vars.front(), var, why);
+  }
+
+  /// Relates the values flowing into and out of region-holding ops: every
+  /// group is one value seen at several places (init, block argument, yield,
+  /// result). Register values use operand sites for operands.
+  void tieGroup(ArrayRef<OpOperand *> operands, ArrayRef<Value> values,
+                Origin why) {
+    SmallVector<VarId> vars;
+    for (OpOperand *operand : operands) {
+      if (isRegisterVector(operand->get()))
+        vars.push_back(operandVars.lookup(operand));
+      else if (isSharedBuffer(operand->get()))
+        vars.push_back(value(operand->get()));
+    }
+    for (Value v : values)
+      if (isRegisterVector(v) || isSharedBuffer(v))
+        vars.push_back(value(v));
+    if (vars.size() > 1)
+      equateAll(vars, why);
+  }
+
+  /// slice_smem results that share an alias_id.
+  llvm::DenseMap<int64_t, VarId> aliases;
+
+private:
+  VarId createValue(Value v, Operation *owner, const char *what, int index) {
+    auto shaped = cast<ShapedType>(v.getType());
+    unsigned bitwidth = bitwidthOf(shaped.getElementType());
+    layout::Shape shape(shaped.getShape());
+    VarId var = isRegisterVector(v)
+                    ? system.addRegister(shape, bitwidth,
+                                         siteAt(owner, what, index))
+                    : system.addSmem(shape, bitwidth, siteAt(owner, what, index),
+                                     isTransposedBuffer(cast<MemRefType>(
+                                         v.getType())));
+    valueVars[v] = var;
+    return var;
+  }
+
+  DenseMap<Value, VarId> valueVars;
+  DenseMap<OpOperand *, VarId> operandVars;
+};
+
+void InferenceBuilder::createSites(Operation *root) {
+  root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    ops.push_back(op);
+    for (OpResult result : op->getResults())
+      if (isRegisterVector(result) || isSharedBuffer(result))
+        createValue(result, op, "result", result.getResultNumber());
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments())
+          if (isRegisterVector(argument) || isSharedBuffer(argument))
+            createValue(argument, op, "region argument",
+                        argument.getArgNumber());
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!isRegisterVector(operand.get()))
+        continue;
+      auto type = cast<VectorType>(operand.get().getType());
+      unsigned index = operand.getOperandNumber();
+      VarId use = system.addRegister(layout::Shape(type.getShape()),
+                                     bitwidthOf(type.getElementType()),
+                                     siteAt(op, "operand", index));
+      operandVars[&operand] = use;
+      system.relayout(value(operand.get()), use,
+                      at(op, "can only use a value in a layout its producer's "
+                             "layout converts to",
+                         index));
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Rules
+//===----------------------------------------------------------------------===//
+
+SmallVector<VarId> vectorSitesAndResults(Operation *op, InferenceBuilder &b) {
+  SmallVector<VarId> vars;
+  for (OpOperand &operand : op->getOpOperands())
+    if (isRegisterVector(operand.get()))
+      vars.push_back(b.site(op, operand.getOperandNumber()));
+  for (OpResult result : op->getResults())
+    if (isRegisterVector(result))
+      vars.push_back(b.value(result));
+  return vars;
+}
+
+LogicalResult elementwiseRule(Operation *op, InferenceBuilder &b) {
+  b.equateAll(vectorSitesAndResults(op, b),
+              b.at(op, "is elementwise: its vector operands and results share "
+                       "one layout"));
+  return success();
+}
+
+LogicalResult noConstraintsRule(Operation *, InferenceBuilder &) {
+  return success();
+}
+
+LogicalResult constantRule(Operation *op, InferenceBuilder &b) {
+  auto constant = cast<arith::ConstantOp>(op);
+  if (!isRegisterVector(constant.getResult()))
+    return success();
+  auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (elements && elements.isSplat())
+    b.system.fix(b.result(op, 0), RegisterLayout::splat(),
+                 b.at(op, "is a splat constant, so its layout is Splat"));
+  else
+    b.system.notOfKind(b.result(op, 0), RegisterLayout::Kind::Splat,
+                       b.at(op, "is a non-splat constant, which cannot be "
+                                "Splat"));
+  return success();
+}
+
+LogicalResult splatRule(Operation *op, InferenceBuilder &b) {
+  b.system.fix(b.result(op, 0), RegisterLayout::splat(),
+               b.at(op, "splats a scalar, so its layout is Splat"));
+  return success();
+}
+
+LogicalResult broadcastRule(Operation *op, InferenceBuilder &b) {
+  auto broadcast = cast<vector::BroadcastOp>(op);
+  if (!isRegisterVector(broadcast.getSource()))
+    return splatRule(op, b);
+  auto sourceType = cast<VectorType>(broadcast.getSource().getType());
+  VectorType resultType = broadcast.getResultVectorType();
+  int64_t added = resultType.getRank() - sourceType.getRank();
+  if (resultType.getShape().drop_front(added) != sourceType.getShape()) {
+    // Stretching size-1 dims duplicates data across threads; only a splat
+    // can be stretched in registers.
+    b.system.oneOf(b.site(op, 0), {RegisterLayout::splat()},
+                   b.at(op, "stretches size-1 dims, which only a Splat "
+                            "operand supports"));
+    return success();
+  }
+  SmallVector<int64_t> axes(added);
+  std::iota(axes.begin(), axes.end(), 0);
+  b.system.reduce(b.site(op, 0), b.result(op, 0), axes,
+                  b.at(op, "broadcasts leading dims: its operand's layout is "
+                           "its result's reduced over them"));
+  return success();
+}
+
+LogicalResult shapeCastRule(Operation *op, InferenceBuilder &b) {
+  b.system.reshape(b.result(op, 0), b.site(op, 0),
+                   b.at(op, "reshapes without moving data: the layout must "
+                            "suit both shapes"));
+  return success();
+}
+
+LogicalResult multiReductionRule(Operation *op, InferenceBuilder &b) {
+  auto reduction = cast<vector::MultiDimReductionOp>(op);
+  b.system.notOfKind(b.site(op, 0), RegisterLayout::Kind::Strided,
+                     b.at(op, "reduces along axes, which a Strided operand "
+                              "does not support"));
+  if (!isRegisterVector(reduction.getResult()))
+    return success();
+  SmallVector<int64_t> axes(reduction.getReductionDims());
+  b.system.reduce(b.result(op, 0), b.site(op, 0), axes,
+                  b.at(op, "reduces its operand: the result's layout is the "
+                           "operand's reduced over the axes"));
+  b.system.equate(b.site(op, 1), b.result(op, 0),
+                  b.at(op, "accumulates into a value laid out as its result"));
+  return success();
+}
+
+LogicalResult extractStridedSliceRule(Operation *op, InferenceBuilder &b) {
+  auto extract = cast<vector::ExtractStridedSliceOp>(op);
+  SmallVector<int64_t> offsets;
+  for (Attribute offset : extract.getOffsets())
+    offsets.push_back(cast<IntegerAttr>(offset).getInt());
+  b.system.equate(b.site(op, 0), b.result(op, 0),
+                  b.at(op, "slices in registers: its result keeps the "
+                           "operand's layout"));
+  b.system.alignedSlice(b.site(op, 0), offsets,
+                        b.at(op, "needs slice offsets on tile boundaries"));
+  return success();
+}
+
+LogicalResult extractRule(Operation *op, InferenceBuilder &b) {
+  if (isRegisterVector(op->getResult(0)))
+    b.system.reshape(b.result(op, 0), b.site(op, 0),
+                     b.at(op, "extracts along leading dims: the result keeps "
+                              "the operand's layout"));
+  return success();
+}
+
+LogicalResult insertRule(Operation *op, InferenceBuilder &b) {
+  auto insert = cast<vector::InsertOp>(op);
+  unsigned dest = insert.getDestMutable().getOperandNumber();
+  b.system.equate(b.site(op, dest), b.result(op, 0),
+                  b.at(op, "inserts in registers: the result keeps the "
+                           "destination's layout"));
+  if (isRegisterVector(insert.getValueToStore()))
+    b.system.reshape(
+        b.site(op, insert.getValueToStoreMutable().getOperandNumber()),
+        b.result(op, 0),
+        b.at(op, "inserts along leading dims: the value keeps the "
+                 "destination's layout"));
+  return success();
+}
+
+LogicalResult vectorLoadRule(Operation *op, InferenceBuilder &b) {
+  auto load = cast<mosaic_gpu::VectorLoadOp>(op);
+  b.system.notOfKind(b.result(op, 0), RegisterLayout::Kind::Splat,
+                     b.at(op, "loads arbitrary data, which cannot be Splat"));
+  if (isSharedBuffer(load.getSource()))
+    b.system.transferable(b.value(load.getSource()), b.result(op, 0),
+                          b.at(op, "must read the buffer without bank "
+                                   "conflicts"));
+  return success();
+}
+
+LogicalResult vectorStoreRule(Operation *op, InferenceBuilder &b) {
+  auto store = cast<mosaic_gpu::VectorStoreOp>(op);
+  if (isSharedBuffer(store.getDestination()))
+    b.system.transferable(b.value(store.getDestination()), b.site(op, 0),
+                          b.at(op, "must write the buffer without bank "
+                                   "conflicts"));
+  return success();
+}
+
+LogicalResult wgmmaRule(Operation *op, InferenceBuilder &b) {
+  auto wgmma = cast<mosaic_gpu::WGMMAOp>(op);
+  b.system.equate(b.site(op, 0), b.result(op, 0),
+                  b.at(op, "accumulates in place"));
+  b.system.fix(b.result(op, 0), RegisterLayout::tiled(layout::wgmmaLayout()),
+               b.at(op, "requires the wgmma accumulator layout WGMMA"));
+  Value a = wgmma.getA(), bRef = wgmma.getB();
+  auto transposed = [](Value ref) {
+    return isTransposedBuffer(cast<MemRefType>(ref.getType()));
+  };
+  if (isRegisterVector(a)) {
+    unsigned bitwidth =
+        bitwidthOf(cast<VectorType>(a.getType()).getElementType());
+    b.system.fix(b.site(op, 1),
+                 RegisterLayout::tiled(bitwidth == 8 ? layout::wgmma8BitLayout()
+                                                     : layout::wgmmaLayout()),
+                 b.at(op, bitwidth == 8 ? "requires `a` in registers to be "
+                                          "WGMMA_8BIT"
+                                        : "requires `a` in registers to be "
+                                          "WGMMA"));
+  }
+  b.system.mmaTiling(b.value(bRef), transposed(bRef),
+                     b.at(op, "requires `b` to have a wgmma tiling"));
+  if (isSharedBuffer(a)) {
+    b.system.mmaTiling(b.value(a), transposed(a),
+                       b.at(op, "requires `a` to have a wgmma tiling"));
+    if (transposed(a) == transposed(bRef))
+      b.system.equate(b.value(a), b.value(bRef),
+                      b.at(op, "requires `a` and `b` to share one swizzle"));
+    else
+      b.system.transposedSmem(b.value(a), b.value(bRef),
+                              b.at(op, "requires `a` and `b` to share one "
+                                       "swizzle"));
+  }
+  return success();
+}
+
+LogicalResult layoutCastRule(Operation *op, InferenceBuilder &b) {
+  auto cast = llvm::cast<mosaic_gpu::LayoutCastOp>(op);
+  FailureOr<RegisterLayout> layout = attrToLayout(cast.getNewLayout());
+  if (failed(layout))
+    return op->emitOpError("`new_layout` is not a register layout");
+  b.system.fix(b.result(op, 0), *layout,
+               b.at(op, "fixes its result's layout"));
+  b.system.relayout(b.site(op, 0), b.result(op, 0),
+                    b.at(op, "converts its operand to `new_layout`"));
+  return success();
+}
+
+LogicalResult broadcastInDimRule(Operation *op, InferenceBuilder &b) {
+  auto broadcast = cast<mosaic_gpu::BroadcastInDimOp>(op);
+  ArrayRef<int64_t> mapped = broadcast.getBroadcastDimensions();
+  VectorType operandType = broadcast.getOperand().getType();
+  VectorType resultType = broadcast.getResult().getType();
+  for (auto [i, dim] : llvm::enumerate(mapped))
+    if (operandType.getDimSize(i) != resultType.getDimSize(dim)) {
+      b.system.oneOf(b.site(op, 0), {RegisterLayout::splat()},
+                     b.at(op, "expands size-1 dims, which only a Splat "
+                              "operand supports"));
+      return success();
+    }
+  SmallVector<int64_t> axes;
+  for (int64_t dim = 0; dim < resultType.getRank(); ++dim)
+    if (!llvm::is_contained(mapped, dim))
+      axes.push_back(dim);
+  b.system.reduce(b.site(op, 0), b.result(op, 0), axes,
+                  b.at(op, "broadcasts: its operand's layout is its "
+                           "result's reduced over the new dims"));
+  return success();
+}
+
+LogicalResult iotaRule(Operation *op, InferenceBuilder &b) {
+  b.system.notOfKind(b.result(op, 0), RegisterLayout::Kind::Splat,
+                     b.at(op, "produces distinct values, which cannot be "
+                              "Splat"));
+  return success();
+}
+
+LogicalResult optimizationBarrierRule(Operation *op, InferenceBuilder &b) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    unsigned i = operand.getOperandNumber();
+    if (isRegisterVector(operand.get()))
+      b.system.equate(b.site(op, i), b.result(op, i),
+                      b.at(op, "passes its operands through unchanged", i));
+    else if (isSharedBuffer(operand.get()))
+      b.system.equate(b.value(operand.get()), b.result(op, i),
+                      b.at(op, "passes its operands through unchanged", i));
+  }
+  return success();
+}
+
+LogicalResult sliceSmemRule(Operation *op, InferenceBuilder &b) {
+  auto slice = cast<mosaic_gpu::SliceSMEMOp>(op);
+  if (!isSharedBuffer(slice.getResult()) || !slice.getAliasId())
+    return success();
+  auto [it, inserted] =
+      b.aliases.try_emplace(*slice.getAliasId(), b.result(op, 0));
+  if (!inserted)
+    b.system.equate(it->second, b.result(op, 0),
+                    b.at(op, "shares its `alias_id` with another slice, so "
+                             "they share transforms"));
+  return success();
+}
+
+LogicalResult withTransformsRule(Operation *op, InferenceBuilder &b) {
+  auto with = cast<mosaic_gpu::WithTransformsOp>(op);
+  if (!isSharedBuffer(with.getResult()))
+    return success();
+  FailureOr<SmemTransforms> transforms = attrToTransforms(with.getTransforms());
+  if (failed(transforms))
+    return op->emitOpError("`transforms` must be at most one tile followed by "
+                           "at most one swizzle");
+  b.system.equate(b.value(with.getRef()), b.result(op, 0),
+                  b.at(op, "views the same buffer"));
+  b.system.fix(b.result(op, 0), *transforms,
+               b.at(op, "fixes the buffer's transforms"));
+  return success();
+}
+
+LogicalResult customPrimitiveRule(Operation *op, InferenceBuilder &b) {
+  auto custom = cast<mosaic_gpu::CustomPrimitiveOp>(op);
+  auto inLayouts = custom.getInLayouts().getValue();
+  auto inTransforms = custom.getInTransforms().getValue();
+  size_t vectorIndex = 0, bufferIndex = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    unsigned i = operand.getOperandNumber();
+    if (isRegisterVector(operand.get())) {
+      FailureOr<RegisterLayout> layout = attrToLayout(inLayouts[vectorIndex++]);
+      if (failed(layout))
+        return op->emitOpError("`in_layouts` entries must be register layouts");
+      b.system.fix(b.site(op, i), *layout,
+                   b.at(op, "declares its operand layout in `in_layouts`", i));
+    } else if (isSharedBuffer(operand.get()) &&
+               bufferIndex < inTransforms.size()) {
+      FailureOr<SmemTransforms> transforms =
+          attrToTransforms(inTransforms[bufferIndex++]);
+      if (failed(transforms))
+        return op->emitOpError("`in_transforms` entries must be transform "
+                               "lists");
+      b.system.fix(b.value(operand.get()), *transforms,
+                   b.at(op, "declares its buffer transforms in "
+                            "`in_transforms`",
+                        i));
+    }
+  }
+  size_t resultIndex = 0;
+  for (OpResult result : op->getResults()) {
+    if (!isRegisterVector(result))
+      continue;
+    FailureOr<RegisterLayout> layout =
+        attrToLayout(custom.getOutLayouts()[resultIndex++]);
+    if (failed(layout))
+      return op->emitOpError("`out_layouts` entries must be register layouts");
+    b.system.fix(b.value(result), *layout,
+                 b.at(op, "declares its result layout in `out_layouts`",
+                      result.getResultNumber()));
+  }
+  return success();
+}
+
+/// The multiples a TMA slice starting at `indices` with `sliceLengths`
+/// guarantees for the dims the buffer keeps (squeezed dims dropped).
+SmallVector<int64_t> transferMultiples(ValueRange indices,
+                                       ArrayRef<int64_t> sliceLengths) {
+  SmallVector<int64_t> multiples;
+  for (auto [index, length] : llvm::zip_equal(indices, sliceLengths))
+    if (length != -1)
+      multiples.push_back(std::gcd(knownMultiple(index), length));
+  return multiples;
+}
+
+LogicalResult asyncLoadRule(Operation *op, InferenceBuilder &b) {
+  auto load = cast<mosaic_gpu::AsyncLoadOp>(op);
+  if (isSharedBuffer(load.getDestination()))
+    b.system.divides(
+        b.value(load.getDestination()),
+        transferMultiples(load.getIndices(), load.getSliceLengths()),
+        b.at(op, "needs a tiling that divides its slice lengths and the "
+                 "multiples its indices are known to be"));
+  return success();
+}
+
+LogicalResult asyncStoreRule(Operation *op, InferenceBuilder &b) {
+  auto store = cast<mosaic_gpu::AsyncStoreOp>(op);
+  if (isSharedBuffer(store.getSource()))
+    b.system.divides(
+        b.value(store.getSource()),
+        transferMultiples(store.getIndices(), store.getSliceLengths()),
+        b.at(op, "needs a tiling that divides its slice lengths and the "
+                 "multiples its indices are known to be"));
+  return success();
+}
+
+/// Buffers an op with no rule touches must stay untransformed: nothing
+/// would account for the tiling.
+void pinUntransformed(Operation *op, InferenceBuilder &b) {
+  for (Value operand : op->getOperands())
+    if (isSharedBuffer(operand))
+      b.system.oneOf(b.value(operand), {SmemTransforms::none()},
+                     b.at(op, "accesses the buffer element by element, which "
+                              "needs it untransformed"));
+  for (Value result : op->getResults())
+    if (isSharedBuffer(result))
+      b.system.oneOf(b.value(result), {SmemTransforms::none()},
+                     b.at(op, "produces a buffer no rule describes, which "
+                              "must stay untransformed"));
+}
+
+LogicalResult subviewRule(Operation *op, InferenceBuilder &b) {
+  auto subview = cast<memref::SubViewOp>(op);
+  if (!isSharedBuffer(subview.getSource()))
+    return success();
+  SmallVector<int64_t> multiples;
+  for (auto [offset, size] :
+       llvm::zip_equal(subview.getMixedOffsets(), subview.getMixedSizes())) {
+    int64_t offsetMultiple = 1;
+    if (auto attr = dyn_cast<Attribute>(offset))
+      offsetMultiple = std::abs(cast<IntegerAttr>(attr).getInt());
+    else
+      offsetMultiple = knownMultiple(cast<Value>(offset));
+    std::optional<int64_t> staticSize = getConstantIntValue(size);
+    multiples.push_back(std::gcd(offsetMultiple, staticSize.value_or(1)));
+  }
+  b.system.equate(b.value(subview.getSource()), b.result(op, 0),
+                  b.at(op, "views part of the buffer, with its transforms"));
+  b.system.divides(b.value(subview.getSource()), multiples,
+                   b.at(op, "needs a tiling that divides its offsets and "
+                            "sizes"));
+  return success();
+}
+
+LogicalResult transposeRule(Operation *op, InferenceBuilder &b) {
+  auto transpose = cast<memref::TransposeOp>(op);
+  if (!isSharedBuffer(transpose.getIn()))
+    return success();
+  AffineMap permutation = transpose.getPermutation();
+  unsigned rank = permutation.getNumResults();
+  bool leadingIdentity = true;
+  for (unsigned i = 0; i + 2 < rank; ++i)
+    leadingIdentity &= permutation.getDimPosition(i) == i;
+  bool swapsMinor = rank >= 2 && leadingIdentity &&
+                    permutation.getDimPosition(rank - 2) == rank - 1 &&
+                    permutation.getDimPosition(rank - 1) == rank - 2;
+  if (permutation.isIdentity())
+    b.system.equate(b.value(transpose.getIn()), b.result(op, 0),
+                    b.at(op, "views the same buffer"));
+  else if (swapsMinor)
+    b.system.transposedSmem(b.result(op, 0), b.value(transpose.getIn()),
+                            b.at(op, "swaps the minor dims, and with them "
+                                     "the tile dims"));
+  else
+    pinUntransformed(op, b);
+  return success();
+}
+
+LogicalResult reshapeRule(Operation *op, InferenceBuilder &b) {
+  Value source = op->getOperand(0), result = op->getResult(0);
+  if (!isSharedBuffer(source))
+    return success();
+  auto sourceType = cast<MemRefType>(source.getType());
+  auto resultType = cast<MemRefType>(result.getType());
+  // A tiling of the two minor dims survives when they are left alone.
+  bool keepsMinor = sourceType.getRank() >= 2 && resultType.getRank() >= 2 &&
+                    sourceType.getShape().take_back(2) ==
+                        resultType.getShape().take_back(2);
+  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(op))
+    keepsMinor &= collapse.getReassociationIndices().back().size() == 1 &&
+                  collapse.getReassociationIndices().size() >= 2 &&
+                  collapse.getReassociationIndices().end()[-2].size() == 1;
+  if (auto expand = dyn_cast<memref::ExpandShapeOp>(op))
+    keepsMinor &= expand.getReassociationIndices().back().size() == 1 &&
+                  expand.getReassociationIndices().size() >= 2 &&
+                  expand.getReassociationIndices().end()[-2].size() == 1;
+  if (keepsMinor) {
+    b.system.equate(b.value(source), b.value(result),
+                    b.at(op, "reshapes the buffer's leading dims only"));
+  } else {
+    pinUntransformed(op, b);
+  }
+  return success();
+}
+
+LogicalResult castRule(Operation *op, InferenceBuilder &b) {
+  if (isSharedBuffer(op->getOperand(0)) && isSharedBuffer(op->getResult(0)))
+    b.system.equate(b.value(op->getOperand(0)), b.result(op, 0),
+                    b.at(op, "views the same buffer"));
+  return success();
+}
+
+SmallVector<OpOperand *> operandsOf(Operation *op, unsigned from = 0) {
+  SmallVector<OpOperand *> result;
+  for (OpOperand &operand : op->getOpOperands().drop_front(from))
+    result.push_back(&operand);
+  return result;
+}
+
+LogicalResult forRule(Operation *op, InferenceBuilder &b) {
+  auto loop = cast<scf::ForOp>(op);
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  for (auto [i, argument] : llvm::enumerate(loop.getRegionIterArgs()))
+    b.tieGroup({loop.getTiedLoopInit(argument), &yield->getOpOperand(i)},
+               {argument, loop.getResult(i)},
+               b.at(op, "carries a value through its iterations", i));
+  return success();
+}
+
+LogicalResult whileRule(Operation *op, InferenceBuilder &b) {
+  auto loop = cast<scf::WhileOp>(op);
+  scf::YieldOp yield = loop.getYieldOp();
+  scf::ConditionOp condition = loop.getConditionOp();
+  for (auto [i, argument] : llvm::enumerate(loop.getBeforeArguments()))
+    b.tieGroup({&op->getOpOperand(i), &yield->getOpOperand(i)}, {argument},
+               b.at(op, "carries a value into its condition region", i));
+  for (auto [i, argument] : llvm::enumerate(loop.getAfterArguments()))
+    b.tieGroup({&condition->getOpOperand(i + 1)},
+               {argument, loop.getResult(i)},
+               b.at(op, "forwards a value from its condition", i));
+  return success();
+}
+
+/// Ties every result of `op` to the matching operand of each region's yield.
+LogicalResult yieldingRegionsRule(Operation *op, InferenceBuilder &b) {
+  for (OpResult result : op->getResults()) {
+    SmallVector<OpOperand *> yielded;
+    for (Region &region : op->getRegions())
+      if (!region.empty())
+        yielded.push_back(&region.front().getTerminator()->getOpOperand(
+            result.getResultNumber()));
+    b.tieGroup(yielded, {result},
+               b.at(op, "yields the same value from each region",
+                    result.getResultNumber()));
+  }
+  return success();
+}
+
+const llvm::StringMap<Rule> &ruleRegistry() {
+  static const llvm::StringMap<Rule> registry = {
+      {arith::ConstantOp::getOperationName(), constantRule},
+      {vector::BroadcastOp::getOperationName(), broadcastRule},
+      {vector::ShapeCastOp::getOperationName(), shapeCastRule},
+      {vector::MultiDimReductionOp::getOperationName(), multiReductionRule},
+      {vector::ExtractStridedSliceOp::getOperationName(),
+       extractStridedSliceRule},
+      {vector::ExtractOp::getOperationName(), extractRule},
+      {vector::InsertOp::getOperationName(), insertRule},
+      {mosaic_gpu::VectorLoadOp::getOperationName(), vectorLoadRule},
+      {mosaic_gpu::VectorStoreOp::getOperationName(), vectorStoreRule},
+      {mosaic_gpu::WGMMAOp::getOperationName(), wgmmaRule},
+      {mosaic_gpu::LayoutCastOp::getOperationName(), layoutCastRule},
+      {mosaic_gpu::BroadcastInDimOp::getOperationName(), broadcastInDimRule},
+      {mosaic_gpu::BroadcastedIotaOp::getOperationName(), iotaRule},
+      {mosaic_gpu::OptimizationBarrierOp::getOperationName(),
+       optimizationBarrierRule},
+      {mosaic_gpu::SliceSMEMOp::getOperationName(), sliceSmemRule},
+      {mosaic_gpu::WithTransformsOp::getOperationName(), withTransformsRule},
+      {mosaic_gpu::CustomPrimitiveOp::getOperationName(), customPrimitiveRule},
+      {mosaic_gpu::AsyncLoadOp::getOperationName(), asyncLoadRule},
+      {mosaic_gpu::AsyncStoreOp::getOperationName(), asyncStoreRule},
+      {mosaic_gpu::AsyncPrefetchOp::getOperationName(), noConstraintsRule},
+      {mosaic_gpu::InitializeBarrierOp::getOperationName(), noConstraintsRule},
+      {mosaic_gpu::ArriveOp::getOperationName(), noConstraintsRule},
+      {mosaic_gpu::ArriveExpectTxOp::getOperationName(), noConstraintsRule},
+      {mosaic_gpu::WaitOp::getOperationName(), noConstraintsRule},
+      {mosaic_gpu::AssumeMultipleOp::getOperationName(), noConstraintsRule},
+      // The body of a custom primitive is lowered as written; its return
+      // passes the values out as the op declares.
+      {mosaic_gpu::ReturnOp::getOperationName(), noConstraintsRule},
+      {memref::SubViewOp::getOperationName(), subviewRule},
+      {memref::TransposeOp::getOperationName(), transposeRule},
+      {memref::CollapseShapeOp::getOperationName(), reshapeRule},
+      {memref::ExpandShapeOp::getOperationName(), reshapeRule},
+      {memref::CastOp::getOperationName(), castRule},
+      {scf::ForOp::getOperationName(), forRule},
+      {scf::WhileOp::getOperationName(), whileRule},
+      {scf::IfOp::getOperationName(), yieldingRegionsRule},
+      {scf::IndexSwitchOp::getOperationName(), yieldingRegionsRule},
+      // Terminators are tied to their parents by the parents' rules.
+      {scf::YieldOp::getOperationName(), noConstraintsRule},
+      {scf::ConditionOp::getOperationName(), noConstraintsRule},
+  };
+  return registry;
+}
+
+bool touchesVectors(Operation *op) {
+  return llvm::any_of(op->getOperands(), isRegisterVector) ||
+         llvm::any_of(op->getResults(), isRegisterVector);
+}
+
+LogicalResult InferenceBuilder::applyRules() {
+  const llvm::StringMap<Rule> &registry = ruleRegistry();
+  for (Operation *op : ops) {
+    if (op->getParentOfType<mosaic_gpu::CustomPrimitiveOp>())
+      continue;
+    auto it = registry.find(op->getName().getStringRef());
+    if (it != registry.end()) {
+      if (failed(it->second(op, *this)))
+        return failure();
+      continue;
+    }
+    if (op->hasTrait<OpTrait::Elementwise>()) {
+      (void)elementwiseRule(op, *this);
+      continue;
+    }
+    if (touchesVectors(op))
+      return op->emitOpError()
+             << "has no layout inference rule, but it has vector operands or "
+                "results; only mosaic_gpu, elementwise arith/math, vector "
+                "broadcast/splat/shape_cast/multi_reduction/"
+                "extract_strided_slice/extract/insert and scf ops are "
+                "supported";
+    pinUntransformed(op, *this);
+  }
+  return success();
+}
+
+void InferenceBuilder::annotate(const Solution &solution) {
+  for (Operation *op : ops) {
+    if (op->getParentOfType<mosaic_gpu::CustomPrimitiveOp>())
+      continue;
+    MLIRContext *context = op->getContext();
+    SmallVector<Attribute> inLayouts, outLayouts, inTransforms, outTransforms;
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value v = operand.get();
+      if (isRegisterVector(v))
+        inLayouts.push_back(layoutToAttr(
+            context,
+            std::get<RegisterLayout>(solution.values[operandVars.lookup(
+                &operand)]),
+            cast<VectorType>(v.getType()).getShape()));
+      else if (isSharedBuffer(v))
+        inTransforms.push_back(transformsToAttr(
+            context, std::get<SmemTransforms>(solution.values[value(v)])));
+    }
+    for (Value v : op->getResults()) {
+      if (isRegisterVector(v))
+        outLayouts.push_back(layoutToAttr(
+            context, std::get<RegisterLayout>(solution.values[value(v)]),
+            cast<VectorType>(v.getType()).getShape()));
+      else if (isSharedBuffer(v))
+        outTransforms.push_back(transformsToAttr(
+            context, std::get<SmemTransforms>(solution.values[value(v)])));
+    }
+    auto set = [&](StringRef name, ArrayRef<Attribute> attrs) {
+      if (!attrs.empty())
+        op->setAttr(name, ArrayAttr::get(context, attrs));
+    };
+    set("in_layouts", inLayouts);
+    set("out_layouts", outLayouts);
+    set("in_transforms", inTransforms);
+    set("out_transforms", outTransforms);
+  }
+}
+
+std::string describeOrigin(const Origin &origin) {
+  auto *op = static_cast<Operation *>(const_cast<void *>(origin.handle));
+  std::string name =
+      op ? ("'" + op->getName().getStringRef() + "'").str() : "the kernel";
+  if (origin.isSite)
+    return llvm::formatv("{0} #{1} of {2}", origin.what, origin.index, name);
+  if (origin.index < 0)
+    return name + " " + origin.what;
+  return llvm::formatv("{0} {1} (operand #{2})", name, origin.what,
+                       origin.index);
+}
+
+struct InferLayoutsPass
+    : mosaic::impl::MosaicGPUInferLayoutsBase<InferLayoutsPass> {
+  using MosaicGPUInferLayoutsBase::MosaicGPUInferLayoutsBase;
+
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    if (arch != "sm_90a") {
+      root->emitError() << "mosaic-gpu-infer-layouts supports only arch "
+                           "sm_90a, got '"
+                        << arch << "'";
+      return signalPassFailure();
+    }
+    if (fuel <= 0) {
+      root->emitError() << "mosaic-gpu-infer-layouts needs a positive fuel, "
+                           "got "
+                        << fuel;
+      return signalPassFailure();
+    }
+    InferenceBuilder builder;
+    builder.createSites(root);
+    if (failed(builder.applyRules()))
+      return signalPassFailure();
+
+    ConstraintSystem::Options options;
+    options.fuel = fuel;
+    options.describe = describeOrigin;
+    auto outcome = builder.system.solve(options);
+    if (auto *solution = std::get_if<Solution>(&outcome)) {
+      builder.annotate(*solution);
+      return;
+    }
+    const Conflict &conflict = std::get<Conflict>(outcome);
+    auto locate = [&](const Origin &origin) {
+      auto *op = static_cast<Operation *>(const_cast<void *>(origin.handle));
+      return op ? op->getLoc() : root->getLoc();
+    };
+    InFlightDiagnostic diag = emitError(locate(conflict.primary))
+                              << conflict.message;
+    if (conflict.kind == Conflict::Kind::OutOfFuel)
+      diag << "; raise `fuel`, or settle this value with a "
+              "mosaic_gpu.layout_cast (mosaic_gpu.with_transforms for a "
+              "buffer) after the op that produces it";
+    for (const auto &[origin, text] : conflict.notes)
+      diag.attachNote(locate(origin)) << text;
+    signalPassFailure();
+  }
+};
+
+} // namespace

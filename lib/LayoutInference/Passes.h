@@ -1,0 +1,18 @@
+//===- Passes.h - Layout inference passes -----------------------*- C++ -*-===//
+
+#ifndef MOSAIC_LAYOUTINFERENCE_PASSES_H
+#define MOSAIC_LAYOUTINFERENCE_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mosaic {
+
+#define GEN_PASS_DECL
+#include "LayoutInference/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "LayoutInference/Passes.h.inc"
+
+} // namespace mosaic
+
+#endif // MOSAIC_LAYOUTINFERENCE_PASSES_H

@@ -1,0 +1,51 @@
+//===- Passes.td - Layout inference passes -----------------*- tablegen -*-===//
+
+#ifndef MOSAIC_LAYOUTINFERENCE_PASSES_TD
+#define MOSAIC_LAYOUTINFERENCE_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MosaicGPUInferLayouts : Pass<"mosaic-gpu-infer-layouts"> {
+  let summary = "Infer register layouts and shared-memory transforms";
+  let description = [{
+    Decides how every vector value is laid out over the warpgroup's 128
+    threads and how every shared-memory buffer is tiled and swizzled, by
+    solving the constraints that each op imposes (see
+    docs/RationaleLayoutInference.md), and writes the result as discardable
+    attributes: `in_layouts` / `out_layouts` (one per vector operand /
+    result) and `in_transforms` / `out_transforms` (one list per
+    shared-memory buffer operand / result, barriers excluded).
+
+    Before:
+
+    ```mlir
+    %c = arith.constant dense<1.0> : vector<128xf32>
+    %v = mosaic_gpu.vector_load %ref : memref<128xf32> -> vector<128xf32>
+    %s = arith.addf %v, %c : vector<128xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %c = arith.constant {out_layouts = [#mosaic_gpu.WGSplatFragLayout<[128]>]} dense<1.0> : vector<128xf32>
+    %v = mosaic_gpu.vector_load %ref {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>]} : ...
+    %s = arith.addf %v, %c {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>,
+                                          #mosaic_gpu.WGStridedFragLayout<[128], 1>],
+                            out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>]} : vector<128xf32>
+    ```
+
+    Ambiguity is resolved deterministically: layouts suggested by
+    neighbouring ops first, WGMMA first for reduced values, swizzle 128
+    before 64 before 32, then the defaults (strided registers, untransformed
+    buffers). When no assignment exists the error names the op, the values
+    and the layouts each side demands.
+  }];
+  let options = [
+    Option<"fuel", "fuel", "int64_t", /*default=*/"100000",
+           "Candidate assignments the search may try before giving up">,
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
+           "Target architecture (only sm_90a is supported)">,
+  ];
+}
+
+#endif // MOSAIC_LAYOUTINFERENCE_PASSES_TD
