@@ -4,6 +4,7 @@
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
 
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -15,7 +16,37 @@ using namespace mosaic_gpu;
 #define GET_TYPEDEF_CLASSES
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUTypes.cpp.inc"
 
+namespace {
+/// Prints the named Hopper layouts as aliases (#wgmma, #wgmma_row, ...), so
+/// annotated IR stays readable.
+struct MosaicGPUOpAsmInterface : public OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    auto tiled = dyn_cast<TiledLayoutAttr>(attr);
+    if (!tiled)
+      return AliasResult::NoAlias;
+    namespace layout = mosaic::layout;
+    layout::TiledLayout value = tiled.getLayout();
+    const std::pair<layout::TiledLayout (*)(), const char *> named[] = {
+        {layout::wgmmaLayout, "wgmma"},
+        {layout::wgmma8BitLayout, "wgmma_8bit"},
+        {layout::wgmmaTransposedLayout, "wgmma_transposed"},
+        {layout::wgmmaRowLayout, "wgmma_row"},
+        {layout::wgmmaColLayout, "wgmma_col"},
+    };
+    for (auto [get, name] : named)
+      if (value == get()) {
+        os << name;
+        return AliasResult::FinalAlias;
+      }
+    return AliasResult::NoAlias;
+  }
+};
+} // namespace
+
 void MosaicGPUDialect::initialize() {
+  addInterfaces<MosaicGPUOpAsmInterface>();
   addTypes<
 #define GET_TYPEDEF_LIST
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUTypes.cpp.inc"

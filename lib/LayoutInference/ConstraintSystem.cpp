@@ -285,7 +285,7 @@ void Solver::propagateHints() {
   auto suggest = [&](unsigned cls, const Assignment &value) {
     std::vector<Assignment> &list = hints[cls];
     if (classes[cls].fixed || list.size() >= kMaxHints ||
-        llvm::is_contained(list, value))
+        llvm::is_contained(list, value) || !checkDomain(cls, value).empty())
       return;
     list.push_back(value);
     worklist.push_back(cls);
@@ -332,7 +332,7 @@ void Solver::propagateHints() {
         for (const Assignment &value : current) {
           llvm::Expected<RegisterLayout> reduced =
               std::get<RegisterLayout>(value).reduce(
-                  constraint.numbers, var(constraint.vars[1]).shape.size());
+                  constraint.numbers, var(constraint.vars[1]).shape);
           if (reduced)
             suggest(other(0), *reduced);
           else
@@ -409,7 +409,7 @@ Solver::Status Solver::check(const Constraint &constraint) {
     return verdict(reg(0).kind() != constraint.layoutKind);
   case Kind::Reduce: {
     llvm::Expected<RegisterLayout> reduced = reg(1).reduce(
-        constraint.numbers, var(constraint.vars[1]).shape.size());
+        constraint.numbers, var(constraint.vars[1]).shape);
     if (!reduced) {
       llvm::consumeError(reduced.takeError());
       return Status::Violated;
@@ -489,12 +489,16 @@ std::vector<Assignment> Solver::candidates(unsigned cls) {
           add(*value);
       break;
     case Kind::Reduce:
-      if (classOf(constraint.vars[1]) == cls)
+      if (classOf(constraint.vars[1]) == cls) {
         reductionSource = true;
-      else if (const Assignment *src = assigned(1)) {
+        // A broadcast back from the reduced value: the same layout often
+        // works for the larger shape (splat, strided, leading dims).
+        if (const Assignment *out = assigned(0))
+          add(*out);
+      } else if (const Assignment *src = assigned(1)) {
         llvm::Expected<RegisterLayout> reduced =
             std::get<RegisterLayout>(*src).reduce(
-                constraint.numbers, var(constraint.vars[1]).shape.size());
+                constraint.numbers, var(constraint.vars[1]).shape);
         if (reduced)
           add(*reduced);
         else

@@ -19,6 +19,7 @@
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -178,17 +179,11 @@ private:
 };
 
 void InferenceBuilder::createSites(Operation *root) {
+  // Variables are created in program order, operands before results, which
+  // is the order the search visits them in: a use is decided right after
+  // its producer, and an op's results after its operands.
   root->walk<WalkOrder::PreOrder>([&](Operation *op) {
     ops.push_back(op);
-    for (OpResult result : op->getResults())
-      if (isRegisterVector(result) || isSharedBuffer(result))
-        createValue(result, op, "result", result.getResultNumber());
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (BlockArgument argument : block.getArguments())
-          if (isRegisterVector(argument) || isSharedBuffer(argument))
-            createValue(argument, op, "region argument",
-                        argument.getArgNumber());
     for (OpOperand &operand : op->getOpOperands()) {
       if (!isRegisterVector(operand.get()))
         continue;
@@ -203,6 +198,15 @@ void InferenceBuilder::createSites(Operation *root) {
                              "layout converts to",
                          index));
     }
+    for (OpResult result : op->getResults())
+      if (isRegisterVector(result) || isSharedBuffer(result))
+        createValue(result, op, "result", result.getResultNumber());
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments())
+          if (isRegisterVector(argument) || isSharedBuffer(argument))
+            createValue(argument, op, "region argument",
+                        argument.getArgNumber());
   });
 }
 
@@ -285,11 +289,13 @@ LogicalResult shapeCastRule(Operation *op, InferenceBuilder &b) {
 
 LogicalResult multiReductionRule(Operation *op, InferenceBuilder &b) {
   auto reduction = cast<vector::MultiDimReductionOp>(op);
+  // A reduction to a scalar works from any layout (in-thread, then across
+  // the warpgroup); a partial one needs the reduced axes in the layout.
+  if (!isRegisterVector(reduction.getResult()))
+    return success();
   b.system.notOfKind(b.site(op, 0), RegisterLayout::Kind::Strided,
                      b.at(op, "reduces along axes, which a Strided operand "
                               "does not support"));
-  if (!isRegisterVector(reduction.getResult()))
-    return success();
   SmallVector<int64_t> axes(reduction.getReductionDims());
   b.system.reduce(b.result(op, 0), b.site(op, 0), axes,
                   b.at(op, "reduces its operand: the result's layout is the "
@@ -731,6 +737,9 @@ const llvm::StringMap<Rule> &ruleRegistry() {
       {scf::WhileOp::getOperationName(), whileRule},
       {scf::IfOp::getOperationName(), yieldingRegionsRule},
       {scf::IndexSwitchOp::getOperationName(), yieldingRegionsRule},
+      // Values returned from a function keep whatever layout they have;
+      // kernels return nothing, but helper functions in tests do.
+      {func::ReturnOp::getOperationName(), noConstraintsRule},
       // Terminators are tied to their parents by the parents' rules.
       {scf::YieldOp::getOperationName(), noConstraintsRule},
       {scf::ConditionOp::getOperationName(), noConstraintsRule},
@@ -762,9 +771,8 @@ LogicalResult InferenceBuilder::applyRules() {
       return op->emitOpError()
              << "has no layout inference rule, but it has vector operands or "
                 "results; only mosaic_gpu, elementwise arith/math, vector "
-                "broadcast/splat/shape_cast/multi_reduction/"
-                "extract_strided_slice/extract/insert and scf ops are "
-                "supported";
+                "broadcast/shape_cast/multi_reduction/extract_strided_slice/"
+                "extract/insert and scf ops are supported";
     pinUntransformed(op, *this);
   }
   return success();

@@ -480,12 +480,26 @@ llvm::Error RegisterLayout::checkShape(ArrayRef<int64_t> shape) const {
   return llvm::Error::success();
 }
 
-llvm::Expected<RegisterLayout> RegisterLayout::reduce(ArrayRef<int64_t> axes,
-                                                      int64_t rank) const {
+llvm::Expected<RegisterLayout>
+RegisterLayout::reduce(ArrayRef<int64_t> axes, ArrayRef<int64_t> shape) const {
+  int64_t rank = shape.size();
   if (isSplat())
     return *this;
-  if (isStrided())
-    return makeError("a strided layout cannot be reduced over an axis");
+  if (isStrided()) {
+    // Dropping leading dims keeps the element order of what remains.
+    llvm::SmallVector<int64_t> sorted(axes.begin(), axes.end());
+    llvm::sort(sorted);
+    bool leading = llvm::all_of(llvm::enumerate(sorted), [](auto entry) {
+      return static_cast<int64_t>(entry.index()) == entry.value();
+    });
+    int64_t remaining = 1;
+    for (int64_t dim : shape.drop_front(sorted.size()))
+      remaining *= dim;
+    if (leading && remaining % (kThreadsPerWarpgroup * vectorSize_) == 0)
+      return *this;
+    return makeError("a strided layout can only lose leading dims whose "
+                     "remaining elements fill whole 128-thread rows");
+  }
   TiledLayout result = *tiled_;
   int64_t baseRank = result.baseTileShape().size();
   // Remove the highest axes first so the lower ones keep their positions.
@@ -510,9 +524,14 @@ bool RegisterLayout::reshapes(ArrayRef<int64_t> fromShape,
                               ArrayRef<int64_t> toShape) const {
   if (!isTiled())
     return true;
-  size_t covered = tiled_->baseTileShape().size();
-  return fromShape.size() >= covered && toShape.size() >= covered &&
-         fromShape.take_back(covered) == toShape.take_back(covered);
+  ArrayRef<int64_t> base = tiled_->baseTileShape();
+  size_t covered = base.size();
+  if (fromShape.size() < covered || toShape.size() < covered)
+    return false;
+  ArrayRef<int64_t> from = fromShape.take_back(covered);
+  ArrayRef<int64_t> to = toShape.take_back(covered);
+  return from.drop_front() == to.drop_front() && from[0] % base[0] == 0 &&
+         to[0] % base[0] == 0;
 }
 
 bool RegisterLayout::operator==(const RegisterLayout &other) const {

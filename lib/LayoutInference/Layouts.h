@@ -177,15 +177,18 @@ public:
   /// Fails unless a vector of `shape` can have this layout.
   llvm::Error checkShape(llvm::ArrayRef<int64_t> shape) const;
 
-  /// The layout of a reduction of a rank-`rank` vector over `axes`. Tiled
+  /// The layout of a reduction of a vector of `shape` over `axes`. Tiled
   /// layouts lose the reduced dims (see TiledLayout::removeDimension); a
-  /// splat stays a splat; strided layouts cannot be reduced.
+  /// splat stays a splat; a strided layout survives only the removal of
+  /// leading dims whose remaining elements still fill whole 128-thread rows.
   llvm::Expected<RegisterLayout> reduce(llvm::ArrayRef<int64_t> axes,
-                                        int64_t rank) const;
+                                        llvm::ArrayRef<int64_t> shape) const;
 
   /// Whether a value of `fromShape` with this layout can be reshaped to
-  /// `toShape` without moving data: always for splat and strided layouts,
-  /// and for tiled ones when the dims the tiling covers are unchanged.
+  /// `toShape` without moving data: always for splat and strided layouts;
+  /// for tiled ones when the dims inside the base tile other than its first
+  /// are unchanged and both shapes' tiled major dims are multiples of the
+  /// tile (the leading dims then only regroup whole tiles).
   bool reshapes(llvm::ArrayRef<int64_t> fromShape,
                 llvm::ArrayRef<int64_t> toShape) const;
 

@@ -3,6 +3,8 @@
 #ifndef MOSAIC_LAYOUTINFERENCE_PASSES_H
 #define MOSAIC_LAYOUTINFERENCE_PASSES_H
 
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace mosaic {

@@ -40,6 +40,7 @@ def MosaicGPUInferLayouts : Pass<"mosaic-gpu-infer-layouts"> {
     buffers). When no assignment exists the error names the op, the values
     and the layouts each side demands.
   }];
+  let dependentDialects = ["::mosaic_gpu::MosaicGPUDialect"];
   let options = [
     Option<"fuel", "fuel", "int64_t", /*default=*/"100000",
            "Candidate assignments the search may try before giving up">,

@@ -4,6 +4,13 @@
 // The generic form must round-trip too.
 // RUN: mosaic-opt %s --mlir-print-op-generic | mosaic-opt | FileCheck %s
 
+// The named Hopper layouts print as aliases.
+// CHECK-DAG: #wgmma = #mosaic_gpu.TiledLayout<{{\[}}[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+// CHECK-DAG: #wgmma_transposed = #mosaic_gpu.TiledLayout<{{\[}}[64, 8], [16, 8], [8, 8], [2, 2], [2, 1]], warp_dims = [-10], lane_dims = [-6, -3, -5], vector_dim = -2>
+// CHECK-DAG: #wgmma_row = #mosaic_gpu.TiledLayout<{{\[}}[64], [16], [8], [1]], warp_dims = [-4], lane_dims = [-2, #mosaic_gpu.Replicated<times = 4>], vector_dim = -1>
+// CHECK-DAG: #wgmma_col = #mosaic_gpu.TiledLayout<{{\[}}[8], [2]], warp_dims = [#mosaic_gpu.Replicated<times = 4>], lane_dims = [#mosaic_gpu.Replicated<times = 8>, -2], vector_dim = -1>
+// CHECK-DAG: #wgmma_8bit = #mosaic_gpu.TiledLayout<{{\[}}[64, 16], [16, 16], [8, 16], [4]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+
 !barrier_ref = memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
 !smem_bf16 = memref<128x64xbf16, #gpu.address_space<workgroup>>
 
@@ -142,21 +149,29 @@ func.func @layouts(%x: vector<128x64xf32>, %row: vector<128xf32>, %col: vector<6
   // CHECK: mosaic_gpu.layout_cast %{{.*}} : vector<128x64xf32> to #mosaic_gpu.WGStridedFragLayout<[128, 64], 8>
   %1 = mosaic_gpu.layout_cast %x : vector<128x64xf32> to #mosaic_gpu.WGStridedFragLayout<[128, 64], 8>
   // WGMMA
-  // CHECK: to #mosaic_gpu.TiledLayout<{{\[}}[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+  // CHECK: to #wgmma{{$}}
   %2 = mosaic_gpu.layout_cast %x : vector<128x64xf32>
       to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
   // WGMMA_TRANSPOSED
-  // CHECK: to #mosaic_gpu.TiledLayout<{{\[}}[64, 8], [16, 8], [8, 8], [2, 2], [2, 1]], warp_dims = [-10], lane_dims = [-6, -3, -5], vector_dim = -2>
+  // CHECK: to #wgmma_transposed{{$}}
   %3 = mosaic_gpu.layout_cast %x : vector<128x64xf32>
       to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2, 2], [2, 1]], warp_dims = [-10], lane_dims = [-6, -3, -5], vector_dim = -2>
   // WGMMA_ROW
-  // CHECK: to #mosaic_gpu.TiledLayout<{{\[}}[64], [16], [8], [1]], warp_dims = [-4], lane_dims = [-2, #mosaic_gpu.Replicated<times = 4>], vector_dim = -1>
+  // CHECK: to #wgmma_row{{$}}
   %4 = mosaic_gpu.layout_cast %row : vector<128xf32>
       to #mosaic_gpu.TiledLayout<[[64], [16], [8], [1]], warp_dims = [-4], lane_dims = [-2, #mosaic_gpu.Replicated<times = 4>], vector_dim = -1>
   // WGMMA_COL
-  // CHECK: to #mosaic_gpu.TiledLayout<{{\[}}[8], [2]], warp_dims = [#mosaic_gpu.Replicated<times = 4>], lane_dims = [#mosaic_gpu.Replicated<times = 8>, -2], vector_dim = -1>
+  // CHECK: to #wgmma_col{{$}}
   %5 = mosaic_gpu.layout_cast %col : vector<64xf32>
       to #mosaic_gpu.TiledLayout<[[8], [2]], warp_dims = [#mosaic_gpu.Replicated<times = 4>], lane_dims = [#mosaic_gpu.Replicated<times = 8>, -2], vector_dim = -1>
+  // WGMMA_8BIT
+  // CHECK: to #wgmma_8bit{{$}}
+  %6 = mosaic_gpu.layout_cast %x : vector<128x64xf32>
+      to #mosaic_gpu.TiledLayout<[[64, 16], [16, 16], [8, 16], [4]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+  // A layout without a name prints in full.
+  // CHECK: to #mosaic_gpu.TiledLayout<{{\[}}[128], [32], [1]], warp_dims = [-3], lane_dims = [-2], vector_dim = -1>
+  %7 = mosaic_gpu.layout_cast %row : vector<128xf32>
+      to #mosaic_gpu.TiledLayout<[[128], [32], [1]], warp_dims = [-3], lane_dims = [-2], vector_dim = -1>
   return
 }
 

@@ -139,14 +139,17 @@ TEST(TiledLayoutTest, ReductionsGiveRowAndColumnLayouts) {
   EXPECT_EQ(llvm::cantFail(wgmmaLayout().removeDimension(1)), wgmmaRowLayout());
   EXPECT_EQ(llvm::cantFail(wgmmaLayout().removeDimension(0)), wgmmaColLayout());
   RegisterLayout wgmma = RegisterLayout::tiled(wgmmaLayout());
-  EXPECT_EQ(llvm::cantFail(wgmma.reduce({1}, 2)),
+  EXPECT_EQ(llvm::cantFail(wgmma.reduce({1}, {128, 64})),
             RegisterLayout::tiled(wgmmaRowLayout()));
   // A leading dim the tiling does not cover reduces for free.
-  EXPECT_EQ(llvm::cantFail(wgmma.reduce({0}, 3)), wgmma);
-  EXPECT_EQ(llvm::cantFail(wgmma.reduce({2}, 3)),
+  EXPECT_EQ(llvm::cantFail(wgmma.reduce({0}, {2, 128, 64})), wgmma);
+  EXPECT_EQ(llvm::cantFail(wgmma.reduce({2}, {2, 128, 64})),
             RegisterLayout::tiled(wgmmaRowLayout()));
-  EXPECT_FALSE(errorOf(RegisterLayout::strided(2).reduce({0}, 1)).empty());
-  EXPECT_EQ(llvm::cantFail(RegisterLayout::splat().reduce({0}, 2)),
+  EXPECT_FALSE(errorOf(RegisterLayout::strided(2).reduce({1}, {4, 256})).empty());
+  EXPECT_EQ(llvm::cantFail(RegisterLayout::strided(2).reduce({0}, {4, 256})),
+            RegisterLayout::strided(2));
+  EXPECT_FALSE(errorOf(RegisterLayout::strided(2).reduce({0}, {4, 128})).empty());
+  EXPECT_EQ(llvm::cantFail(RegisterLayout::splat().reduce({0}, {4, 4})),
             RegisterLayout::splat());
   EXPECT_FALSE(errorOf(wgmmaRowLayout().removeDimension(0)).empty());
 }
@@ -193,8 +196,10 @@ TEST(RegisterLayoutTest, RelayoutsAndDefaults) {
   EXPECT_EQ(defaultStridedVectorSize({64}, 32), std::nullopt);
   EXPECT_EQ(defaultStridedVectorSize({256}, 4), 2);
   EXPECT_EQ(defaultStridedVectorSize({128}, 4), std::nullopt);
-  EXPECT_TRUE(wgmma.reshapes({2, 64, 8}, {128, 64, 8}));
+  EXPECT_TRUE(wgmma.reshapes({2, 64, 8}, {2, 64, 8}));
+  EXPECT_TRUE(wgmma.reshapes({2, 64, 64}, {128, 64}));
   EXPECT_FALSE(wgmma.reshapes({128, 64}, {64, 128}));
+  EXPECT_FALSE(wgmma.reshapes({2, 32, 64}, {64, 64}));
   EXPECT_EQ(wgmma.str(), "WGMMA");
 }
 

@@ -1,0 +1,362 @@
+// RUN: mosaic-opt %s -split-input-file -mosaic-gpu-infer-layouts | FileCheck %s
+
+// A splat constant feeds a strided computation: the constant stays Splat and
+// is relaid where it is used; elementwise ops (casts included) share one
+// layout.
+// CHECK-LABEL: func @pointwise_splat_and_strided
+func.func @pointwise_splat_and_strided(%ref: memref<128x64xf32>) -> vector<128x64xf32> {
+  // CHECK: arith.constant {out_layouts = [#mosaic_gpu.WGSplatFragLayout<[128, 64]>]}
+  %c = arith.constant dense<2.0> : vector<128x64xf32>
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]}
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  // CHECK: arith.addf {{.*}} {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>, #mosaic_gpu.WGStridedFragLayout<[128, 64], 2>], out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]}
+  %s = arith.addf %v, %c : vector<128x64xf32>
+  // CHECK: math.exp {{.*}} out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]
+  %e = math.exp %s : vector<128x64xf32>
+  // CHECK: arith.truncf {{.*}} out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]
+  %t = arith.truncf %e : vector<128x64xf32> to vector<128x64xbf16>
+  // CHECK: arith.cmpf {{.*}} out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]
+  %p = arith.cmpf olt, %e, %v : vector<128x64xf32>
+  // CHECK: arith.select {{.*}} out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]
+  %r = arith.select %p, %e, %v : vector<128x64xi1>, vector<128x64xf32>
+  return %r : vector<128x64xf32>
+}
+
+// -----
+
+// Splat operands give a splat result when nothing else is involved.
+// CHECK-LABEL: func @all_splat
+func.func @all_splat(%x: f32) -> vector<256xf32> {
+  // CHECK: vector.broadcast {{.*}} {out_layouts = [#mosaic_gpu.WGSplatFragLayout<[256]>]}
+  %b = vector.broadcast %x : f32 to vector<256xf32>
+  %c = arith.constant dense<1.0> : vector<256xf32>
+  // CHECK: arith.mulf {{.*}} out_layouts = [#mosaic_gpu.WGSplatFragLayout<[256]>]
+  %m = arith.mulf %b, %c : vector<256xf32>
+  return %m : vector<256xf32>
+}
+
+// -----
+
+// Reducing a WGMMA value over dim 1 gives WGMMA_ROW, over dim 0 WGMMA_COL;
+// broadcasting back is free.
+// CHECK-LABEL: func @reductions
+func.func @reductions(%ref: memref<128x64xf32>, %out: memref<128x64xf32>) {
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#wgmma]}
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  %zr = arith.constant dense<0.0> : vector<128xf32>
+  // CHECK: vector.multi_reduction <add>, {{.*}} {in_layouts = [#wgmma, #wgmma_row], out_layouts = [#wgmma_row]}
+  %rows = vector.multi_reduction <add>, %v, %zr [1] : vector<128x64xf32> to vector<128xf32>
+  %zc = arith.constant dense<0.0> : vector<64xf32>
+  // CHECK: vector.multi_reduction <maximumf>, {{.*}} {in_layouts = [#wgmma, #wgmma_col], out_layouts = [#wgmma_col]}
+  %cols = vector.multi_reduction <maximumf>, %v, %zc [0] : vector<128x64xf32> to vector<64xf32>
+  // CHECK: mosaic_gpu.broadcast_in_dim {{.*}} {in_layouts = [#wgmma_row], out_layouts = [#wgmma]}
+  %rb = mosaic_gpu.broadcast_in_dim %rows, dims [0] : vector<128xf32> -> vector<128x64xf32>
+  // CHECK: mosaic_gpu.broadcast_in_dim {{.*}} {in_layouts = [#wgmma_col], out_layouts = [#wgmma]}
+  %cb = mosaic_gpu.broadcast_in_dim %cols, dims [1] : vector<64xf32> -> vector<128x64xf32>
+  // CHECK: arith.addf {{.*}} {in_layouts = [#wgmma, #wgmma], out_layouts = [#wgmma]}
+  %s = arith.addf %rb, %cb : vector<128x64xf32>
+  mosaic_gpu.vector_store %s, %out : vector<128x64xf32>, memref<128x64xf32>
+  return
+}
+
+// -----
+
+// A full reduction to a scalar works from any layout and needs no result
+// layout.
+// CHECK-LABEL: func @reduce_to_scalar
+func.func @reduce_to_scalar(%ref: memref<128x64xf32>) -> f32 {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  %z = arith.constant 0.0 : f32
+  // CHECK: vector.multi_reduction <add>, {{.*}} {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]} [0, 1] : vector<128x64xf32> to f32
+  %s = vector.multi_reduction <add>, %v, %z [0, 1] : vector<128x64xf32> to f32
+  return %s : f32
+}
+
+// -----
+
+// Broadcasting leading dims: the operand's layout is the result's reduced
+// over them.
+// CHECK-LABEL: func @broadcast_leading
+func.func @broadcast_leading(%ref: memref<128xf32>, %out: memref<4x128xf32>) {
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>]}
+  %v = mosaic_gpu.vector_load %ref : memref<128xf32> -> vector<128xf32>
+  // CHECK: vector.broadcast {{.*}} {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>], out_layouts = [#mosaic_gpu.WGStridedFragLayout<[4, 128], 1>]}
+  %b = vector.broadcast %v : vector<128xf32> to vector<4x128xf32>
+  mosaic_gpu.vector_store %b, %out : vector<4x128xf32>, memref<4x128xf32>
+  return
+}
+
+// -----
+
+// shape_cast keeps a strided layout (it is shape-agnostic) and a tiled one
+// when the tiled dims are unchanged.
+// CHECK-LABEL: func @shape_casts
+func.func @shape_casts(%ref: memref<128x64xf32>, %ref3: memref<2x64x64xf32>) {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  // CHECK: vector.shape_cast {{.*}} {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>], out_layouts = [#mosaic_gpu.WGStridedFragLayout<[8192], 2>]}
+  %flat = vector.shape_cast %v : vector<128x64xf32> to vector<8192xf32>
+  %w = mosaic_gpu.vector_load %ref3 : memref<2x64x64xf32> -> vector<2x64x64xf32>
+  %t = mosaic_gpu.layout_cast %w : vector<2x64x64xf32> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+  // CHECK: vector.shape_cast {{.*}} {in_layouts = [#wgmma], out_layouts = [#wgmma]} : vector<2x64x64xf32> to vector<128x64xf32>
+  %m = vector.shape_cast %t : vector<2x64x64xf32> to vector<128x64xf32>
+  return
+}
+
+// -----
+
+// layout_cast pins its result; the operand follows when nothing else
+// decides it.
+// CHECK-LABEL: func @layout_cast_pins
+func.func @layout_cast_pins(%ref: memref<128x64xf32>) {
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#wgmma_transposed]}
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  // CHECK: mosaic_gpu.layout_cast {{.*}} {in_layouts = [#wgmma_transposed], out_layouts = [#wgmma_transposed]}
+  %c = mosaic_gpu.layout_cast %v : vector<128x64xf32> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2, 2], [2, 1]], warp_dims = [-10], lane_dims = [-6, -3, -5], vector_dim = -2>
+  return
+}
+
+// -----
+
+// A legal relayout: WGMMA to WGMMA_TRANSPOSED for 16-bit elements.
+// CHECK-LABEL: func @legal_relayout
+func.func @legal_relayout(%ref: memref<128x64xbf16>) {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xbf16> -> vector<128x64xbf16>
+  // CHECK: mosaic_gpu.layout_cast {{.*}} {in_layouts = [#wgmma], out_layouts = [#wgmma]}
+  %a = mosaic_gpu.layout_cast %v : vector<128x64xbf16> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+  // CHECK: mosaic_gpu.layout_cast {{.*}} {in_layouts = [#wgmma], out_layouts = [#wgmma_transposed]}
+  %b = mosaic_gpu.layout_cast %a : vector<128x64xbf16> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2, 2], [2, 1]], warp_dims = [-10], lane_dims = [-6, -3, -5], vector_dim = -2>
+  return
+}
+
+// -----
+
+// iota values and non-splat constants are never Splat.
+// CHECK-LABEL: func @never_splat
+func.func @never_splat(%out: memref<256xi32>) {
+  // CHECK: mosaic_gpu.broadcasted_iota 0 {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[256], 2>]}
+  %i = mosaic_gpu.broadcasted_iota 0 : vector<256xi32>
+  // CHECK: arith.constant {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[256], 2>]} dense<
+  %c = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 129, 130, 131, 132, 133, 134, 135, 136, 137, 138, 139, 140, 141, 142, 143, 144, 145, 146, 147, 148, 149, 150, 151, 152, 153, 154, 155, 156, 157, 158, 159, 160, 161, 162, 163, 164, 165, 166, 167, 168, 169, 170, 171, 172, 173, 174, 175, 176, 177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197, 198, 199, 200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222, 223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 233, 234, 235, 236, 237, 238, 239, 240, 241, 242, 243, 244, 245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 255]> : vector<256xi32>
+  %s = arith.addi %i, %c : vector<256xi32>
+  mosaic_gpu.vector_store %s, %out : vector<256xi32>, memref<256xi32>
+  return
+}
+
+// -----
+
+// wgmma in a loop with bf16 operands in shared memory: the accumulator is
+// WGMMA through the loop, and both operands get the (8, 64) tiling with a
+// 128-byte swizzle, which also reaches the slices they are cut from.
+// CHECK-LABEL: func @wgmma_loop
+func.func @wgmma_loop(%a_gmem: memref<128x1024xbf16>, %b_gmem: memref<1024x128xbf16>,
+                      %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %parity: i1) -> vector<128x128xf32> {
+  // CHECK: mosaic_gpu.slice_smem 0 {out_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]}
+  %a = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  // CHECK: mosaic_gpu.slice_smem 16384 {out_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]}
+  %b = mosaic_gpu.slice_smem 16384 : memref<64x128xbf16, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : i32
+  %zero_i32 = arith.constant 0 : i32
+  // CHECK: arith.constant {out_layouts = [#mosaic_gpu.WGSplatFragLayout<[128, 128]>]}
+  %zero = arith.constant dense<0.0> : vector<128x128xf32>
+  // CHECK: scf.for {{.*}} {
+  %acc = scf.for %k = %c0 to %c16 step %c1 iter_args(%acc_in = %zero) -> (vector<128x128xf32>) {
+    %k_i32 = arith.index_cast %k : index to i32
+    %k0 = arith.muli %k_i32, %c64 : i32
+    // CHECK: mosaic_gpu.async_load {{.*}} {in_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]}
+    mosaic_gpu.async_load %a_gmem[%zero_i32, %k0] to %a, %bar slice_lengths [128, 64]
+        : memref<128x1024xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    mosaic_gpu.async_load %b_gmem[%k0, %zero_i32] to %b, %bar slice_lengths [64, 128]
+        : memref<1024x128xbf16>, memref<64x128xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    mosaic_gpu.wait %bar, %parity : memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    // CHECK: mosaic_gpu.wgmma {{.*}} {in_layouts = [#wgmma], in_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>], [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]], out_layouts = [#wgmma]}
+    %next = mosaic_gpu.wgmma %acc_in, %a, %b
+        : vector<128x128xf32>, memref<128x64xbf16, #gpu.address_space<workgroup>>,
+          memref<64x128xbf16, #gpu.address_space<workgroup>> -> vector<128x128xf32>
+    // CHECK: scf.yield {in_layouts = [#wgmma]}
+    scf.yield %next : vector<128x128xf32>
+  // CHECK: } {in_layouts = [#wgmma], out_layouts = [#wgmma]}
+  }
+  return %acc : vector<128x128xf32>
+}
+
+// -----
+
+// f16 operands with K = 32 and a transposed B: the swizzle follows the
+// element width (64 elements of 2 bytes = 128 bytes), B's tile is transposed.
+// CHECK-LABEL: func @wgmma_transposed_b
+func.func @wgmma_transposed_b(%acc: vector<64x64xf32>,
+    %a: memref<64x64xf16, #gpu.address_space<workgroup>>,
+    %b: memref<64x64xf16, strided<[1, 64]>, #gpu.address_space<workgroup>>) -> vector<64x64xf32> {
+  // CHECK: mosaic_gpu.wgmma {{.*}} in_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>], [#mosaic_gpu.tile<[64, 8]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]
+  %r = mosaic_gpu.wgmma %acc, %a, %b
+      : vector<64x64xf32>, memref<64x64xf16, #gpu.address_space<workgroup>>,
+        memref<64x64xf16, strided<[1, 64]>, #gpu.address_space<workgroup>> -> vector<64x64xf32>
+  return %r : vector<64x64xf32>
+}
+
+// -----
+
+// An operand too narrow for a 128-byte row falls back to a smaller swizzle.
+// CHECK-LABEL: func @wgmma_narrow_k
+func.func @wgmma_narrow_k(%acc: vector<64x64xf32>,
+    %a: memref<64x16xbf16, #gpu.address_space<workgroup>>,
+    %b: memref<16x64xbf16, #gpu.address_space<workgroup>>) -> vector<64x64xf32> {
+  // CHECK: mosaic_gpu.wgmma {{.*}} in_transforms = {{\[}}[#mosaic_gpu.tile<[8, 16]>, #mosaic_gpu.swizzle<k32ByteSwizzle>], [#mosaic_gpu.tile<[8, 16]>, #mosaic_gpu.swizzle<k32ByteSwizzle>]]
+  %r = mosaic_gpu.wgmma %acc, %a, %b
+      : vector<64x64xf32>, memref<64x16xbf16, #gpu.address_space<workgroup>>,
+        memref<16x64xbf16, #gpu.address_space<workgroup>> -> vector<64x64xf32>
+  return %r : vector<64x64xf32>
+}
+
+// -----
+
+// A in registers must be WGMMA.
+// CHECK-LABEL: func @wgmma_a_in_registers
+func.func @wgmma_a_in_registers(%acc: vector<64x64xf32>, %a_ref: memref<64x64xbf16>,
+    %b: memref<64x64xbf16, #gpu.address_space<workgroup>>) -> vector<64x64xf32> {
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#wgmma]}
+  %a = mosaic_gpu.vector_load %a_ref : memref<64x64xbf16> -> vector<64x64xbf16>
+  // CHECK: mosaic_gpu.wgmma {{.*}} {in_layouts = [#wgmma, #wgmma], in_transforms
+  %r = mosaic_gpu.wgmma %acc, %a, %b
+      : vector<64x64xf32>, vector<64x64xbf16>,
+        memref<64x64xbf16, #gpu.address_space<workgroup>> -> vector<64x64xf32>
+  return %r : vector<64x64xf32>
+}
+
+// -----
+
+// A tiled buffer read into registers gives a tiled register layout.
+// CHECK-LABEL: func @tiled_buffer_to_registers
+func.func @tiled_buffer_to_registers(%out: memref<128x64xbf16>) {
+  %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %t = mosaic_gpu.with_transforms %s : memref<128x64xbf16, #gpu.address_space<workgroup>>
+      with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+  // CHECK: mosaic_gpu.vector_load {{.*}} {in_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]], out_layouts = [#wgmma]}
+  %v = mosaic_gpu.vector_load %t : memref<128x64xbf16, #gpu.address_space<workgroup>> -> vector<128x64xbf16>
+  mosaic_gpu.vector_store %v, %out : vector<128x64xbf16>, memref<128x64xbf16>
+  return
+}
+
+// -----
+
+// Slices that share an alias_id share transforms.
+// CHECK-LABEL: func @aliasing_slices
+func.func @aliasing_slices() {
+  // CHECK: mosaic_gpu.slice_smem 0 {alias_id = 3 : i64, out_transforms = {{\[}}[#mosaic_gpu.tile<[8, 32]>, #mosaic_gpu.swizzle<k64ByteSwizzle>]]}
+  %a = mosaic_gpu.slice_smem 0 {alias_id = 3} : memref<64x64xbf16, #gpu.address_space<workgroup>>
+  // CHECK: mosaic_gpu.slice_smem 0 {alias_id = 3 : i64, out_transforms = {{\[}}[#mosaic_gpu.tile<[8, 32]>, #mosaic_gpu.swizzle<k64ByteSwizzle>]]}
+  %b = mosaic_gpu.slice_smem 0 {alias_id = 3} : memref<64x64xbf16, #gpu.address_space<workgroup>>
+  %t = mosaic_gpu.with_transforms %a : memref<64x64xbf16, #gpu.address_space<workgroup>>
+      with [#mosaic_gpu.tile<[8, 32]>, #mosaic_gpu.swizzle<k64ByteSwizzle>]
+  return
+}
+
+// -----
+
+// scf.while ties inits, condition-region arguments and yields; results take
+// the after-region arguments' layouts.
+// CHECK-LABEL: func @while_loop
+func.func @while_loop(%ref: memref<128x64xf32>, %n: i32) -> vector<128x64xf32> {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  %w = mosaic_gpu.layout_cast %v : vector<128x64xf32> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+  %c0 = arith.constant 0 : i32
+  // CHECK: scf.while
+  %r:2 = scf.while (%x = %w, %i = %c0) : (vector<128x64xf32>, i32) -> (vector<128x64xf32>, i32) {
+    %go = arith.cmpi slt, %i, %n : i32
+    // CHECK: scf.condition(%{{.*}}) {in_layouts = [#wgmma]}
+    scf.condition(%go) %x, %i : vector<128x64xf32>, i32
+  } do {
+  ^bb0(%y: vector<128x64xf32>, %j: i32):
+    // CHECK: arith.addf {{.*}} {in_layouts = [#wgmma, #wgmma], out_layouts = [#wgmma]}
+    %y2 = arith.addf %y, %y : vector<128x64xf32>
+    %one = arith.constant 1 : i32
+    %j2 = arith.addi %j, %one : i32
+    scf.yield %y2, %j2 : vector<128x64xf32>, i32
+  // CHECK: } attributes {in_layouts = [#wgmma], out_layouts = [#wgmma]}
+  }
+  return %r#0 : vector<128x64xf32>
+}
+
+// -----
+
+// scf.index_switch ties each result to every case's yield.
+// CHECK-LABEL: func @index_switch
+func.func @index_switch(%ref: memref<128x64xf32>, %i: index) -> vector<128x64xf32> {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  // CHECK: scf.index_switch %{{.*}} {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]}
+  %r = scf.index_switch %i -> vector<128x64xf32>
+  case 0 {
+    %c = arith.constant dense<1.0> : vector<128x64xf32>
+    // CHECK: scf.yield {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]}
+    scf.yield %c : vector<128x64xf32>
+  }
+  default {
+    // CHECK: scf.yield {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]}
+    scf.yield %v : vector<128x64xf32>
+  }
+  return %r : vector<128x64xf32>
+}
+
+// -----
+
+// scf.if with vector and shared-memory results (the reference has no rule
+// for it): the branches' yields and the results share one layout, and a
+// buffer chosen in a branch carries its transforms to the result.
+// CHECK-LABEL: func @if_with_vector_and_buffer_results
+func.func @if_with_vector_and_buffer_results(%ref: memref<128x64xf32>, %p: i1,
+    %acc: vector<64x64xf32>, %b: memref<64x64xbf16, #gpu.address_space<workgroup>>) -> (vector<128x64xf32>, vector<64x64xf32>) {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  %x = mosaic_gpu.slice_smem 0 : memref<64x64xbf16, #gpu.address_space<workgroup>>
+  %y = mosaic_gpu.slice_smem 8192 : memref<64x64xbf16, #gpu.address_space<workgroup>>
+  // CHECK: scf.if
+  %r, %buf = scf.if %p -> (vector<128x64xf32>, memref<64x64xbf16, #gpu.address_space<workgroup>>) {
+    %t = mosaic_gpu.layout_cast %v : vector<128x64xf32> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+    // CHECK: scf.yield {in_layouts = [#wgmma], in_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]}
+    scf.yield %t, %x : vector<128x64xf32>, memref<64x64xbf16, #gpu.address_space<workgroup>>
+  } else {
+    %c = arith.constant dense<0.0> : vector<128x64xf32>
+    // CHECK: scf.yield {in_layouts = [#wgmma], in_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]}
+    scf.yield %c, %y : vector<128x64xf32>, memref<64x64xbf16, #gpu.address_space<workgroup>>
+  // CHECK: } {out_layouts = [#wgmma], out_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]}
+  }
+  %r2 = mosaic_gpu.wgmma %acc, %buf, %b
+      : vector<64x64xf32>, memref<64x64xbf16, #gpu.address_space<workgroup>>,
+        memref<64x64xbf16, #gpu.address_space<workgroup>> -> vector<64x64xf32>
+  return %r, %r2 : vector<128x64xf32>, vector<64x64xf32>
+}
+
+// -----
+
+// custom_primitive pins its operands and results to the declared layouts.
+// CHECK-LABEL: func @custom_primitive
+func.func @custom_primitive(%ref: memref<128xf32>) -> vector<128xf32> {
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>]}
+  %v = mosaic_gpu.vector_load %ref : memref<128xf32> -> vector<128xf32>
+  // CHECK: mosaic_gpu.custom_primitive(%{{.*}}) {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>], in_transforms = [], out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>]}
+  %r = mosaic_gpu.custom_primitive (%v) {
+      in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>], in_transforms = [],
+      out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>]}
+      : (vector<128xf32>) -> vector<128xf32> {
+  ^bb0(%x: vector<128xf32>):
+    mosaic_gpu.return %x : vector<128xf32>
+  }
+  // CHECK: arith.negf {{.*}} {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>], out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>]}
+  %n = arith.negf %r : vector<128xf32>
+  return %n : vector<128xf32>
+}
+
+// -----
+
+// Slicing a tiled value in registers keeps its layout when the offsets are
+// on tile boundaries.
+// CHECK-LABEL: func @extract_strided_slice
+func.func @extract_strided_slice(%ref: memref<128x64xf32>) -> vector<64x64xf32> {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  %t = mosaic_gpu.layout_cast %v : vector<128x64xf32> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+  // CHECK: vector.extract_strided_slice {{.*}} {in_layouts = [#wgmma], {{.*}}out_layouts = [#wgmma]
+  %s = vector.extract_strided_slice %t {offsets = [64, 0], sizes = [64, 64], strides = [1, 1]} : vector<128x64xf32> to vector<64x64xf32>
+  return %s : vector<64x64xf32>
+}
