@@ -208,7 +208,10 @@ private:
     Assignment candidate;
     std::string reason;
     int constraint = -1;
+    /// Fix constraints that pinned the other variables involved.
+    llvm::SmallVector<int, 2> fixers;
   };
+  llvm::SmallVector<int, 2> fixersOf(const Constraint &constraint, unsigned cls);
   unsigned deepestFailure = 0;
   int deepestLevel = -1;
   std::vector<Rejection> deepestRejections;
@@ -267,8 +270,7 @@ std::optional<Conflict> Solver::buildClasses() {
         constraint.origin,
         {}};
     conflict.notes.push_back(
-        {first.origin, llvm::formatv("{0} requires {1}",
-                                     describe(first.origin),
+        {first.origin, llvm::formatv("{0}: {1}", describe(first.origin),
                                      describeValue(*cls.fixed))});
     return conflict;
   }
@@ -563,8 +565,24 @@ std::string Solver::whyAssigned(unsigned cls) {
   return "chosen by the search";
 }
 
+llvm::SmallVector<int, 2> Solver::fixersOf(const Constraint &constraint,
+                                           unsigned cls) {
+  llvm::SmallVector<int, 2> result;
+  for (VarId v : constraint.vars) {
+    const Class &other = classes[classOf(v)];
+    if (classOf(v) != cls && other.fixed &&
+        !llvm::is_contained(result, other.fixedBy))
+      result.push_back(other.fixedBy);
+  }
+  return result;
+}
+
 std::string Solver::describeConstraint(const Constraint &constraint) {
   std::string text = describe(constraint.origin);
+  if (constraint.kind == Kind::Divides)
+    text += " " + layout::formatShape(constraint.numbers);
+  else if (constraint.kind == Kind::AlignedSlice)
+    text += ", offsets " + layout::formatShape(constraint.numbers);
   // Name the values of the other variables involved.
   for (VarId v : constraint.vars) {
     unsigned cls = classOf(v);
@@ -597,7 +615,7 @@ std::optional<Conflict> Solver::checkFixed() {
       continue;
     conflict = Conflict{Conflict::Kind::Unsatisfiable,
                         "requirements conflict: " +
-                            describe(constraint.origin),
+                            describeConstraint(constraint),
                         constraint.origin,
                         {}};
     for (VarId v : constraint.vars) {
@@ -605,7 +623,7 @@ std::optional<Conflict> Solver::checkFixed() {
       const Constraint &fixer = system.constraints_[classes[cls].fixedBy];
       conflict->notes.push_back(
           {fixer.origin,
-           llvm::formatv("{0} is {1}, required by {2}",
+           llvm::formatv("{0} is {1}, as {2}",
                          describe(var(v).origin),
                          describeValue(*classes[cls].fixed),
                          describe(fixer.origin))});
@@ -632,6 +650,19 @@ Conflict Solver::unsatisfiable(unsigned cls) {
                               describeValue(rejection.candidate),
                               rejection.reason)});
   }
+  // Point at the ops whose requirements the candidates ran into.
+  llvm::SmallVector<int, 4> shown;
+  for (const Rejection &rejection : deepestRejections)
+    for (int fixer : rejection.fixers) {
+      if (llvm::is_contained(shown, fixer))
+        continue;
+      shown.push_back(fixer);
+      const Constraint &constraint = system.constraints_[fixer];
+      conflict.notes.push_back(
+          {constraint.origin,
+           llvm::formatv("{0}: {1}", describe(constraint.origin),
+                         describeValue(constraint.values[0]))});
+    }
   return conflict;
 }
 
@@ -693,7 +724,7 @@ std::variant<Solution, Conflict> Solver::run() {
 
     std::string domainError = checkDomain(cls, candidate);
     if (!domainError.empty()) {
-      rejections[level].push_back({candidate, domainError, -1});
+      rejections[level].push_back({candidate, domainError, -1, {}});
       continue;
     }
     assignment[cls] = candidate;
@@ -706,7 +737,7 @@ std::variant<Solution, Conflict> Solver::run() {
     if (violated >= 0) {
       rejections[level].push_back(
           {candidate, describeConstraint(system.constraints_[violated]),
-           violated});
+           violated, fixersOf(system.constraints_[violated], cls)});
       assignment[cls] = std::nullopt;
       continue;
     }

@@ -538,8 +538,8 @@ LogicalResult asyncLoadRule(Operation *op, InferenceBuilder &b) {
     b.system.divides(
         b.value(load.getDestination()),
         transferMultiples(load.getIndices(), load.getSliceLengths()),
-        b.at(op, "needs a tiling that divides its slice lengths and the "
-                 "multiples its indices are known to be"));
+        b.at(op, "needs a tiling that divides its slice, whose lengths and "
+                 "start indices are known multiples of"));
   return success();
 }
 
@@ -549,8 +549,8 @@ LogicalResult asyncStoreRule(Operation *op, InferenceBuilder &b) {
     b.system.divides(
         b.value(store.getSource()),
         transferMultiples(store.getIndices(), store.getSliceLengths()),
-        b.at(op, "needs a tiling that divides its slice lengths and the "
-                 "multiples its indices are known to be"));
+        b.at(op, "needs a tiling that divides its slice, whose lengths and "
+                 "start indices are known multiples of"));
   return success();
 }
 

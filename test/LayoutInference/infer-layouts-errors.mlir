@@ -1,0 +1,115 @@
+// RUN: mosaic-opt %s -split-input-file -mosaic-gpu-infer-layouts -verify-diagnostics
+
+// Two casts pin a value to layouts no relayout connects: the error is on the
+// second cast, and notes show each candidate's conflict and both casts.
+func.func @unsatisfiable_cast_chain(%ref: memref<128x64xf32>) {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  // expected-note @+1 {{'mosaic_gpu.layout_cast' fixes its result's layout: WGMMA}}
+  %a = mosaic_gpu.layout_cast %v : vector<128x64xf32> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+  // expected-error @+5 {{no layout for operand #0 of 'mosaic_gpu.layout_cast' satisfies every constraint on it}}
+  // expected-note @+4 {{WGMMA is ruled out by: 'mosaic_gpu.layout_cast' converts its operand to `new_layout`; operand #0 of 'mosaic_gpu.layout_cast' is WGMMA (chosen by the search); result #0 of 'mosaic_gpu.layout_cast' is Strided(vector_size = 2) ('mosaic_gpu.layout_cast' fixes its result's layout)}}
+  // expected-note @+3 {{Strided(vector_size = 2) is ruled out by: 'mosaic_gpu.layout_cast' can only use a value in a layout its producer's layout converts to (operand #0); result #0 of 'mosaic_gpu.layout_cast' is WGMMA}}
+  // expected-note @+2 {{Splat is ruled out by}}
+  // expected-note @+1 {{'mosaic_gpu.layout_cast' fixes its result's layout: Strided(vector_size = 2)}}
+  %b = mosaic_gpu.layout_cast %a : vector<128x64xf32> to #mosaic_gpu.WGStridedFragLayout<[128, 64], 2>
+  return
+}
+
+// -----
+
+func.func @conflicting_with_transforms() {
+  %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  // expected-note @+1 {{'mosaic_gpu.with_transforms' fixes the buffer's transforms: tile(8, 64) swizzle 128}}
+  %a = mosaic_gpu.with_transforms %s : memref<128x64xbf16, #gpu.address_space<workgroup>> with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+  // expected-error @+1 {{result #0 of 'mosaic_gpu.with_transforms' must be tile(8, 32) swizzle 64 here, but is also required to be tile(8, 64) swizzle 128}}
+  %b = mosaic_gpu.with_transforms %s : memref<128x64xbf16, #gpu.address_space<workgroup>> with [#mosaic_gpu.tile<[8, 32]>, #mosaic_gpu.swizzle<k64ByteSwizzle>]
+  return
+}
+
+// -----
+
+// Slices with one alias_id are one buffer: their transforms must agree.
+func.func @aliasing_slices_conflict() {
+  %s = mosaic_gpu.slice_smem 0 {alias_id = 1} : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %t = mosaic_gpu.slice_smem 0 {alias_id = 1} : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  // expected-note @+1 {{fixes the buffer's transforms: tile(8, 64) swizzle 128}}
+  %a = mosaic_gpu.with_transforms %s : memref<128x64xbf16, #gpu.address_space<workgroup>> with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+  // expected-error @+1 {{must be no transforms here, but is also required to be tile(8, 64) swizzle 128}}
+  %b = mosaic_gpu.with_transforms %t : memref<128x64xbf16, #gpu.address_space<workgroup>> with []
+  return
+}
+
+// -----
+
+// The row index is not known to be a multiple of 8, so the tiling cannot
+// describe the slice.
+func.func @tma_slice_not_divided_by_tiling(%g: memref<1024x64xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32) {
+  %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  // expected-note @+1 {{result #0 of 'mosaic_gpu.with_transforms' is tile(8, 64) swizzle 128, as 'mosaic_gpu.with_transforms' fixes the buffer's transforms}}
+  %a = mosaic_gpu.with_transforms %s : memref<128x64xbf16, #gpu.address_space<workgroup>> with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+  %c0 = arith.constant 0 : i32
+  // expected-error @+1 {{requirements conflict: 'mosaic_gpu.async_load' needs a tiling that divides its slice, whose lengths and start indices are known multiples of (1, 64)}}
+  mosaic_gpu.async_load %g[%i, %c0] to %a, %bar slice_lengths [128, 64] : memref<1024x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// The same slice with an index known to be a multiple of 128 is fine.
+func.func @tma_slice_divided_with_assume_multiple(%g: memref<1024x64xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32) {
+  %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %a = mosaic_gpu.with_transforms %s : memref<128x64xbf16, #gpu.address_space<workgroup>> with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+  %c0 = arith.constant 0 : i32
+  %row = mosaic_gpu.assume_multiple %i, 128 : i32
+  mosaic_gpu.async_load %g[%row, %c0] to %a, %bar slice_lengths [128, 64] : memref<1024x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// wgmma needs a tiling the TMA slice rules out: every candidate is shown.
+// expected-error @+1 {{no layout for region argument #4 of 'func.func' satisfies every constraint on it}}
+func.func @wgmma_tiling_blocked_by_tma(%g: memref<1024x64xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32, %acc: vector<128x64xf32>, %b: memref<64x64xbf16, #gpu.address_space<workgroup>>) -> vector<128x64xf32> {
+  %a = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : i32
+  // expected-note @+3 {{tile(8, 64) swizzle 128 is ruled out by: 'mosaic_gpu.async_load' needs a tiling that divides its slice}}
+  // expected-note @+2 {{tile(8, 32) swizzle 64 is ruled out by}}
+  // expected-note @+1 {{tile(8, 16) swizzle 32 is ruled out by}}
+  mosaic_gpu.async_load %g[%i, %c0] to %a, %bar slice_lengths [128, 64] : memref<1024x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  // expected-note @+1 {{no transforms is ruled out by: 'mosaic_gpu.wgmma' requires `b` to have a wgmma tiling}}
+  %r = mosaic_gpu.wgmma %acc, %a, %b : vector<128x64xf32>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>> -> vector<128x64xf32>
+  return %r : vector<128x64xf32>
+}
+
+// -----
+
+func.func @reduction_of_strided(%ref: memref<128x64xf32>) -> vector<128xf32> {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  // expected-note @+1 {{'mosaic_gpu.layout_cast' fixes its result's layout: Strided(vector_size = 2)}}
+  %s = mosaic_gpu.layout_cast %v : vector<128x64xf32> to #mosaic_gpu.WGStridedFragLayout<[128, 64], 2>
+  %z = arith.constant dense<0.0> : vector<128xf32>
+  // expected-error @+3 {{no layout for operand #0 of 'vector.multi_reduction' satisfies every constraint on it}}
+  // expected-note @+2 {{Strided(vector_size = 2) is ruled out by: 'vector.multi_reduction' reduces along axes, which a Strided operand does not support}}
+  // expected-note-re @+1 {{{{(WGMMA|WGMMA_TRANSPOSED|Splat)}} is ruled out by: 'vector.multi_reduction' can only use a value in a layout its producer's layout converts to}}
+  %r = vector.multi_reduction <add>, %s, %z [1] : vector<128x64xf32> to vector<128xf32>
+  return %r : vector<128xf32>
+}
+
+// -----
+
+func.func @no_rule(%ref: memref<128x64xf32>) -> vector<64x128xf32> {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  // expected-error @+1 {{'vector.transpose' op has no layout inference rule, but it has vector operands or results}}
+  %t = vector.transpose %v, [1, 0] : vector<128x64xf32> to vector<64x128xf32>
+  return %t : vector<64x128xf32>
+}
+
+// -----
+
+// A vector too small for any layout (fewer elements than threads, no splat).
+func.func @too_small(%ref: memref<64xf32>) -> vector<64xf32> {
+  // expected-error @+2 {{no layout for result #0 of 'mosaic_gpu.vector_load' satisfies every constraint on it}}
+  // expected-note @+1 {{Splat is ruled out by: 'mosaic_gpu.vector_load' loads arbitrary data, which cannot be Splat}}
+  %v = mosaic_gpu.vector_load %ref : memref<64xf32> -> vector<64xf32>
+  return %v : vector<64xf32>
+}
