@@ -244,15 +244,71 @@ LogicalResult AsyncStoreOp::verify() {
 // Registers <-> memory
 //===----------------------------------------------------------------------===//
 
+FailureOr<SmallVector<int64_t>> mosaic_gpu::logicalShape(Operation *op,
+                                                         Value ref) {
+  auto type = cast<MemRefType>(ref.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  if (!op->hasAttr(kTransformsAppliedAttr))
+    return shape;
+  // Find the tile recorded for this operand: in_transforms has one entry per
+  // shared-memory operand, barriers excluded.
+  auto transforms = op->getAttrOfType<ArrayAttr>("in_transforms");
+  unsigned index = 0;
+  for (Value operand : op->getOperands()) {
+    auto operandType = dyn_cast<MemRefType>(operand.getType());
+    if (!operandType || !isSharedMemory(operandType) ||
+        isa<BarrierType>(operandType.getElementType()))
+      continue;
+    if (operand == ref)
+      break;
+    ++index;
+  }
+  if (!transforms || index >= transforms.size())
+    return failure();
+  auto entry = dyn_cast<ArrayAttr>(transforms[index]);
+  if (!entry)
+    return failure();
+  for (Attribute transform : entry) {
+    auto tile = dyn_cast<TileTransformAttr>(transform);
+    if (!tile)
+      continue;
+    ArrayRef<int64_t> tiling = tile.getTiling().asArrayRef();
+    size_t k = tiling.size();
+    if (shape.size() < 2 * k || ArrayRef(shape).take_back(k) != tiling)
+      return failure();
+    size_t logicalRank = shape.size() - k;
+    SmallVector<int64_t> logical(shape.begin(), shape.begin() + logicalRank);
+    for (size_t i = 0; i < k; ++i)
+      logical[logicalRank - k + i] *= tiling[i];
+    return logical;
+  }
+  return shape;
+}
+
+/// The logical shape of `ref`, or an error on `op` naming it.
+static FailureOr<SmallVector<int64_t>>
+verifiedLogicalShape(Operation *op, StringRef name, Value ref) {
+  FailureOr<SmallVector<int64_t>> shape = logicalShape(op, ref);
+  if (failed(shape))
+    return op->emitOpError()
+           << "`" << name << "` has type " << ref.getType()
+           << ", which is not the tiled form `in_transforms` records for it";
+  return shape;
+}
+
 static LogicalResult verifyVectorMatchesRef(Operation *op, StringRef vectorName,
                                             VectorType vectorType,
-                                            StringRef refName,
-                                            MemRefType refType) {
-  if (vectorType.getShape() != refType.getShape())
+                                            StringRef refName, Value ref) {
+  auto refType = cast<MemRefType>(ref.getType());
+  FailureOr<SmallVector<int64_t>> refShape =
+      verifiedLogicalShape(op, refName, ref);
+  if (failed(refShape))
+    return failure();
+  if (vectorType.getShape() != ArrayRef<int64_t>(*refShape))
     return op->emitOpError()
            << "`" << vectorName << "` shape "
            << formatShape(vectorType.getShape()) << " does not match `"
-           << refName << "` shape " << formatShape(refType.getShape());
+           << refName << "` shape " << formatShape(*refShape);
   if (vectorType.getElementType() != refType.getElementType())
     return op->emitOpError()
            << "`" << vectorName << "` element type "
@@ -268,13 +324,13 @@ static LogicalResult verifyVectorMatchesRef(Operation *op, StringRef vectorName,
 
 LogicalResult VectorLoadOp::verify() {
   return verifyVectorMatchesRef(*this, "result", getResult().getType(),
-                                "source", getSource().getType());
+                                "source", getSource());
 }
 
 LogicalResult VectorStoreOp::verify() {
   return verifyVectorMatchesRef(*this, "valueToStore",
                                 getValueToStore().getType(), "destination",
-                                getDestination().getType());
+                                getDestination());
 }
 
 //===----------------------------------------------------------------------===//
@@ -337,9 +393,26 @@ LogicalResult WGMMAOp::verify() {
                          << " inputs (f16 and fp8: f32 or f16; bf16 and "
                             "tf32: f32; i8: i32)";
 
+  SmallVector<int64_t> aShape(aShaped.getShape());
+  if (isa<MemRefType>(aType)) {
+    FailureOr<SmallVector<int64_t>> shape =
+        verifiedLogicalShape(*this, "a", getA());
+    if (failed(shape))
+      return failure();
+    aShape = *shape;
+  }
+  FailureOr<SmallVector<int64_t>> bShape =
+      verifiedLogicalShape(*this, "b", getB());
+  if (failed(bShape))
+    return failure();
+  if (aShape.size() != 2 || bShape->size() != 2)
+    return emitOpError() << "`a` and `b` must be matrices, but their shapes "
+                            "are "
+                         << formatShape(aShape) << " and "
+                         << formatShape(*bShape);
   int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
-  int64_t aRows = aShaped.getDimSize(0), k = aShaped.getDimSize(1);
-  int64_t bRows = bType.getDimSize(0), bCols = bType.getDimSize(1);
+  int64_t aRows = aShape[0], k = aShape[1];
+  int64_t bRows = (*bShape)[0], bCols = (*bShape)[1];
   if (m % 64 != 0)
     return emitOpError() << "`accumulator` has " << m
                          << " rows (M), which is not a multiple of 64";
@@ -365,14 +438,19 @@ LogicalResult WGMMAOp::verify() {
 
   if (failed(verifyInSharedMemory(*this, "b", bType)))
     return failure();
-  FailureOr<bool> bTransposed = isTransposed(*this, "b", bType);
+  // Tiled operands are contiguous tiles: their orientation was fixed before
+  // tiling, and only untransposed buffers are tiled.
+  bool tiled = (*this)->hasAttr(kTransformsAppliedAttr);
+  FailureOr<bool> bTransposed =
+      tiled ? FailureOr<bool>(false) : isTransposed(*this, "b", bType);
   if (failed(bTransposed))
     return failure();
   bool aTransposed = false;
   if (auto aRef = dyn_cast<MemRefType>(aType)) {
     if (failed(verifyInSharedMemory(*this, "a", aRef)))
       return failure();
-    FailureOr<bool> transposed = isTransposed(*this, "a", aRef);
+    FailureOr<bool> transposed =
+        tiled ? FailureOr<bool>(false) : isTransposed(*this, "a", aRef);
     if (failed(transposed))
       return failure();
     aTransposed = *transposed;

@@ -186,10 +186,9 @@ private:
   std::string describe(const Origin &origin) {
     if (options.describe)
       return options.describe(origin);
-    return origin.index >= 0 ? llvm::formatv("{0} #{1}", origin.what,
-                                             origin.index)
-                                   .str()
-                             : std::string(origin.what);
+    return origin.index >= 0
+               ? llvm::formatv("{0} #{1}", origin.what, origin.index).str()
+               : std::string(origin.what);
   }
 
   const ConstraintSystem &system;
@@ -211,7 +210,8 @@ private:
     /// Fix constraints that pinned the other variables involved.
     llvm::SmallVector<int, 2> fixers;
   };
-  llvm::SmallVector<int, 2> fixersOf(const Constraint &constraint, unsigned cls);
+  llvm::SmallVector<int, 2> fixersOf(const Constraint &constraint,
+                                     unsigned cls);
   unsigned deepestFailure = 0;
   int deepestLevel = -1;
   std::vector<Rejection> deepestRejections;
@@ -374,9 +374,9 @@ std::string Solver::checkDomain(unsigned cls, const Assignment &value) {
     if (auto *layout = std::get_if<RegisterLayout>(&value))
       error = layout->checkShape(v.shape);
     else
-      error = layout::checkSmemTransforms(std::get<SmemTransforms>(value),
-                                          v.shape, v.bitwidth,
-                                          v.transposed ? -2 : -1);
+      error =
+          layout::checkSmemTransforms(std::get<SmemTransforms>(value), v.shape,
+                                      v.bitwidth, v.transposed ? -2 : -1);
     if (error)
       return llvm::formatv("{0} cannot be {1}: {2}", describe(v.origin),
                            describeValue(value),
@@ -410,8 +410,8 @@ Solver::Status Solver::check(const Constraint &constraint) {
   case Kind::NotOfKind:
     return verdict(reg(0).kind() != constraint.layoutKind);
   case Kind::Reduce: {
-    llvm::Expected<RegisterLayout> reduced = reg(1).reduce(
-        constraint.numbers, var(constraint.vars[1]).shape);
+    llvm::Expected<RegisterLayout> reduced =
+        reg(1).reduce(constraint.numbers, var(constraint.vars[1]).shape);
     if (!reduced) {
       llvm::consumeError(reduced.takeError());
       return Status::Violated;
@@ -437,8 +437,8 @@ Solver::Status Solver::check(const Constraint &constraint) {
   }
   case Kind::Transferable: {
     const Variable &regVar = var(constraint.vars[1]);
-    return verdict(layout::isTransferable(smem(0), reg(1), regVar.shape,
-                                          regVar.bitwidth));
+    return verdict(
+        layout::isTransferable(smem(0), reg(1), regVar.shape, regVar.bitwidth));
   }
   case Kind::Divides:
     return verdict(layout::tilingDivides(smem(0), constraint.numbers));
@@ -601,7 +601,8 @@ std::optional<Conflict> Solver::checkFixed() {
       continue;
     std::string error = checkDomain(cls, *c.fixed);
     if (!error.empty())
-      return Conflict{Conflict::Kind::Unsatisfiable, error,
+      return Conflict{Conflict::Kind::Unsatisfiable,
+                      error,
                       system.constraints_[c.fixedBy].origin,
                       {}};
   }
@@ -613,18 +614,17 @@ std::optional<Conflict> Solver::checkFixed() {
   for (const Constraint &constraint : system.constraints_) {
     if (check(constraint) != Status::Violated)
       continue;
-    conflict = Conflict{Conflict::Kind::Unsatisfiable,
-                        "requirements conflict: " +
-                            describeConstraint(constraint),
-                        constraint.origin,
-                        {}};
+    conflict =
+        Conflict{Conflict::Kind::Unsatisfiable,
+                 "requirements conflict: " + describeConstraint(constraint),
+                 constraint.origin,
+                 {}};
     for (VarId v : constraint.vars) {
       unsigned cls = classOf(v);
       const Constraint &fixer = system.constraints_[classes[cls].fixedBy];
       conflict->notes.push_back(
           {fixer.origin,
-           llvm::formatv("{0} is {1}, as {2}",
-                         describe(var(v).origin),
+           llvm::formatv("{0} is {1}, as {2}", describe(var(v).origin),
                          describeValue(*classes[cls].fixed),
                          describe(fixer.origin))});
     }
@@ -646,9 +646,9 @@ Conflict Solver::unsatisfiable(unsigned cls) {
     if (rejection.constraint >= 0)
       where = system.constraints_[rejection.constraint].origin;
     conflict.notes.push_back(
-        {where, llvm::formatv("{0} is ruled out by: {1}",
-                              describeValue(rejection.candidate),
-                              rejection.reason)});
+        {where,
+         llvm::formatv("{0} is ruled out by: {1}",
+                       describeValue(rejection.candidate), rejection.reason)});
   }
   // Point at the ops whose requirements the candidates ran into.
   llvm::SmallVector<int, 4> shown;

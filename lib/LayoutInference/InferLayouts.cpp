@@ -117,9 +117,8 @@ public:
     auto it = valueVars.find(v);
     if (it != valueVars.end())
       return it->second;
-    Operation *owner = v.getDefiningOp()
-                           ? v.getDefiningOp()
-                           : v.getParentRegion()->getParentOp();
+    Operation *owner = v.getDefiningOp() ? v.getDefiningOp()
+                                         : v.getParentRegion()->getParentOp();
     return createValue(v, owner, "value", -1);
   }
   VarId site(Operation *op, unsigned index) {
@@ -164,12 +163,11 @@ private:
     auto shaped = cast<ShapedType>(v.getType());
     unsigned bitwidth = bitwidthOf(shaped.getElementType());
     layout::Shape shape(shaped.getShape());
-    VarId var = isRegisterVector(v)
-                    ? system.addRegister(shape, bitwidth,
-                                         siteAt(owner, what, index))
-                    : system.addSmem(shape, bitwidth, siteAt(owner, what, index),
-                                     isTransposedBuffer(cast<MemRefType>(
-                                         v.getType())));
+    VarId var =
+        isRegisterVector(v)
+            ? system.addRegister(shape, bitwidth, siteAt(owner, what, index))
+            : system.addSmem(shape, bitwidth, siteAt(owner, what, index),
+                             isTransposedBuffer(cast<MemRefType>(v.getType())));
     valueVars[v] = var;
     return var;
   }
@@ -194,8 +192,9 @@ void InferenceBuilder::createSites(Operation *root) {
                                      siteAt(op, "operand", index));
       operandVars[&operand] = use;
       system.relayout(value(operand.get()), use,
-                      at(op, "can only use a value in a layout its producer's "
-                             "layout converts to",
+                      at(op,
+                         "can only use a value in a layout its producer's "
+                         "layout converts to",
                          index));
     }
     for (OpResult result : op->getResults())
@@ -403,8 +402,7 @@ LogicalResult layoutCastRule(Operation *op, InferenceBuilder &b) {
   FailureOr<RegisterLayout> layout = attrToLayout(cast.getNewLayout());
   if (failed(layout))
     return op->emitOpError("`new_layout` is not a register layout");
-  b.system.fix(b.result(op, 0), *layout,
-               b.at(op, "fixes its result's layout"));
+  b.system.fix(b.result(op, 0), *layout, b.at(op, "fixes its result's layout"));
   b.system.relayout(b.site(op, 0), b.result(op, 0),
                     b.at(op, "converts its operand to `new_layout`"));
   return success();
@@ -501,8 +499,9 @@ LogicalResult customPrimitiveRule(Operation *op, InferenceBuilder &b) {
         return op->emitOpError("`in_transforms` entries must be transform "
                                "lists");
       b.system.fix(b.value(operand.get()), *transforms,
-                   b.at(op, "declares its buffer transforms in "
-                            "`in_transforms`",
+                   b.at(op,
+                        "declares its buffer transforms in "
+                        "`in_transforms`",
                         i));
     }
   }
@@ -623,9 +622,9 @@ LogicalResult reshapeRule(Operation *op, InferenceBuilder &b) {
   auto sourceType = cast<MemRefType>(source.getType());
   auto resultType = cast<MemRefType>(result.getType());
   // A tiling of the two minor dims survives when they are left alone.
-  bool keepsMinor = sourceType.getRank() >= 2 && resultType.getRank() >= 2 &&
-                    sourceType.getShape().take_back(2) ==
-                        resultType.getShape().take_back(2);
+  bool keepsMinor =
+      sourceType.getRank() >= 2 && resultType.getRank() >= 2 &&
+      sourceType.getShape().take_back(2) == resultType.getShape().take_back(2);
   if (auto collapse = dyn_cast<memref::CollapseShapeOp>(op))
     keepsMinor &= collapse.getReassociationIndices().back().size() == 1 &&
                   collapse.getReassociationIndices().size() >= 2 &&
@@ -675,8 +674,7 @@ LogicalResult whileRule(Operation *op, InferenceBuilder &b) {
     b.tieGroup({&op->getOpOperand(i), &yield->getOpOperand(i)}, {argument},
                b.at(op, "carries a value into its condition region", i));
   for (auto [i, argument] : llvm::enumerate(loop.getAfterArguments()))
-    b.tieGroup({&condition->getOpOperand(i + 1)},
-               {argument, loop.getResult(i)},
+    b.tieGroup({&condition->getOpOperand(i + 1)}, {argument, loop.getResult(i)},
                b.at(op, "forwards a value from its condition", i));
   return success();
 }
@@ -787,11 +785,11 @@ void InferenceBuilder::annotate(const Solution &solution) {
     for (OpOperand &operand : op->getOpOperands()) {
       Value v = operand.get();
       if (isRegisterVector(v))
-        inLayouts.push_back(layoutToAttr(
-            context,
-            std::get<RegisterLayout>(solution.values[operandVars.lookup(
-                &operand)]),
-            cast<VectorType>(v.getType()).getShape()));
+        inLayouts.push_back(
+            layoutToAttr(context,
+                         std::get<RegisterLayout>(
+                             solution.values[operandVars.lookup(&operand)]),
+                         cast<VectorType>(v.getType()).getShape()));
       else if (isSharedBuffer(v))
         inTransforms.push_back(transformsToAttr(
             context, std::get<SmemTransforms>(solution.values[value(v)])));

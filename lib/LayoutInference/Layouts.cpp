@@ -353,10 +353,9 @@ llvm::Expected<TiledLayout> TiledLayout::removeDimension(int64_t dim) const {
   llvm::Expected<Tiling> newTiling = Tiling::create(std::move(newTiles));
   if (!newTiling)
     return newTiling.takeError();
-  llvm::Expected<TiledLayout> reduced =
-      TiledLayout::create(std::move(*newTiling), remap(warpDims_),
-                          remap(laneDims_), newVectorDim,
-                          /*requireCanonical=*/false);
+  llvm::Expected<TiledLayout> reduced = TiledLayout::create(
+      std::move(*newTiling), remap(warpDims_), remap(laneDims_), newVectorDim,
+      /*requireCanonical=*/false);
   if (!reduced)
     return reduced.takeError();
   return reduced->canonicalize();
@@ -456,8 +455,7 @@ std::optional<int64_t> defaultStridedVectorSize(ArrayRef<int64_t> shape,
     return std::nullopt;
   int64_t vectorSize = std::min<int64_t>(std::max<int64_t>(64 / bitwidth, 1),
                                          elements / kThreadsPerWarpgroup);
-  while (vectorSize > 0 &&
-         elements % (vectorSize * kThreadsPerWarpgroup) != 0)
+  while (vectorSize > 0 && elements % (vectorSize * kThreadsPerWarpgroup) != 0)
     vectorSize /= 2;
   if (vectorSize == 0 || (vectorSize * bitwidth) % 8 != 0)
     return std::nullopt;
@@ -591,33 +589,36 @@ static TiledLayout namedLayout(std::vector<Shape> tiles,
 using PD = PartitionDim;
 
 TiledLayout wgmmaLayout() {
-  static const TiledLayout layout = namedLayout({{64, 8}, {16, 8}, {8, 8}, {2}}, {PD::index(-7)},
-                       {PD::index(-3), PD::index(-2)}, -1);
+  static const TiledLayout layout =
+      namedLayout({{64, 8}, {16, 8}, {8, 8}, {2}}, {PD::index(-7)},
+                  {PD::index(-3), PD::index(-2)}, -1);
   return layout;
 }
 
 TiledLayout wgmma8BitLayout() {
-  static const TiledLayout layout = namedLayout({{64, 16}, {16, 16}, {8, 16}, {4}}, {PD::index(-7)},
-                       {PD::index(-3), PD::index(-2)}, -1);
+  static const TiledLayout layout =
+      namedLayout({{64, 16}, {16, 16}, {8, 16}, {4}}, {PD::index(-7)},
+                  {PD::index(-3), PD::index(-2)}, -1);
   return layout;
 }
 
 TiledLayout wgmmaTransposedLayout() {
-  static const TiledLayout layout = namedLayout({{64, 8}, {16, 8}, {8, 8}, {2, 2}, {2, 1}},
-                       {PD::index(-10)},
-                       {PD::index(-6), PD::index(-3), PD::index(-5)}, -2);
+  static const TiledLayout layout =
+      namedLayout({{64, 8}, {16, 8}, {8, 8}, {2, 2}, {2, 1}}, {PD::index(-10)},
+                  {PD::index(-6), PD::index(-3), PD::index(-5)}, -2);
   return layout;
 }
 
 TiledLayout wgmmaRowLayout() {
-  static const TiledLayout layout = namedLayout({{64}, {16}, {8}, {1}}, {PD::index(-4)},
-                       {PD::index(-2), PD::replicated(4)}, -1);
+  static const TiledLayout layout =
+      namedLayout({{64}, {16}, {8}, {1}}, {PD::index(-4)},
+                  {PD::index(-2), PD::replicated(4)}, -1);
   return layout;
 }
 
 TiledLayout wgmmaColLayout() {
-  static const TiledLayout layout = namedLayout({{8}, {2}}, {PD::replicated(4)},
-                       {PD::replicated(8), PD::index(-2)}, -1);
+  static const TiledLayout layout = namedLayout(
+      {{8}, {2}}, {PD::replicated(4)}, {PD::replicated(8), PD::index(-2)}, -1);
   return layout;
 }
 

@@ -59,9 +59,9 @@ llvm::Error checkSmemTransforms(const SmemTransforms &transforms,
       transforms.swizzle != 128)
     return makeError(llvm::formatv("swizzle {0} is not 16, 32, 64 or 128",
                                    transforms.swizzle));
-  ArrayRef<int64_t> rows = transforms.tile ? ArrayRef(*tiled).take_back(
-                                                 transforms.tile->size())
-                                           : ArrayRef(*tiled);
+  ArrayRef<int64_t> rows =
+      transforms.tile ? ArrayRef(*tiled).take_back(transforms.tile->size())
+                      : ArrayRef(*tiled);
   if (rows.empty() || -minorDim > static_cast<int64_t>(rows.size()))
     return makeError("a swizzled buffer needs a minor dim");
   int64_t rowBytes = rows[rows.size() + minorDim] * bitwidth / 8;

@@ -67,8 +67,8 @@ bool tilingDivides(const SmemTransforms &transforms,
 /// 16-byte swizzle granule; tiled buffers need a tiled layout whose
 /// per-thread vector runs along the minor dim and fits a tile row.
 bool isTransferable(const SmemTransforms &transforms,
-                    const RegisterLayout &layout,
-                    llvm::ArrayRef<int64_t> shape, unsigned bitwidth);
+                    const RegisterLayout &layout, llvm::ArrayRef<int64_t> shape,
+                    unsigned bitwidth);
 
 } // namespace mosaic::layout
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LayoutInference/Passes.h"
+#include "Transforms/Passes.h"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,6 +34,7 @@ int main(int argc, char **argv) {
                   mlir::nvgpu::NVGPUDialect, mlir::scf::SCFDialect,
                   mlir::vector::VectorDialect>();
   mosaic::registerLayoutInferencePasses();
+  mosaic::registerTransformsPasses();
   // Upstream cleanups (canonicalize, cse, ...) are useful between our passes.
   mlir::registerTransformsPasses();
   return mlir::asMainReturnCode(

@@ -677,6 +677,30 @@ func.func @wgmma_unsupported_type(%acc: vector<64x64xf32>, %a: memref<64x16xf64,
 
 // -----
 
+func.func @wgmma_b_not_a_matrix(%acc: vector<64x64xf32>, %a: memref<64x16xbf16, #gpu.address_space<workgroup>>, %b: memref<2x16x64xbf16, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{`a` and `b` must be matrices, but their shapes are (64, 16) and (2, 16, 64)}}
+  %0 = mosaic_gpu.wgmma %acc, %a, %b : vector<64x64xf32>, memref<64x16xbf16, #gpu.address_space<workgroup>>, memref<2x16x64xbf16, #gpu.address_space<workgroup>> -> vector<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @tiled_ref_mismatch(%r: memref<16x1x8x32xbf16, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{`source` has type 'memref<16x1x8x32xbf16, #gpu.address_space<workgroup>>', which is not the tiled form `in_transforms` records for it}}
+  %0 = mosaic_gpu.vector_load %r {in_transforms = [[#mosaic_gpu.tile<[8, 64]>]], transforms_applied} : memref<16x1x8x32xbf16, #gpu.address_space<workgroup>> -> vector<128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @tiled_ref_shape(%r: memref<16x1x8x64xbf16, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{`result` shape (64, 64) does not match `source` shape (128, 64)}}
+  %0 = mosaic_gpu.vector_load %r {in_transforms = [[#mosaic_gpu.tile<[8, 64]>]], transforms_applied} : memref<16x1x8x64xbf16, #gpu.address_space<workgroup>> -> vector<64x64xbf16>
+  return
+}
+
+// -----
+
 func.func @wgmma_result_type(%acc: vector<64x64xf32>, %a: memref<64x16xbf16, #gpu.address_space<workgroup>>, %b: memref<16x64xbf16, #gpu.address_space<workgroup>>) {
   // expected-error @+1 {{all of {accumulator, result} have same type}}
   %0 = mosaic_gpu.wgmma %acc, %a, %b : vector<64x64xf32>, memref<64x16xbf16, #gpu.address_space<workgroup>>, memref<16x64xbf16, #gpu.address_space<workgroup>> -> vector<64x128xf32>

@@ -145,10 +145,12 @@ TEST(TiledLayoutTest, ReductionsGiveRowAndColumnLayouts) {
   EXPECT_EQ(llvm::cantFail(wgmma.reduce({0}, {2, 128, 64})), wgmma);
   EXPECT_EQ(llvm::cantFail(wgmma.reduce({2}, {2, 128, 64})),
             RegisterLayout::tiled(wgmmaRowLayout()));
-  EXPECT_FALSE(errorOf(RegisterLayout::strided(2).reduce({1}, {4, 256})).empty());
+  EXPECT_FALSE(
+      errorOf(RegisterLayout::strided(2).reduce({1}, {4, 256})).empty());
   EXPECT_EQ(llvm::cantFail(RegisterLayout::strided(2).reduce({0}, {4, 256})),
             RegisterLayout::strided(2));
-  EXPECT_FALSE(errorOf(RegisterLayout::strided(2).reduce({0}, {4, 128})).empty());
+  EXPECT_FALSE(
+      errorOf(RegisterLayout::strided(2).reduce({0}, {4, 128})).empty());
   EXPECT_EQ(llvm::cantFail(RegisterLayout::splat().reduce({0}, {4, 4})),
             RegisterLayout::splat());
   EXPECT_FALSE(errorOf(wgmmaRowLayout().removeDimension(0)).empty());

@@ -277,6 +277,9 @@ def MosaicGPU_WGMMAOp : MosaicGPU_Op<"wgmma",
     types may be mixed. The accumulator is f32 or f16 for floating-point
     inputs (f32 only for tf32) and i32 for i8. A shared-memory operand whose
     minor dim is not contiguous is transposed; only 16-bit types may be.
+    Shared-memory operands are matrices; after `mosaic-gpu-apply-transforms`
+    they have their tiled types (M/8, K/64, 8, 64) and the op's
+    `in_transforms` records the tiling.
 
     ```mlir
     %acc2 = mosaic_gpu.wgmma %acc, %a, %b
@@ -286,9 +289,9 @@ def MosaicGPU_WGMMAOp : MosaicGPU_Op<"wgmma",
   }];
   let arguments = (ins
     VectorOfRankAndType<[2], [MosaicGPU_WGMMAAccumulatorType]>:$accumulator,
-    AnyTypeOf<[MemRefRankOf<[MosaicGPU_WGMMAElementType], [2]>,
+    AnyTypeOf<[MemRefOf<[MosaicGPU_WGMMAElementType]>,
                VectorOfRankAndType<[2], [MosaicGPU_WGMMAElementType]>]>:$a,
-    MemRefRankOf<[MosaicGPU_WGMMAElementType], [2]>:$b
+    MemRefOf<[MosaicGPU_WGMMAElementType]>:$b
   );
   let results = (outs VectorOfRankAndType<[2], [MosaicGPU_WGMMAAccumulatorType]>:$result);
   let assemblyFormat = [{

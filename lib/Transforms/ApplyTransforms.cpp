@@ -1,0 +1,426 @@
+//===- ApplyTransforms.cpp - The mosaic-gpu-apply-transforms pass ---------===//
+//
+// Rewrites shared-memory buffers with an inferred tiling to their tiled types
+// and adapts their users (see Passes.td for the contract). Types change in
+// place: buffer definitions first, then values flowing through views and
+// control flow, then the ops that consume buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LayoutInference/AttributeBridge.h"
+#include "Transforms/Passes.h"
+
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mosaic {
+#define GEN_PASS_DEF_MOSAICGPUAPPLYTRANSFORMS
+#include "Transforms/Passes.h.inc"
+} // namespace mosaic
+
+using namespace mlir;
+using namespace mosaic;
+using layout::formatShape;
+using layout::Shape;
+
+namespace {
+
+bool isSharedBuffer(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && mosaic_gpu::isSharedMemory(type) &&
+         !isa<mosaic_gpu::BarrierType>(type.getElementType());
+}
+
+/// The entries of `attrName` (in_transforms / out_transforms) for the
+/// shared-memory buffers among `values`, in order.
+FailureOr<layout::SmemTransforms> transformsFor(Operation *op,
+                                                StringRef attrName,
+                                                ValueRange values,
+                                                Value value) {
+  auto entries = op->getAttrOfType<ArrayAttr>(attrName);
+  if (!entries)
+    return failure();
+  unsigned index = 0;
+  for (Value candidate : values) {
+    if (!isSharedBuffer(candidate))
+      continue;
+    if (candidate == value)
+      return index < entries.size() ? attrToTransforms(entries[index])
+                                    : FailureOr<layout::SmemTransforms>();
+    ++index;
+  }
+  return failure();
+}
+
+class TransformApplier {
+public:
+  explicit TransformApplier(Operation *root) : root(root) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult retypeDefinition(mosaic_gpu::SliceSMEMOp slice);
+  LogicalResult rewriteSubview(memref::SubViewOp subview);
+  LogicalResult rewriteTransfer(Operation *op, Value gmem, Value smem,
+                                MutableOperandRange gmemOperand,
+                                MutableOperandRange indices,
+                                ArrayRef<int64_t> sliceLengths);
+  LogicalResult markConsumer(Operation *op);
+  /// Gives `to` the type of `from`, recording its tile.
+  void follow(Value from, Value to) {
+    auto it = tiles.find(from);
+    if (it == tiles.end() || from.getType() == to.getType())
+      return;
+    to.setType(from.getType());
+    tiles[to] = it->second;
+  }
+  bool isTiled(Value value) const { return tiles.count(value); }
+
+  Operation *root;
+  /// The effective tile of every buffer value that now has a tiled type.
+  DenseMap<Value, Shape> tiles;
+  SmallVector<Operation *> toErase;
+};
+
+LogicalResult TransformApplier::retypeDefinition(mosaic_gpu::SliceSMEMOp op) {
+  Value result = op.getResult();
+  if (!isSharedBuffer(result))
+    return success();
+  FailureOr<layout::SmemTransforms> transforms =
+      transformsFor(op, "out_transforms", op->getResults(), result);
+  if (failed(transforms))
+    return op.emitOpError()
+           << "has no `out_transforms`; run mosaic-gpu-infer-layouts first";
+  if (!transforms->tile)
+    return success();
+  auto type = cast<MemRefType>(result.getType());
+  unsigned bitwidth = type.getElementType().isIntOrFloat()
+                          ? type.getElementType().getIntOrFloatBitWidth()
+                          : 8;
+  if (llvm::Error error =
+          layout::checkSmemTransforms(*transforms, type.getShape(), bitwidth))
+    return op.emitOpError() << "cannot be stored with " << transforms->str()
+                            << ": " << llvm::toString(std::move(error));
+  // A dim smaller than its tile is tiled by itself.
+  Shape tile = *transforms->tile;
+  ArrayRef<int64_t> shape = type.getShape();
+  for (size_t i = 0; i < tile.size(); ++i)
+    tile[i] = std::min(tile[i], shape[shape.size() - tile.size() + i]);
+  layout::SmemTransforms effective = *transforms;
+  effective.tile = tile;
+  Shape tiledShape =
+      llvm::cantFail(layout::tiledSmemShape(effective, type.getShape()));
+  result.setType(MemRefType::get(tiledShape, type.getElementType(),
+                                 MemRefLayoutAttrInterface(),
+                                 type.getMemorySpace()));
+  tiles[result] = tile;
+  return success();
+}
+
+LogicalResult TransformApplier::rewriteSubview(memref::SubViewOp subview) {
+  Value source = subview.getSource();
+  auto it = tiles.find(source);
+  if (it == tiles.end())
+    return success();
+  Shape tile = it->second;
+  auto sourceType = cast<MemRefType>(source.getType());
+  int64_t tileRank = tile.size();
+  int64_t logicalRank = sourceType.getRank() - tileRank;
+  int64_t firstTiled = logicalRank - tileRank;
+  SmallVector<OpFoldResult> offsets = subview.getMixedOffsets();
+  SmallVector<OpFoldResult> sizes = subview.getMixedSizes();
+  SmallVector<OpFoldResult> strides = subview.getMixedStrides();
+  OpBuilder builder(subview);
+  Location loc = subview.getLoc();
+  SmallVector<OpFoldResult> newOffsets, newSizes, newStrides;
+  Shape resultShape;
+  // The source already has its tiled type, so compare the logical sizes with
+  // the (still logical) result type to find the dims the subview drops.
+  std::optional<llvm::SmallDenseSet<unsigned>> droppedDims =
+      computeRankReductionMask(subview.getStaticSizes(),
+                               subview.getType().getShape());
+  if (!droppedDims)
+    return subview.emitOpError() << "has a rank reduction the pass cannot "
+                                    "follow through a tiled buffer";
+  auto dropped = [&](int64_t dim) { return droppedDims->contains(dim); };
+  for (int64_t dim = 0; dim < logicalRank; ++dim) {
+    std::optional<int64_t> stride = getConstantIntValue(strides[dim]);
+    if (stride != 1)
+      return subview.emitOpError()
+             << "cannot slice a tiled buffer with a non-unit stride";
+    if (dim < firstTiled) {
+      newOffsets.push_back(offsets[dim]);
+      newSizes.push_back(sizes[dim]);
+      if (!dropped(dim))
+        resultShape.push_back(*getConstantIntValue(sizes[dim]));
+      continue;
+    }
+    int64_t t = tile[dim - firstTiled];
+    std::optional<int64_t> size = getConstantIntValue(sizes[dim]);
+    if (!size || *size % t != 0 || dropped(dim))
+      return subview.emitOpError()
+             << "cannot take a slice of size "
+             << (size ? std::to_string(*size) : std::string("?"))
+             << " along dim " << dim << " of a buffer tiled by "
+             << formatShape(tile) << ": slices must span whole tiles";
+    // The offset is a whole number of tiles (inference checked it).
+    OpFoldResult offset = offsets[dim];
+    if (std::optional<int64_t> value = getConstantIntValue(offset)) {
+      newOffsets.push_back(builder.getIndexAttr(*value / t));
+    } else {
+      Value divisor = arith::ConstantIndexOp::create(builder, loc, t);
+      newOffsets.push_back(
+          arith::DivUIOp::create(builder, loc, cast<Value>(offset), divisor)
+              .getResult());
+    }
+    newSizes.push_back(builder.getIndexAttr(*size / t));
+    resultShape.push_back(*size / t);
+  }
+  for (int64_t t : tile) {
+    newOffsets.push_back(builder.getIndexAttr(0));
+    newSizes.push_back(builder.getIndexAttr(t));
+    resultShape.push_back(t);
+  }
+  newStrides.assign(newOffsets.size(), builder.getIndexAttr(1));
+  MemRefType resultType = memref::SubViewOp::inferRankReducedResultType(
+      resultShape, sourceType, newOffsets, newSizes, newStrides);
+  auto replacement = memref::SubViewOp::create(
+      builder, loc, resultType, source, newOffsets, newSizes, newStrides);
+  replacement->setDiscardableAttrs(subview->getDiscardableAttrDictionary());
+  subview.getResult().replaceAllUsesWith(replacement.getResult());
+  tiles[replacement.getResult()] = tile;
+  toErase.push_back(subview);
+  return success();
+}
+
+LogicalResult TransformApplier::rewriteTransfer(
+    Operation *op, Value gmem, Value smem, MutableOperandRange gmemOperand,
+    MutableOperandRange indicesOperand, ArrayRef<int64_t> sliceLengths) {
+  auto it = tiles.find(smem);
+  if (it == tiles.end())
+    return success();
+  Shape tile = it->second;
+  int64_t tileRank = tile.size();
+  auto gmemType = cast<MemRefType>(gmem.getType());
+  int64_t rank = gmemType.getRank();
+  // The tiled buffer dims are the last `tileRank` global dims; a squeezed
+  // dim among them would leave the tiling nothing to apply to.
+  for (int64_t dim = rank - tileRank; dim < rank; ++dim)
+    if (sliceLengths[dim] == -1)
+      return op->emitOpError() << "squeezes global dim " << dim
+                               << ", which the shared-memory tiling "
+                               << formatShape(tile) << " covers";
+  if (!gmemType.hasStaticShape())
+    return op->emitOpError() << "needs a static global shape to tile it by "
+                             << formatShape(tile) << ", but it is " << gmemType;
+
+  // View the global buffer as (.., d0 / t0, t0, d1 / t1, t1), then move the
+  // tile dims last: (.., d0 / t0, d1 / t1, t0, t1).
+  SmallVector<ReassociationIndices> reassociation;
+  Shape expandedShape;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    int64_t size = gmemType.getDimSize(dim);
+    if (dim < rank - tileRank) {
+      reassociation.push_back({static_cast<int64_t>(expandedShape.size())});
+      expandedShape.push_back(size);
+      continue;
+    }
+    int64_t t = tile[dim - (rank - tileRank)];
+    if (size % t != 0 || sliceLengths[dim] % t != 0)
+      return op->emitOpError()
+             << "cannot tile global dim " << dim << " (size " << size
+             << ", slice length " << sliceLengths[dim] << ") by " << t
+             << "; both must be multiples of the tile";
+    int64_t first = expandedShape.size();
+    reassociation.push_back({first, first + 1});
+    expandedShape.push_back(size / t);
+    expandedShape.push_back(t);
+  }
+  OpBuilder builder(op);
+  Location loc = op->getLoc();
+  auto expanded = memref::ExpandShapeOp::create(builder, loc, expandedShape,
+                                                gmem, reassociation);
+  SmallVector<unsigned> permutation;
+  for (int64_t dim = 0; dim < rank - tileRank; ++dim)
+    permutation.push_back(dim);
+  for (int64_t i = 0; i < tileRank; ++i)
+    permutation.push_back(rank - tileRank + 2 * i);
+  for (int64_t i = 0; i < tileRank; ++i)
+    permutation.push_back(rank - tileRank + 2 * i + 1);
+  auto transposed = memref::TransposeOp::create(
+      builder, loc, expanded.getResult(),
+      AffineMapAttr::get(
+          AffineMap::getPermutationMap(permutation, builder.getContext())));
+
+  SmallVector<Value> oldIndices;
+  for (OpOperand &index : indicesOperand)
+    oldIndices.push_back(index.get());
+  SmallVector<Value> indices;
+  SmallVector<int64_t> lengths;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (dim < rank - tileRank) {
+      indices.push_back(oldIndices[dim]);
+      lengths.push_back(sliceLengths[dim]);
+      continue;
+    }
+    int64_t t = tile[dim - (rank - tileRank)];
+    Value divisor = arith::ConstantIntOp::create(builder, loc,
+                                                 oldIndices[dim].getType(), t);
+    indices.push_back(
+        arith::DivUIOp::create(builder, loc, oldIndices[dim], divisor));
+    lengths.push_back(sliceLengths[dim] / t);
+  }
+  Value zero =
+      arith::ConstantIntOp::create(builder, loc, builder.getI32Type(), 0);
+  for (int64_t t : tile) {
+    indices.push_back(zero);
+    lengths.push_back(t);
+  }
+  gmemOperand.assign(transposed.getResult());
+  indicesOperand.assign(indices);
+  op->setAttr("slice_lengths", builder.getDenseI64ArrayAttr(lengths));
+  return markConsumer(op);
+}
+
+/// Records the effective tiles in the op's `in_transforms` and marks it.
+LogicalResult TransformApplier::markConsumer(Operation *op) {
+  auto entries = op->getAttrOfType<ArrayAttr>("in_transforms");
+  if (!entries)
+    return op->emitOpError()
+           << "has no `in_transforms`; run mosaic-gpu-infer-layouts first";
+  SmallVector<Attribute> updated(entries.begin(), entries.end());
+  unsigned index = 0;
+  for (Value operand : op->getOperands()) {
+    if (!isSharedBuffer(operand))
+      continue;
+    auto it = tiles.find(operand);
+    if (it != tiles.end() && index < updated.size()) {
+      FailureOr<layout::SmemTransforms> transforms =
+          attrToTransforms(updated[index]);
+      if (failed(transforms))
+        return op->emitOpError() << "has a malformed `in_transforms` entry";
+      transforms->tile = it->second;
+      updated[index] = transformsToAttr(op->getContext(), *transforms);
+    }
+    ++index;
+  }
+  op->setAttr("in_transforms", ArrayAttr::get(op->getContext(), updated));
+  op->setAttr(mosaic_gpu::kTransformsAppliedAttr,
+              UnitAttr::get(op->getContext()));
+  return success();
+}
+
+LogicalResult TransformApplier::run() {
+  // 1. Buffer definitions and everything that forwards a buffer.
+  // The staged walk visits an op before its regions (and between and after
+  // them), so loop arguments are retyped before their uses.
+  WalkResult walk =
+      root->walk([&](Operation *op, const WalkStage &stage) -> WalkResult {
+        if (auto slice = dyn_cast<mosaic_gpu::SliceSMEMOp>(op)) {
+          return failed(retypeDefinition(slice)) ? WalkResult::interrupt()
+                                                 : WalkResult::advance();
+        }
+        if (auto with = dyn_cast<mosaic_gpu::WithTransformsOp>(op)) {
+          follow(with.getRef(), with.getResult());
+          if (isTiled(with.getRef())) {
+            with.getResult().replaceAllUsesWith(with.getRef());
+            toErase.push_back(with);
+          }
+          return WalkResult::advance();
+        }
+        if (auto subview = dyn_cast<memref::SubViewOp>(op))
+          return failed(rewriteSubview(subview)) ? WalkResult::interrupt()
+                                                 : WalkResult::advance();
+        if (auto loop = dyn_cast<scf::ForOp>(op)) {
+          if (stage.isBeforeAllRegions())
+            for (auto [init, arg, result] :
+                 llvm::zip_equal(loop.getInitArgs(), loop.getRegionIterArgs(),
+                                 loop.getResults())) {
+              follow(init, arg);
+              follow(init, result);
+            }
+          return WalkResult::advance();
+        }
+        if (auto loop = dyn_cast<scf::WhileOp>(op)) {
+          if (stage.isBeforeAllRegions())
+            for (auto [init, arg] :
+                 llvm::zip_equal(loop.getInits(), loop.getBeforeArguments()))
+              follow(init, arg);
+          else if (stage.isAfterRegion(0))
+            for (auto [forwarded, arg, result] :
+                 llvm::zip_equal(loop.getConditionOp().getArgs(),
+                                 loop.getAfterArguments(), loop.getResults())) {
+              follow(forwarded, arg);
+              follow(forwarded, result);
+            }
+          return WalkResult::advance();
+        }
+        if (isa<scf::IfOp, scf::IndexSwitchOp>(op)) {
+          if (stage.isAfterAllRegions() && !op->getRegion(0).empty())
+            for (auto [yielded, result] : llvm::zip_equal(
+                     op->getRegion(0).front().getTerminator()->getOperands(),
+                     op->getResults()))
+              follow(yielded, result);
+          return WalkResult::advance();
+        }
+        if (isa<mosaic_gpu::OptimizationBarrierOp>(op)) {
+          for (auto [operand, result] :
+               llvm::zip_equal(op->getOperands(), op->getResults()))
+            follow(operand, result);
+          return WalkResult::advance();
+        }
+        return WalkResult::advance();
+      });
+  if (walk.wasInterrupted())
+    return failure();
+
+  // 2. The ops that consume buffers.
+  SmallVector<Operation *> consumers;
+  root->walk([&](Operation *op) {
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value operand) { return isTiled(operand); }))
+      consumers.push_back(op);
+  });
+  for (Operation *op : consumers) {
+    LogicalResult result = success();
+    if (auto load = dyn_cast<mosaic_gpu::AsyncLoadOp>(op))
+      result = rewriteTransfer(
+          op, load.getSource(), load.getDestination(), load.getSourceMutable(),
+          load.getIndicesMutable(), load.getSliceLengths());
+    else if (auto store = dyn_cast<mosaic_gpu::AsyncStoreOp>(op))
+      result =
+          rewriteTransfer(op, store.getDestination(), store.getSource(),
+                          store.getDestinationMutable(),
+                          store.getIndicesMutable(), store.getSliceLengths());
+    else if (isa<mosaic_gpu::VectorLoadOp, mosaic_gpu::VectorStoreOp,
+                 mosaic_gpu::WGMMAOp>(op))
+      result = markConsumer(op);
+    else if (isa<memref::SubViewOp, mosaic_gpu::WithTransformsOp, scf::ForOp,
+                 scf::YieldOp, scf::ConditionOp, scf::WhileOp,
+                 mosaic_gpu::OptimizationBarrierOp>(op))
+      result = success();
+    else
+      result = op->emitOpError()
+               << "uses a shared-memory buffer whose tiling "
+                  "mosaic-gpu-apply-transforms made explicit, and the pass "
+                  "does not know how to rewrite this op for it";
+    if (failed(result))
+      return failure();
+  }
+  for (Operation *op : toErase)
+    op->erase();
+  return success();
+}
+
+struct ApplyTransformsPass
+    : mosaic::impl::MosaicGPUApplyTransformsBase<ApplyTransformsPass> {
+  void runOnOperation() override {
+    if (failed(TransformApplier(getOperation()).run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace
