@@ -132,6 +132,115 @@ void ConstraintSystem::transposedSmem(VarId dst, VarId src, Origin why) {
   constraints_.push_back(std::move(constraint));
 }
 
+bool ConstraintSystem::holds(
+    const Constraint &constraint,
+    llvm::function_ref<const Assignment &(VarId)> valueOf) const {
+  using Kind = ConstraintKind;
+  auto verdict = [](bool ok) { return ok; };
+  auto var = [&](VarId id) -> const Variable & { return variables_[id]; };
+  auto reg = [&](unsigned i) -> const RegisterLayout & {
+    return std::get<RegisterLayout>(valueOf(constraint.vars[i]));
+  };
+  auto smem = [&](unsigned i) -> const SmemTransforms & {
+    return std::get<SmemTransforms>(valueOf(constraint.vars[i]));
+  };
+  switch (constraint.kind) {
+  case Kind::Fix:
+    return verdict(valueOf(constraint.vars[0]) == constraint.values[0]);
+  case Kind::OneOf:
+    return verdict(
+        llvm::is_contained(constraint.values, valueOf(constraint.vars[0])));
+  case Kind::Relayout:
+    return verdict(layout::isLegalRelayout(reg(0), reg(1),
+                                           var(constraint.vars[0]).bitwidth));
+  case Kind::NotOfKind:
+    return verdict(reg(0).kind() != constraint.layoutKind);
+  case Kind::Reduce: {
+    llvm::Expected<RegisterLayout> reduced =
+        reg(1).reduce(constraint.numbers, var(constraint.vars[1]).shape);
+    if (!reduced) {
+      llvm::consumeError(reduced.takeError());
+      return false;
+    }
+    return verdict(*reduced == reg(0));
+  }
+  case Kind::Reshape:
+    return verdict(reg(0) == reg(1) &&
+                   reg(1).reshapes(var(constraint.vars[1]).shape,
+                                   var(constraint.vars[0]).shape));
+  case Kind::AlignedSlice: {
+    const RegisterLayout &layout = reg(0);
+    if (layout.isSplat())
+      return true;
+    if (layout.isStrided())
+      return false;
+    ArrayRef<int64_t> base = layout.tiledLayout().baseTileShape();
+    ArrayRef<int64_t> offsets = constraint.numbers;
+    for (size_t i = 1; i <= std::min(base.size(), offsets.size()); ++i)
+      if (offsets[offsets.size() - i] % base[base.size() - i] != 0)
+        return false;
+    return true;
+  }
+  case Kind::Transferable: {
+    const Variable &regVar = var(constraint.vars[1]);
+    return verdict(
+        layout::isTransferable(smem(0), reg(1), regVar.shape, regVar.bitwidth));
+  }
+  case Kind::Divides:
+    return verdict(layout::tilingDivides(smem(0), constraint.numbers));
+  case Kind::MmaTiling:
+    return verdict(layout::isValidMmaTiling(
+        smem(0), var(constraint.vars[0]).bitwidth, constraint.flag));
+  case Kind::TransposedSmem: {
+    SmemTransforms expected = smem(1);
+    if (expected.tile)
+      std::reverse(expected.tile->begin(), expected.tile->end());
+    return verdict(smem(0) == expected);
+  }
+  }
+  return false;
+}
+
+std::vector<std::string>
+ConstraintSystem::violations(const Solution &solution) const {
+  std::vector<std::string> result;
+  if (solution.values.size() != variables_.size())
+    return {"the solution has a value for " +
+            std::to_string(solution.values.size()) + " of " +
+            std::to_string(variables_.size()) + " variables"};
+  auto valueOf = [&](VarId v) -> const Assignment & {
+    return solution.values[v];
+  };
+  for (auto [id, variable] : llvm::enumerate(variables_)) {
+    const Assignment &value = solution.values[id];
+    llvm::Error error = llvm::Error::success();
+    if (auto *layout = std::get_if<RegisterLayout>(&value))
+      error = variable.kind == VarKind::Register
+                  ? layout->checkShape(variable.shape)
+                  : llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                            "a buffer has a register layout");
+    else
+      error = variable.kind == VarKind::Smem
+                  ? layout::checkSmemTransforms(
+                        std::get<SmemTransforms>(value), variable.shape,
+                        variable.bitwidth, variable.transposed ? -2 : -1)
+                  : llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                            "a register value has transforms");
+    if (error)
+      result.push_back(llvm::formatv("variable {0}: {1}", id,
+                                     llvm::toString(std::move(error))));
+  }
+  for (const Equality &equality : equalities_)
+    if (!(solution.values[equality.a] == solution.values[equality.b]))
+      result.push_back(llvm::formatv("variables {0} and {1} differ", equality.a,
+                                     equality.b));
+  for (auto [index, constraint] : llvm::enumerate(constraints_))
+    if (!holds(constraint, valueOf))
+      result.push_back(llvm::formatv("constraint {0} ({1}) is violated", index,
+                                     constraint.origin.what));
+  return result;
+}
+
 //===----------------------------------------------------------------------===//
 // Solving
 //===----------------------------------------------------------------------===//
@@ -389,70 +498,10 @@ Solver::Status Solver::check(const Constraint &constraint) {
   for (VarId v : constraint.vars)
     if (!assignment[classOf(v)])
       return Status::Unknown;
-  auto verdict = [](bool ok) {
-    return ok ? Status::Satisfied : Status::Violated;
-  };
-  auto reg = [&](unsigned i) -> const RegisterLayout & {
-    return std::get<RegisterLayout>(valueOf(constraint.vars[i]));
-  };
-  auto smem = [&](unsigned i) -> const SmemTransforms & {
-    return std::get<SmemTransforms>(valueOf(constraint.vars[i]));
-  };
-  switch (constraint.kind) {
-  case Kind::Fix:
-    return verdict(valueOf(constraint.vars[0]) == constraint.values[0]);
-  case Kind::OneOf:
-    return verdict(
-        llvm::is_contained(constraint.values, valueOf(constraint.vars[0])));
-  case Kind::Relayout:
-    return verdict(layout::isLegalRelayout(reg(0), reg(1),
-                                           var(constraint.vars[0]).bitwidth));
-  case Kind::NotOfKind:
-    return verdict(reg(0).kind() != constraint.layoutKind);
-  case Kind::Reduce: {
-    llvm::Expected<RegisterLayout> reduced =
-        reg(1).reduce(constraint.numbers, var(constraint.vars[1]).shape);
-    if (!reduced) {
-      llvm::consumeError(reduced.takeError());
-      return Status::Violated;
-    }
-    return verdict(*reduced == reg(0));
-  }
-  case Kind::Reshape:
-    return verdict(reg(0) == reg(1) &&
-                   reg(1).reshapes(var(constraint.vars[1]).shape,
-                                   var(constraint.vars[0]).shape));
-  case Kind::AlignedSlice: {
-    const RegisterLayout &layout = reg(0);
-    if (layout.isSplat())
-      return Status::Satisfied;
-    if (layout.isStrided())
-      return Status::Violated;
-    ArrayRef<int64_t> base = layout.tiledLayout().baseTileShape();
-    ArrayRef<int64_t> offsets = constraint.numbers;
-    for (size_t i = 1; i <= std::min(base.size(), offsets.size()); ++i)
-      if (offsets[offsets.size() - i] % base[base.size() - i] != 0)
-        return Status::Violated;
-    return Status::Satisfied;
-  }
-  case Kind::Transferable: {
-    const Variable &regVar = var(constraint.vars[1]);
-    return verdict(
-        layout::isTransferable(smem(0), reg(1), regVar.shape, regVar.bitwidth));
-  }
-  case Kind::Divides:
-    return verdict(layout::tilingDivides(smem(0), constraint.numbers));
-  case Kind::MmaTiling:
-    return verdict(layout::isValidMmaTiling(
-        smem(0), var(constraint.vars[0]).bitwidth, constraint.flag));
-  case Kind::TransposedSmem: {
-    SmemTransforms expected = smem(1);
-    if (expected.tile)
-      std::reverse(expected.tile->begin(), expected.tile->end());
-    return verdict(smem(0) == expected);
-  }
-  }
-  return Status::Unknown;
+  return system.holds(constraint,
+                      [&](VarId v) -> const Assignment & { return valueOf(v); })
+             ? Status::Satisfied
+             : Status::Violated;
 }
 
 std::vector<Assignment> Solver::candidates(unsigned cls) {
@@ -551,6 +600,16 @@ std::vector<Assignment> Solver::candidates(unsigned cls) {
           layout::defaultStridedVectorSize(first.shape, first.bitwidth))
     add(RegisterLayout::strided(*vectorSize));
   add(RegisterLayout::splat());
+  // The rest of the domain, tried only when backtracking: every other
+  // strided vector size and the named Hopper layouts. With it the search is
+  // complete over this domain (fixed layouts, their reductions and these).
+  for (int64_t vectorSize = 1; vectorSize <= 16; vectorSize *= 2)
+    add(RegisterLayout::strided(vectorSize));
+  for (const layout::TiledLayout &named :
+       {layout::wgmmaLayout(), layout::wgmmaTransposedLayout(),
+        layout::wgmma8BitLayout(), layout::wgmmaRowLayout(),
+        layout::wgmmaColLayout()})
+    add(RegisterLayout::tiled(named));
   return result;
 }
 
@@ -641,7 +700,12 @@ Conflict Solver::unsatisfiable(unsigned cls) {
                                   describeClass(cls)),
                     var(classes[cls].members.front()).origin,
                     {}};
-  for (const Rejection &rejection : deepestRejections) {
+  // The preferred candidates come first and explain the conflict; the rest
+  // of the domain is summarised.
+  constexpr size_t kShownRejections = 4;
+  for (const Rejection &rejection :
+       llvm::ArrayRef(deepestRejections)
+           .take_front(std::min(kShownRejections, deepestRejections.size()))) {
     Origin where = var(classes[cls].members.front()).origin;
     if (rejection.constraint >= 0)
       where = system.constraints_[rejection.constraint].origin;
@@ -650,6 +714,11 @@ Conflict Solver::unsatisfiable(unsigned cls) {
          llvm::formatv("{0} is ruled out by: {1}",
                        describeValue(rejection.candidate), rejection.reason)});
   }
+  if (deepestRejections.size() > kShownRejections)
+    conflict.notes.push_back(
+        {var(classes[cls].members.front()).origin,
+         llvm::formatv("{0} other candidate layouts are ruled out as well",
+                       deepestRejections.size() - kShownRejections)});
   // Point at the ops whose requirements the candidates ran into.
   llvm::SmallVector<int, 4> shown;
   for (const Rejection &rejection : deepestRejections)

@@ -112,6 +112,11 @@ public:
   /// Solves the system; the result is deterministic for a given system.
   std::variant<Solution, Conflict> solve(const Options &options) const;
 
+  /// Everything `solution` gets wrong: values invalid for their variable's
+  /// shape, broken equalities and violated constraints. Empty for a correct
+  /// solution; tests use it to check the solver.
+  std::vector<std::string> violations(const Solution &solution) const;
+
 private:
   friend class Solver;
 
@@ -143,6 +148,9 @@ private:
     VarId a, b;
     Origin origin;
   };
+
+  bool holds(const Constraint &constraint,
+             llvm::function_ref<const Assignment &(VarId)> valueOf) const;
 
   std::vector<Variable> variables_;
   std::vector<Constraint> constraints_;

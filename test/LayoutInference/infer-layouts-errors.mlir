@@ -6,10 +6,12 @@ func.func @unsatisfiable_cast_chain(%ref: memref<128x64xf32>) {
   %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
   // expected-note @+1 {{'mosaic_gpu.layout_cast' fixes its result's layout: WGMMA}}
   %a = mosaic_gpu.layout_cast %v : vector<128x64xf32> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
-  // expected-error @+5 {{no layout for operand #0 of 'mosaic_gpu.layout_cast' satisfies every constraint on it}}
-  // expected-note @+4 {{WGMMA is ruled out by: 'mosaic_gpu.layout_cast' converts its operand to `new_layout`; operand #0 of 'mosaic_gpu.layout_cast' is WGMMA (chosen by the search); result #0 of 'mosaic_gpu.layout_cast' is Strided(vector_size = 2) ('mosaic_gpu.layout_cast' fixes its result's layout)}}
-  // expected-note @+3 {{Strided(vector_size = 2) is ruled out by: 'mosaic_gpu.layout_cast' can only use a value in a layout its producer's layout converts to (operand #0); result #0 of 'mosaic_gpu.layout_cast' is WGMMA}}
-  // expected-note @+2 {{Splat is ruled out by}}
+  // expected-error @+7 {{no layout for operand #0 of 'mosaic_gpu.layout_cast' satisfies every constraint on it}}
+  // expected-note @+6 {{WGMMA is ruled out by: 'mosaic_gpu.layout_cast' converts its operand to `new_layout`; operand #0 of 'mosaic_gpu.layout_cast' is WGMMA (chosen by the search); result #0 of 'mosaic_gpu.layout_cast' is Strided(vector_size = 2) ('mosaic_gpu.layout_cast' fixes its result's layout)}}
+  // expected-note @+5 {{Strided(vector_size = 2) is ruled out by: 'mosaic_gpu.layout_cast' can only use a value in a layout its producer's layout converts to (operand #0); result #0 of 'mosaic_gpu.layout_cast' is WGMMA}}
+  // expected-note @+4 {{Splat is ruled out by}}
+  // expected-note @+3 {{Strided(vector_size = 1) is ruled out by}}
+  // expected-note @+2 {{7 other candidate layouts are ruled out as well}}
   // expected-note @+1 {{'mosaic_gpu.layout_cast' fixes its result's layout: Strided(vector_size = 2)}}
   %b = mosaic_gpu.layout_cast %a : vector<128x64xf32> to #mosaic_gpu.WGStridedFragLayout<[128, 64], 2>
   return
@@ -88,9 +90,12 @@ func.func @reduction_of_strided(%ref: memref<128x64xf32>) -> vector<128xf32> {
   // expected-note @+1 {{'mosaic_gpu.layout_cast' fixes its result's layout: Strided(vector_size = 2)}}
   %s = mosaic_gpu.layout_cast %v : vector<128x64xf32> to #mosaic_gpu.WGStridedFragLayout<[128, 64], 2>
   %z = arith.constant dense<0.0> : vector<128xf32>
-  // expected-error @+3 {{no layout for operand #0 of 'vector.multi_reduction' satisfies every constraint on it}}
-  // expected-note @+2 {{Strided(vector_size = 2) is ruled out by: 'vector.multi_reduction' reduces along axes, which a Strided operand does not support}}
-  // expected-note-re @+1 {{{{(WGMMA|WGMMA_TRANSPOSED|Splat)}} is ruled out by: 'vector.multi_reduction' can only use a value in a layout its producer's layout converts to}}
+  // expected-error @+6 {{no layout for operand #0 of 'vector.multi_reduction' satisfies every constraint on it}}
+  // expected-note @+5 {{Strided(vector_size = 2) is ruled out by: 'vector.multi_reduction' reduces along axes, which a Strided operand does not support}}
+  // expected-note @+4 {{WGMMA is ruled out by: 'vector.multi_reduction' can only use a value in a layout its producer's layout converts to}}
+  // expected-note @+3 {{WGMMA_TRANSPOSED is ruled out by}}
+  // expected-note @+2 {{Splat is ruled out by}}
+  // expected-note @+1 {{7 other candidate layouts are ruled out as well}}
   %r = vector.multi_reduction <add>, %s, %z [1] : vector<128x64xf32> to vector<128xf32>
   return %r : vector<128xf32>
 }
@@ -106,10 +111,15 @@ func.func @no_rule(%ref: memref<128x64xf32>) -> vector<64x128xf32> {
 
 // -----
 
-// A vector too small for any layout (fewer elements than threads, no splat).
-func.func @too_small(%ref: memref<64xf32>) -> vector<64xf32> {
-  // expected-error @+2 {{no layout for result #0 of 'mosaic_gpu.vector_load' satisfies every constraint on it}}
-  // expected-note @+1 {{Splat is ruled out by: 'mosaic_gpu.vector_load' loads arbitrary data, which cannot be Splat}}
-  %v = mosaic_gpu.vector_load %ref : memref<64xf32> -> vector<64xf32>
-  return %v : vector<64xf32>
+// A vector too small for any layout: fewer elements than a strided layout
+// needs, not a multiple of any tile, and loaded data cannot be a splat.
+func.func @too_small(%ref: memref<7xf32>) -> vector<7xf32> {
+  // expected-error @+6 {{no layout for result #0 of 'mosaic_gpu.vector_load' satisfies every constraint on it}}
+  // expected-note @+5 {{Splat is ruled out by: 'mosaic_gpu.vector_load' loads arbitrary data, which cannot be Splat}}
+  // expected-note @+4 {{Strided(vector_size = 1) is ruled out by: result #0 of 'mosaic_gpu.vector_load' cannot be Strided(vector_size = 1): shape (7) has 7 elements, which is not a multiple of 128}}
+  // expected-note @+3 {{Strided(vector_size = 2) is ruled out by}}
+  // expected-note @+2 {{Strided(vector_size = 4) is ruled out by}}
+  // expected-note @+1 {{7 other candidate layouts are ruled out as well}}
+  %v = mosaic_gpu.vector_load %ref : memref<7xf32> -> vector<7xf32>
+  return %v : vector<7xf32>
 }

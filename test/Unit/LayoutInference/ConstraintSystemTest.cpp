@@ -1,0 +1,215 @@
+//===- ConstraintSystemTest.cpp - Tests for the layout constraint solver --===//
+
+#include "LayoutInference/ConstraintSystem.h"
+
+#include "gtest/gtest.h"
+
+#include <random>
+
+using namespace mosaic;
+using namespace mosaic::inference;
+using layout::RegisterLayout;
+using layout::SmemTransforms;
+
+namespace {
+
+RegisterLayout wgmma() { return RegisterLayout::tiled(layout::wgmmaLayout()); }
+RegisterLayout wgmmaRow() {
+  return RegisterLayout::tiled(layout::wgmmaRowLayout());
+}
+Origin origin(const char *what) { return Origin{nullptr, what, -1, false}; }
+
+const RegisterLayout &layoutOf(const Solution &solution, VarId var) {
+  return std::get<RegisterLayout>(solution.values[var]);
+}
+
+TEST(ConstraintSystemTest, RelayoutPrefersTheProducerLayout) {
+  ConstraintSystem system;
+  VarId produced = system.addRegister({128, 64}, 32, origin("produced"));
+  VarId used = system.addRegister({128, 64}, 32, origin("used"));
+  system.fix(produced, wgmma(), origin("fixed"));
+  system.relayout(produced, used, origin("use"));
+  auto outcome = system.solve({});
+  ASSERT_TRUE(std::holds_alternative<Solution>(outcome));
+  const Solution &solution = std::get<Solution>(outcome);
+  EXPECT_EQ(layoutOf(solution, used), wgmma());
+  EXPECT_TRUE(system.violations(solution).empty());
+}
+
+TEST(ConstraintSystemTest, ReductionOfAnUndecidedValuePicksWgmma) {
+  ConstraintSystem system;
+  VarId src = system.addRegister({128, 64}, 32, origin("src"));
+  VarId out = system.addRegister({128}, 32, origin("out"));
+  system.notOfKind(src, RegisterLayout::Kind::Splat, origin("loaded"));
+  system.notOfKind(src, RegisterLayout::Kind::Strided, origin("reduced"));
+  system.reduce(out, src, {1}, origin("reduce"));
+  auto outcome = system.solve({});
+  ASSERT_TRUE(std::holds_alternative<Solution>(outcome));
+  EXPECT_EQ(layoutOf(std::get<Solution>(outcome), src), wgmma());
+  EXPECT_EQ(layoutOf(std::get<Solution>(outcome), out), wgmmaRow());
+}
+
+TEST(ConstraintSystemTest, ConflictingFixesNameBothOrigins) {
+  ConstraintSystem system;
+  VarId a = system.addRegister({128, 64}, 32, origin("a"));
+  VarId b = system.addRegister({128, 64}, 32, origin("b"));
+  system.equate(a, b, origin("same"));
+  system.fix(a, wgmma(), origin("first"));
+  system.fix(b, RegisterLayout::strided(2), origin("second"));
+  auto outcome = system.solve({});
+  ASSERT_TRUE(std::holds_alternative<Conflict>(outcome));
+  const Conflict &conflict = std::get<Conflict>(outcome);
+  EXPECT_EQ(conflict.kind, Conflict::Kind::Unsatisfiable);
+  EXPECT_STREQ(conflict.primary.what, "second");
+  ASSERT_EQ(conflict.notes.size(), 1u);
+  EXPECT_STREQ(conflict.notes[0].first.what, "first");
+  EXPECT_NE(conflict.message.find("WGMMA"), std::string::npos);
+}
+
+TEST(ConstraintSystemTest, MmaTilingPicksTheWidestSwizzleThatDivides) {
+  ConstraintSystem system;
+  VarId buffer = system.addSmem({128, 64}, 16, origin("buffer"));
+  system.mmaTiling(buffer, false, origin("wgmma"));
+  auto outcome = system.solve({});
+  ASSERT_TRUE(std::holds_alternative<Solution>(outcome));
+  EXPECT_EQ(std::get<SmemTransforms>(std::get<Solution>(outcome).values[0]),
+            layout::mmaTransforms(128, 16, false));
+
+  ConstraintSystem narrow;
+  VarId small = narrow.addSmem({128, 32}, 16, origin("buffer"));
+  narrow.mmaTiling(small, false, origin("wgmma"));
+  auto narrowOutcome = narrow.solve({});
+  ASSERT_TRUE(std::holds_alternative<Solution>(narrowOutcome));
+  EXPECT_EQ(
+      std::get<SmemTransforms>(std::get<Solution>(narrowOutcome).values[0]),
+      layout::mmaTransforms(64, 16, false));
+}
+
+TEST(ConstraintSystemTest, FuelRunsOut) {
+  // Unsatisfiable only after trying every combination of many undecided
+  // values: the search stops when the fuel is spent and says so.
+  ConstraintSystem system;
+  std::vector<VarId> vars;
+  for (int i = 0; i < 12; ++i)
+    vars.push_back(system.addRegister({128, 64}, 32, origin("value")));
+  VarId last = system.addRegister({128, 64}, 32, origin("last"));
+  system.oneOf(last, {}, origin("nothing fits"));
+  auto outcome = system.solve({/*fuel=*/50, {}});
+  ASSERT_TRUE(std::holds_alternative<Conflict>(outcome));
+  EXPECT_EQ(std::get<Conflict>(outcome).kind, Conflict::Kind::OutOfFuel);
+}
+
+//===----------------------------------------------------------------------===//
+// Property tests on random systems with a planted solution
+//===----------------------------------------------------------------------===//
+
+struct RandomSystem {
+  ConstraintSystem system;
+  std::vector<Assignment> planted;
+};
+
+/// A random system that the planted assignment satisfies: every constraint
+/// is drawn at random and kept only if the planted values satisfy it.
+RandomSystem makeRandomSystem(std::mt19937 &rng, int numVars) {
+  auto pick = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  const std::vector<RegisterLayout> matrixLayouts = {
+      RegisterLayout::splat(), RegisterLayout::strided(2),
+      RegisterLayout::strided(1), wgmma(),
+      RegisterLayout::tiled(layout::wgmmaTransposedLayout())};
+  const std::vector<RegisterLayout> rowLayouts = {
+      RegisterLayout::splat(), RegisterLayout::strided(1), wgmmaRow(),
+      RegisterLayout::tiled(layout::wgmmaColLayout())};
+  const std::vector<SmemTransforms> transforms = {
+      SmemTransforms::none(), layout::mmaTransforms(128, 16, false),
+      layout::mmaTransforms(64, 16, false)};
+
+  RandomSystem result;
+  std::vector<VarId> matrices, rows, buffers;
+  for (int i = 0; i < numVars; ++i) {
+    int kind = pick(0, 5);
+    if (kind <= 2) {
+      matrices.push_back(
+          result.system.addRegister({128, 64}, 16, origin("matrix")));
+      result.planted.push_back(
+          matrixLayouts[pick(0, matrixLayouts.size() - 1)]);
+    } else if (kind <= 4) {
+      rows.push_back(result.system.addRegister({128}, 16, origin("row")));
+      result.planted.push_back(rowLayouts[pick(0, rowLayouts.size() - 1)]);
+    } else {
+      buffers.push_back(result.system.addSmem({128, 64}, 16, origin("buffer")));
+      result.planted.push_back(transforms[pick(0, transforms.size() - 1)]);
+    }
+  }
+  auto reg = [&](VarId v) -> const RegisterLayout & {
+    return std::get<RegisterLayout>(result.planted[v]);
+  };
+  auto any = [&](const std::vector<VarId> &vars) {
+    return vars[pick(0, vars.size() - 1)];
+  };
+  Solution planted{result.planted, 0};
+  for (int i = 0, e = numVars * 2; i < e; ++i) {
+    // Draw one constraint; keep it when the planted values satisfy it.
+    ConstraintSystem trial = result.system;
+    int kind = pick(0, 6);
+    if (kind == 0 && !matrices.empty()) {
+      VarId a = any(matrices), b = any(matrices);
+      trial.relayout(a, b, origin("relayout"));
+    } else if (kind == 1 && !matrices.empty()) {
+      VarId a = any(matrices), b = any(matrices);
+      if (reg(a) == reg(b))
+        trial.equate(a, b, origin("equal"));
+    } else if (kind == 2 && !matrices.empty() && !rows.empty()) {
+      trial.reduce(any(rows), any(matrices), {1}, origin("reduce"));
+    } else if (kind == 3 && !matrices.empty()) {
+      trial.notOfKind(any(matrices),
+                      pick(0, 1) ? RegisterLayout::Kind::Splat
+                                 : RegisterLayout::Kind::Strided,
+                      origin("not of kind"));
+    } else if (kind == 4 && !buffers.empty() && !matrices.empty()) {
+      trial.transferable(any(buffers), any(matrices), origin("transfer"));
+    } else if (kind == 5 && !buffers.empty()) {
+      trial.mmaTiling(any(buffers), false, origin("mma"));
+    } else if (kind == 6 && !rows.empty()) {
+      VarId v = any(rows);
+      trial.fix(v, result.planted[v], origin("fix"));
+    }
+    if (trial.violations(planted).empty())
+      result.system = std::move(trial);
+  }
+  return result;
+}
+
+TEST(ConstraintSystemPropertyTest, SolutionsSatisfyEveryConstraint) {
+  std::mt19937 rng(2026);
+  int solved = 0;
+  for (int round = 0; round < 300; ++round) {
+    RandomSystem random = makeRandomSystem(rng, 3 + round % 10);
+    auto outcome = random.system.solve({});
+    // Every generated system has a solution (the planted one), and the
+    // search never runs out of fuel on systems this small.
+    ASSERT_TRUE(std::holds_alternative<Solution>(outcome))
+        << "round " << round << ": " << std::get<Conflict>(outcome).message;
+    const Solution &solution = std::get<Solution>(outcome);
+    std::vector<std::string> violations = random.system.violations(solution);
+    EXPECT_TRUE(violations.empty())
+        << "round " << round << ": " << violations.front();
+    ++solved;
+  }
+  EXPECT_EQ(solved, 300);
+}
+
+TEST(ConstraintSystemPropertyTest, SolvingIsDeterministic) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 100; ++round) {
+    RandomSystem random = makeRandomSystem(rng, 8);
+    auto first = random.system.solve({});
+    auto second = random.system.solve({});
+    ASSERT_EQ(first.index(), second.index());
+    if (auto *solution = std::get_if<Solution>(&first))
+      EXPECT_EQ(solution->values, std::get<Solution>(second).values);
+  }
+}
+
+} // namespace
