@@ -14,10 +14,13 @@
 
 #include "LayoutInference/ConstraintSystem.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <map>
 #include <numeric>
+#include <tuple>
 
 using llvm::ArrayRef;
 
@@ -284,6 +287,7 @@ private:
   std::string checkDomain(unsigned cls, const Assignment &value);
   Status check(const Constraint &constraint);
   std::vector<Assignment> candidates(unsigned cls);
+  std::vector<Assignment> remainingDomain(unsigned cls);
   std::string describeConstraint(const Constraint &constraint);
   std::string describeClass(unsigned cls);
   std::string whyAssigned(unsigned cls);
@@ -314,11 +318,26 @@ private:
   /// the reason it was rejected.
   struct Rejection {
     Assignment candidate;
-    std::string reason;
+    /// The violated constraint, or -1 when the candidate does not fit a
+    /// member's shape.
     int constraint = -1;
-    /// Fix constraints that pinned the other variables involved.
-    llvm::SmallVector<int, 2> fixers;
+    /// The values the constraint's variables had then; messages are only
+    /// formatted if this rejection ends up in a diagnostic.
+    llvm::SmallVector<std::optional<Assignment>, 2> values;
   };
+  /// Whether `value` suits every member of class `cls` (checkDomain without
+  /// the message).
+  bool fits(unsigned cls, const Assignment &value);
+  std::string
+  describeConstraint(const Constraint &constraint,
+                     llvm::ArrayRef<std::optional<Assignment>> values);
+  /// One cached reduction per Reduce constraint: the search asks for the
+  /// same reduction of the same source many times.
+  const std::optional<RegisterLayout> &reduced(unsigned index,
+                                               const RegisterLayout &src);
+  using ReductionKey = std::tuple<int, int64_t, const void *,
+                                  std::vector<int64_t>, std::vector<int64_t>>;
+  std::map<ReductionKey, std::optional<RegisterLayout>> reductionCache;
   llvm::SmallVector<int, 2> fixersOf(const Constraint &constraint,
                                      unsigned cls);
   unsigned deepestFailure = 0;
@@ -396,7 +415,7 @@ void Solver::propagateHints() {
   auto suggest = [&](unsigned cls, const Assignment &value) {
     std::vector<Assignment> &list = hints[cls];
     if (classes[cls].fixed || list.size() >= kMaxHints ||
-        llvm::is_contained(list, value) || !checkDomain(cls, value).empty())
+        llvm::is_contained(list, value) || !fits(cls, value))
       return;
     list.push_back(value);
     worklist.push_back(cls);
@@ -416,8 +435,8 @@ void Solver::propagateHints() {
     if (constraint.kind == Kind::Reduce) {
       // Reductions are cheapest from the wgmma layouts (WGMMA first).
       unsigned src = classOf(constraint.vars[1]);
-      suggest(src, RegisterLayout::tiled(layout::wgmmaLayout()));
-      suggest(src, RegisterLayout::tiled(layout::wgmmaTransposedLayout()));
+      suggest(src, layout::namedLayout(layout::NamedLayout::Wgmma));
+      suggest(src, layout::namedLayout(layout::NamedLayout::WgmmaTransposed));
     } else if (constraint.kind == Kind::MmaTiling) {
       mmaTilings(classOf(constraint.vars[0]), constraint.flag);
     }
@@ -440,21 +459,16 @@ void Solver::propagateHints() {
       case Kind::Reduce:
         if (other(1) != cls || other(0) == cls)
           break;
-        for (const Assignment &value : current) {
-          llvm::Expected<RegisterLayout> reduced =
-              std::get<RegisterLayout>(value).reduce(
-                  constraint.numbers, var(constraint.vars[1]).shape);
-          if (reduced)
-            suggest(other(0), *reduced);
-          else
-            llvm::consumeError(reduced.takeError());
-        }
+        for (const Assignment &value : current)
+          if (const std::optional<RegisterLayout> &out =
+                  reduced(index, std::get<RegisterLayout>(value)))
+            suggest(other(0), *out);
         break;
       case Kind::Transferable:
         // Tiled buffers pair with tiled registers and vice versa.
         for (const Assignment &value : current) {
           if (other(0) == cls && std::get<SmemTransforms>(value).tile)
-            suggest(other(1), RegisterLayout::tiled(layout::wgmmaLayout()));
+            suggest(other(1), layout::namedLayout(layout::NamedLayout::Wgmma));
           if (other(1) == cls && std::get<RegisterLayout>(value).isTiled())
             mmaTilings(other(0), false);
         }
@@ -498,6 +512,14 @@ Solver::Status Solver::check(const Constraint &constraint) {
   for (VarId v : constraint.vars)
     if (!assignment[classOf(v)])
       return Status::Unknown;
+  if (constraint.kind == Kind::Reduce) {
+    unsigned index = &constraint - system.constraints_.data();
+    const std::optional<RegisterLayout> &out =
+        reduced(index, std::get<RegisterLayout>(valueOf(constraint.vars[1])));
+    return out && *out == std::get<RegisterLayout>(valueOf(constraint.vars[0]))
+               ? Status::Satisfied
+               : Status::Violated;
+  }
   return system.holds(constraint,
                       [&](VarId v) -> const Assignment & { return valueOf(v); })
              ? Status::Satisfied
@@ -547,19 +569,15 @@ std::vector<Assignment> Solver::candidates(unsigned cls) {
         if (const Assignment *out = assigned(0))
           add(*out);
       } else if (const Assignment *src = assigned(1)) {
-        llvm::Expected<RegisterLayout> reduced =
-            std::get<RegisterLayout>(*src).reduce(
-                constraint.numbers, var(constraint.vars[1]).shape);
-        if (reduced)
-          add(*reduced);
-        else
-          llvm::consumeError(reduced.takeError());
+        if (const std::optional<RegisterLayout> &out =
+                reduced(index, std::get<RegisterLayout>(*src)))
+          add(*out);
       }
       break;
     case Kind::Transferable:
       if (const Assignment *smem = assigned(0);
           smem && std::get<SmemTransforms>(*smem).tile)
-        add(RegisterLayout::tiled(layout::wgmmaLayout()));
+        add(layout::namedLayout(layout::NamedLayout::Wgmma));
       if (const Assignment *reg = assigned(1);
           reg && std::get<RegisterLayout>(*reg).isTiled())
         for (int64_t swizzle : {128, 64, 32})
@@ -593,23 +611,35 @@ std::vector<Assignment> Solver::candidates(unsigned cls) {
     return result;
   }
   if (reductionSource) {
-    add(RegisterLayout::tiled(layout::wgmmaLayout()));
-    add(RegisterLayout::tiled(layout::wgmmaTransposedLayout()));
+    add(layout::namedLayout(layout::NamedLayout::Wgmma));
+    add(layout::namedLayout(layout::NamedLayout::WgmmaTransposed));
   }
   if (std::optional<int64_t> vectorSize =
           layout::defaultStridedVectorSize(first.shape, first.bitwidth))
     add(RegisterLayout::strided(*vectorSize));
   add(RegisterLayout::splat());
-  // The rest of the domain, tried only when backtracking: every other
-  // strided vector size and the named Hopper layouts. With it the search is
-  // complete over this domain (fixed layouts, their reductions and these).
+  return result;
+}
+
+std::vector<Assignment> Solver::remainingDomain(unsigned cls) {
+  // The rest of the register domain, tried only once the preferred
+  // candidates failed: every other strided vector size and the named Hopper
+  // layouts. With it the search is complete over this domain (fixed layouts,
+  // their reductions and these).
+  const Class &c = classes[cls];
+  if (c.fixed || c.kind != VarKind::Register)
+    return {};
+  for (unsigned index : c.constraints)
+    if (system.constraints_[index].kind == Kind::OneOf)
+      return {};
+  std::vector<Assignment> result;
   for (int64_t vectorSize = 1; vectorSize <= 16; vectorSize *= 2)
-    add(RegisterLayout::strided(vectorSize));
-  for (const layout::TiledLayout &named :
-       {layout::wgmmaLayout(), layout::wgmmaTransposedLayout(),
-        layout::wgmma8BitLayout(), layout::wgmmaRowLayout(),
-        layout::wgmmaColLayout()})
-    add(RegisterLayout::tiled(named));
+    result.push_back(RegisterLayout::strided(vectorSize));
+  for (layout::NamedLayout named :
+       {layout::NamedLayout::Wgmma, layout::NamedLayout::WgmmaTransposed,
+        layout::NamedLayout::Wgmma8Bit, layout::NamedLayout::WgmmaRow,
+        layout::NamedLayout::WgmmaCol})
+    result.push_back(layout::namedLayout(named));
   return result;
 }
 
@@ -637,20 +667,60 @@ llvm::SmallVector<int, 2> Solver::fixersOf(const Constraint &constraint,
 }
 
 std::string Solver::describeConstraint(const Constraint &constraint) {
+  llvm::SmallVector<std::optional<Assignment>, 2> values;
+  for (VarId v : constraint.vars)
+    values.push_back(assignment[classOf(v)]);
+  return describeConstraint(constraint, values);
+}
+
+std::string
+Solver::describeConstraint(const Constraint &constraint,
+                           ArrayRef<std::optional<Assignment>> values) {
   std::string text = describe(constraint.origin);
   if (constraint.kind == Kind::Divides)
     text += " " + layout::formatShape(constraint.numbers);
   else if (constraint.kind == Kind::AlignedSlice)
     text += ", offsets " + layout::formatShape(constraint.numbers);
-  // Name the values of the other variables involved.
-  for (VarId v : constraint.vars) {
-    unsigned cls = classOf(v);
-    if (!assignment[cls])
+  // Name the values of the variables involved.
+  for (auto [v, value] : llvm::zip_equal(constraint.vars, values)) {
+    if (!value)
       continue;
     text += llvm::formatv("; {0} is {1} ({2})", describe(var(v).origin),
-                          describeValue(*assignment[cls]), whyAssigned(cls));
+                          describeValue(*value), whyAssigned(classOf(v)));
   }
   return text;
+}
+
+bool Solver::fits(unsigned cls, const Assignment &value) {
+  if (auto *layout = std::get_if<RegisterLayout>(&value))
+    return llvm::all_of(classes[cls].members, [&](VarId member) {
+      return layout->fitsShape(var(member).shape);
+    });
+  return checkDomain(cls, value).empty();
+}
+
+const std::optional<RegisterLayout> &
+Solver::reduced(unsigned index, const RegisterLayout &src) {
+  // Kernels reduce the same few layouts over the same axes again and again;
+  // sharing the results also shares their storage, so later comparisons
+  // are pointer comparisons.
+  const Constraint &constraint = system.constraints_[index];
+  const Shape &shape = var(constraint.vars[1]).shape;
+  ReductionKey key{static_cast<int>(src.kind()), src.vectorSize(),
+                   src.identity(),
+                   std::vector<int64_t>(constraint.numbers.begin(),
+                                        constraint.numbers.end()),
+                   std::vector<int64_t>(shape.begin(), shape.end())};
+  auto it = reductionCache.find(key);
+  if (it != reductionCache.end())
+    return it->second;
+  llvm::Expected<RegisterLayout> result = src.reduce(constraint.numbers, shape);
+  std::optional<RegisterLayout> value;
+  if (result)
+    value = std::move(*result);
+  else
+    llvm::consumeError(result.takeError());
+  return reductionCache.emplace(std::move(key), std::move(value)).first->second;
 }
 
 std::optional<Conflict> Solver::checkFixed() {
@@ -707,12 +777,17 @@ Conflict Solver::unsatisfiable(unsigned cls) {
        llvm::ArrayRef(deepestRejections)
            .take_front(std::min(kShownRejections, deepestRejections.size()))) {
     Origin where = var(classes[cls].members.front()).origin;
-    if (rejection.constraint >= 0)
-      where = system.constraints_[rejection.constraint].origin;
+    std::string reason;
+    if (rejection.constraint >= 0) {
+      const Constraint &constraint = system.constraints_[rejection.constraint];
+      where = constraint.origin;
+      reason = describeConstraint(constraint, rejection.values);
+    } else {
+      reason = checkDomain(cls, rejection.candidate);
+    }
     conflict.notes.push_back(
-        {where,
-         llvm::formatv("{0} is ruled out by: {1}",
-                       describeValue(rejection.candidate), rejection.reason)});
+        {where, llvm::formatv("{0} is ruled out by: {1}",
+                              describeValue(rejection.candidate), reason)});
   }
   if (deepestRejections.size() > kShownRejections)
     conflict.notes.push_back(
@@ -721,8 +796,10 @@ Conflict Solver::unsatisfiable(unsigned cls) {
                        deepestRejections.size() - kShownRejections)});
   // Point at the ops whose requirements the candidates ran into.
   llvm::SmallVector<int, 4> shown;
-  for (const Rejection &rejection : deepestRejections)
-    for (int fixer : rejection.fixers) {
+  for (const Rejection &rejection : deepestRejections) {
+    if (rejection.constraint < 0)
+      continue;
+    for (int fixer : fixersOf(system.constraints_[rejection.constraint], cls)) {
       if (llvm::is_contained(shown, fixer))
         continue;
       shown.push_back(fixer);
@@ -732,6 +809,7 @@ Conflict Solver::unsatisfiable(unsigned cls) {
            llvm::formatv("{0}: {1}", describe(constraint.origin),
                          describeValue(constraint.values[0]))});
     }
+  }
   return conflict;
 }
 
@@ -753,6 +831,8 @@ std::variant<Solution, Conflict> Solver::run() {
 
   std::vector<std::vector<Assignment>> pending(order.size());
   std::vector<bool> expanded(order.size(), false);
+  std::vector<bool> extended(order.size(), false);
+  std::vector<std::vector<Assignment>> tried(order.size());
   std::vector<std::vector<Rejection>> rejections(order.size());
   int64_t fuel = options.fuel, tries = 0;
   int level = 0;
@@ -762,7 +842,15 @@ std::variant<Solution, Conflict> Solver::run() {
       pending[level] = candidates(cls);
       std::reverse(pending[level].begin(), pending[level].end());
       expanded[level] = true;
+      extended[level] = false;
       rejections[level].clear();
+      tried[level].clear();
+    }
+    if (pending[level].empty() && !extended[level]) {
+      extended[level] = true;
+      for (Assignment &value : remainingDomain(cls))
+        if (!llvm::is_contained(tried[level], value))
+          pending[level].insert(pending[level].begin(), std::move(value));
     }
     if (pending[level].empty()) {
       if (level > deepestLevel) {
@@ -790,10 +878,10 @@ std::variant<Solution, Conflict> Solver::run() {
     ++tries;
     Assignment candidate = std::move(pending[level].back());
     pending[level].pop_back();
+    tried[level].push_back(candidate);
 
-    std::string domainError = checkDomain(cls, candidate);
-    if (!domainError.empty()) {
-      rejections[level].push_back({candidate, domainError, -1, {}});
+    if (!fits(cls, candidate)) {
+      rejections[level].push_back({std::move(candidate), -1, {}});
       continue;
     }
     assignment[cls] = candidate;
@@ -804,9 +892,10 @@ std::variant<Solution, Conflict> Solver::run() {
         break;
       }
     if (violated >= 0) {
-      rejections[level].push_back(
-          {candidate, describeConstraint(system.constraints_[violated]),
-           violated, fixersOf(system.constraints_[violated], cls)});
+      Rejection rejection{std::move(candidate), violated, {}};
+      for (VarId v : system.constraints_[violated].vars)
+        rejection.values.push_back(assignment[classOf(v)]);
+      rejections[level].push_back(std::move(rejection));
       assignment[cls] = std::nullopt;
       continue;
     }

@@ -27,7 +27,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <map>
 #include <numeric>
+#include <tuple>
 
 namespace mosaic {
 #define GEN_PASS_DEF_MOSAICGPUINFERLAYOUTS
@@ -364,7 +366,7 @@ LogicalResult wgmmaRule(Operation *op, InferenceBuilder &b) {
   auto wgmma = cast<mosaic_gpu::WGMMAOp>(op);
   b.system.equate(b.site(op, 0), b.result(op, 0),
                   b.at(op, "accumulates in place"));
-  b.system.fix(b.result(op, 0), RegisterLayout::tiled(layout::wgmmaLayout()),
+  b.system.fix(b.result(op, 0), layout::namedLayout(layout::NamedLayout::Wgmma),
                b.at(op, "requires the wgmma accumulator layout WGMMA"));
   Value a = wgmma.getA(), bRef = wgmma.getB();
   auto transposed = [](Value ref) {
@@ -374,8 +376,9 @@ LogicalResult wgmmaRule(Operation *op, InferenceBuilder &b) {
     unsigned bitwidth =
         bitwidthOf(cast<VectorType>(a.getType()).getElementType());
     b.system.fix(b.site(op, 1),
-                 RegisterLayout::tiled(bitwidth == 8 ? layout::wgmma8BitLayout()
-                                                     : layout::wgmmaLayout()),
+                 layout::namedLayout(bitwidth == 8
+                                         ? layout::NamedLayout::Wgmma8Bit
+                                         : layout::NamedLayout::Wgmma),
                  b.at(op, bitwidth == 8 ? "requires `a` in registers to be "
                                           "WGMMA_8BIT"
                                         : "requires `a` in registers to be "
@@ -777,6 +780,21 @@ LogicalResult InferenceBuilder::applyRules() {
 }
 
 void InferenceBuilder::annotate(const Solution &solution) {
+  // Most values share a handful of (layout, shape) pairs; build each
+  // attribute once.
+  std::map<std::tuple<int, int64_t, const void *, std::vector<int64_t>>,
+           Attribute>
+      layoutAttrs;
+  auto layoutAttr = [&](MLIRContext *context, const RegisterLayout &layout,
+                        ArrayRef<int64_t> shape) {
+    auto key = std::make_tuple(
+        static_cast<int>(layout.kind()), layout.vectorSize(), layout.identity(),
+        std::vector<int64_t>(shape.begin(), shape.end()));
+    auto it = layoutAttrs.find(key);
+    if (it == layoutAttrs.end())
+      it = layoutAttrs.emplace(key, layoutToAttr(context, layout, shape)).first;
+    return it->second;
+  };
   for (Operation *op : ops) {
     if (op->getParentOfType<mosaic_gpu::CustomPrimitiveOp>())
       continue;
@@ -786,17 +804,17 @@ void InferenceBuilder::annotate(const Solution &solution) {
       Value v = operand.get();
       if (isRegisterVector(v))
         inLayouts.push_back(
-            layoutToAttr(context,
-                         std::get<RegisterLayout>(
-                             solution.values[operandVars.lookup(&operand)]),
-                         cast<VectorType>(v.getType()).getShape()));
+            layoutAttr(context,
+                       std::get<RegisterLayout>(
+                           solution.values[operandVars.lookup(&operand)]),
+                       cast<VectorType>(v.getType()).getShape()));
       else if (isSharedBuffer(v))
         inTransforms.push_back(transformsToAttr(
             context, std::get<SmemTransforms>(solution.values[value(v)])));
     }
     for (Value v : op->getResults()) {
       if (isRegisterVector(v))
-        outLayouts.push_back(layoutToAttr(
+        outLayouts.push_back(layoutAttr(
             context, std::get<RegisterLayout>(solution.values[value(v)]),
             cast<VectorType>(v.getType()).getShape()));
       else if (isSharedBuffer(v))

@@ -6,6 +6,9 @@
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <map>
+#include <mutex>
+
 using llvm::ArrayRef;
 
 namespace mosaic::layout {
@@ -478,6 +481,44 @@ llvm::Error RegisterLayout::checkShape(ArrayRef<int64_t> shape) const {
   return llvm::Error::success();
 }
 
+RegisterLayout RegisterLayout::tiled(TiledLayout layout) {
+  // The table keeps every distinct tiled layout alive; a program uses few.
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const TiledLayout>> table;
+  std::string key = layout.str();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = table.try_emplace(std::move(key));
+  if (inserted)
+    it->second = std::make_shared<const TiledLayout>(std::move(layout));
+  return RegisterLayout(Kind::Tiled, 0, it->second);
+}
+
+bool RegisterLayout::fitsShape(ArrayRef<int64_t> shape) const {
+  switch (kind_) {
+  case Kind::Splat:
+    return true;
+  case Kind::Strided: {
+    int64_t elements = 1;
+    for (int64_t dim : shape)
+      elements *= dim;
+    return vectorSize_ > 0 &&
+           elements % (kThreadsPerWarpgroup * vectorSize_) == 0;
+  }
+  case Kind::Tiled: {
+    // The later tiles divide the first (TiledLayout::create checked it), so
+    // the first one decides.
+    ArrayRef<int64_t> base = tiled_->baseTileShape();
+    if (shape.size() < base.size())
+      return false;
+    for (auto [dim, size] : llvm::zip_equal(shape.take_back(base.size()), base))
+      if (dim % size != 0)
+        return false;
+    return true;
+  }
+  }
+  return false;
+}
+
 llvm::Expected<RegisterLayout>
 RegisterLayout::reduce(ArrayRef<int64_t> axes, ArrayRef<int64_t> shape) const {
   int64_t rank = shape.size();
@@ -538,7 +579,7 @@ bool RegisterLayout::operator==(const RegisterLayout &other) const {
   if (isStrided())
     return vectorSize_ == other.vectorSize_;
   if (isTiled())
-    return *tiled_ == *other.tiled_;
+    return tiled_ == other.tiled_;
   return true;
 }
 
@@ -564,15 +605,27 @@ std::string RegisterLayout::str() const {
   return "";
 }
 
+const RegisterLayout &namedLayout(NamedLayout which) {
+  static const RegisterLayout layouts[] = {
+      RegisterLayout::tiled(wgmmaLayout()),
+      RegisterLayout::tiled(wgmma8BitLayout()),
+      RegisterLayout::tiled(wgmmaTransposedLayout()),
+      RegisterLayout::tiled(wgmmaRowLayout()),
+      RegisterLayout::tiled(wgmmaColLayout()),
+  };
+  return layouts[static_cast<int>(which)];
+}
+
 bool isLegalRelayout(const RegisterLayout &from, const RegisterLayout &to,
                      unsigned bitwidth) {
   if (from == to || from.isSplat())
     return true;
   if (!from.isTiled() || !to.isTiled() || (bitwidth != 16 && bitwidth != 32))
     return false;
-  TiledLayout wgmma = wgmmaLayout(), transposed = wgmmaTransposedLayout();
-  const TiledLayout &a = from.tiledLayout(), &b = to.tiledLayout();
-  return (a == wgmma && b == transposed) || (a == transposed && b == wgmma);
+  const RegisterLayout &wgmma = namedLayout(NamedLayout::Wgmma);
+  const RegisterLayout &transposed = namedLayout(NamedLayout::WgmmaTransposed);
+  return (from == wgmma && to == transposed) ||
+         (from == transposed && to == wgmma);
 }
 
 static TiledLayout namedLayout(std::vector<Shape> tiles,

@@ -14,6 +14,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -163,9 +164,9 @@ public:
   static RegisterLayout strided(int64_t vectorSize) {
     return RegisterLayout(Kind::Strided, vectorSize, {});
   }
-  static RegisterLayout tiled(TiledLayout layout) {
-    return RegisterLayout(Kind::Tiled, 0, std::move(layout));
-  }
+  /// Tiled layouts are interned: equal layouts share one object, so copies
+  /// are cheap and equality is a pointer comparison.
+  static RegisterLayout tiled(TiledLayout layout);
 
   Kind kind() const { return kind_; }
   bool isSplat() const { return kind_ == Kind::Splat; }
@@ -173,9 +174,14 @@ public:
   bool isTiled() const { return kind_ == Kind::Tiled; }
   int64_t vectorSize() const { return vectorSize_; }
   const TiledLayout &tiledLayout() const { return *tiled_; }
+  /// Identifies the interned tiled layout (null for other kinds): equal
+  /// layouts have equal identities, which makes it a cheap cache key.
+  const void *identity() const { return tiled_.get(); }
 
   /// Fails unless a vector of `shape` can have this layout.
   llvm::Error checkShape(llvm::ArrayRef<int64_t> shape) const;
+  /// The same test as checkShape, without building an error message.
+  bool fitsShape(llvm::ArrayRef<int64_t> shape) const;
 
   /// The layout of a reduction of a vector of `shape` over `axes`. Tiled
   /// layouts lose the reduced dims (see TiledLayout::removeDimension); a
@@ -200,13 +206,27 @@ public:
 
 private:
   RegisterLayout(Kind kind, int64_t vectorSize,
-                 std::optional<TiledLayout> tiled)
+                 std::shared_ptr<const TiledLayout> tiled)
       : kind_(kind), vectorSize_(vectorSize), tiled_(std::move(tiled)) {}
 
   Kind kind_;
   int64_t vectorSize_;
-  std::optional<TiledLayout> tiled_;
+  // Interned and immutable: layouts are copied and compared a lot by the
+  // solver, and a tiled layout owns several small vectors.
+  std::shared_ptr<const TiledLayout> tiled_;
 };
+
+enum class NamedLayout {
+  Wgmma,
+  Wgmma8Bit,
+  WgmmaTransposed,
+  WgmmaRow,
+  WgmmaCol
+};
+
+/// A named Hopper layout as a RegisterLayout; every call shares one
+/// allocation, so copies and comparisons are cheap.
+const RegisterLayout &namedLayout(NamedLayout which);
 
 /// Whether a value laid out as `from` can be converted to `to` in registers:
 /// identity, splat to anything, and WGMMA <-> WGMMA_TRANSPOSED for 16- and
