@@ -1,14 +1,18 @@
 //===- ConstraintSystem.cpp - Layout constraints and their solver ---------===//
 //
-// Solving proceeds in three steps:
+// Solving proceeds in four steps:
 //  1. Equalities merge variables into classes (union-find); a class has one
 //     value, which must be valid for every member's shape.
 //  2. Classes with a fixed value are checked against each other first, so
 //     that two requirements that cannot both hold are reported with both of
 //     their origins.
-//  3. A depth-first search assigns the remaining classes in program order.
+//  3. Hints propagate from fixed values and preferences along the
+//     constraints (linear: each class keeps a few).
+//  4. A depth-first search assigns the remaining classes in program order.
 //     Each class tries candidates suggested by its already-assigned
-//     neighbours first, then the defaults; every try costs one unit of fuel.
+//     neighbours first, then its hints, then the defaults, then the rest of
+//     the domain; each rejected candidate and each backtrack costs one unit
+//     of fuel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -834,7 +838,10 @@ std::variant<Solution, Conflict> Solver::run() {
   std::vector<bool> extended(order.size(), false);
   std::vector<std::vector<Assignment>> tried(order.size());
   std::vector<std::vector<Rejection>> rejections(order.size());
-  int64_t fuel = options.fuel, tries = 0;
+  // Fuel pays for the search's detours: each rejected candidate and each
+  // backtrack costs one unit, so a kernel whose first choices all work is
+  // never out of fuel, however large.
+  int64_t fuel = options.fuel, tries = 0, spent = 0;
   int level = 0;
   while (level < static_cast<int>(order.size())) {
     unsigned cls = order[level];
@@ -860,17 +867,19 @@ std::variant<Solution, Conflict> Solver::run() {
       }
       expanded[level] = false;
       assignment[cls] = std::nullopt;
+      ++spent;
       if (--level < 0)
         return unsatisfiable(deepestFailure);
       assignment[order[level]] = std::nullopt;
       continue;
     }
-    if (tries >= fuel) {
+    if (spent >= fuel) {
       Conflict conflict{
           Conflict::Kind::OutOfFuel,
-          llvm::formatv("layout inference ran out of fuel after {0} tries "
-                        "while choosing a layout for {1}",
-                        tries, describeClass(cls)),
+          llvm::formatv("layout inference ran out of fuel ({0} rejected "
+                        "candidates and backtracks) while choosing a layout "
+                        "for {1}",
+                        spent, describeClass(cls)),
           var(classes[cls].members.front()).origin,
           {}};
       return conflict;
@@ -881,6 +890,7 @@ std::variant<Solution, Conflict> Solver::run() {
     tried[level].push_back(candidate);
 
     if (!fits(cls, candidate)) {
+      ++spent;
       rejections[level].push_back({std::move(candidate), -1, {}});
       continue;
     }
@@ -892,6 +902,7 @@ std::variant<Solution, Conflict> Solver::run() {
         break;
       }
     if (violated >= 0) {
+      ++spent;
       Rejection rejection{std::move(candidate), violated, {}};
       for (VarId v : system.constraints_[violated].vars)
         rejection.values.push_back(assignment[classOf(v)]);

@@ -66,7 +66,7 @@ struct Conflict {
 struct Solution {
   /// The value of every variable, indexed by VarId.
   std::vector<Assignment> values;
-  /// Candidate assignments tried, for benchmarks and tests.
+  /// Candidate assignments tried (accepted or not), for benchmarks and tests.
   int64_t triesUsed = 0;
 };
 
@@ -105,6 +105,7 @@ public:
   void transposedSmem(VarId dst, VarId src, Origin why);
 
   struct Options {
+    /// How many rejected candidates and backtracks the search may spend.
     int64_t fuel = 100000;
     /// Formats an origin for diagnostics; by default its `what` and index.
     std::function<std::string(const Origin &)> describe;

@@ -859,7 +859,7 @@ struct InferLayoutsPass
     if (fuel <= 0) {
       root->emitError() << "mosaic-gpu-infer-layouts needs a positive fuel, "
                            "got "
-                        << fuel;
+                        << static_cast<int64_t>(fuel);
       return signalPassFailure();
     }
     InferenceBuilder builder;
@@ -868,7 +868,7 @@ struct InferLayoutsPass
       return signalPassFailure();
 
     ConstraintSystem::Options options;
-    options.fuel = fuel;
+    options.fuel = static_cast<int64_t>(fuel);
     options.describe = describeOrigin;
     auto outcome = builder.system.solve(options);
     if (auto *solution = std::get_if<Solution>(&outcome)) {

@@ -43,7 +43,8 @@ def MosaicGPUInferLayouts : Pass<"mosaic-gpu-infer-layouts"> {
   let dependentDialects = ["::mosaic_gpu::MosaicGPUDialect"];
   let options = [
     Option<"fuel", "fuel", "int64_t", /*default=*/"100000",
-           "Candidate assignments the search may try before giving up">,
+           "Rejected candidate assignments and backtracks the search may "
+           "spend before giving up">,
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
            "Target architecture (only sm_90a is supported)">,
   ];
