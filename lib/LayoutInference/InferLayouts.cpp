@@ -624,24 +624,34 @@ LogicalResult reshapeRule(Operation *op, InferenceBuilder &b) {
     return success();
   auto sourceType = cast<MemRefType>(source.getType());
   auto resultType = cast<MemRefType>(result.getType());
-  // A tiling of the two minor dims survives when they are left alone.
+  SmallVector<ReassociationIndices> groups;
+  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(op))
+    groups = collapse.getReassociationIndices();
+  else
+    groups = cast<memref::ExpandShapeOp>(op).getReassociationIndices();
+  // The side with more dims: its second-minor dim is the innermost of the
+  // group that becomes (or came from) the other side's second-minor dim.
+  MemRefType fine =
+      sourceType.getRank() >= resultType.getRank() ? sourceType : resultType;
+  // A tiling survives when the minor dim is untouched and the second-minor
+  // dim only gains (or loses) whole leading tiles: the tile must divide the
+  // finer side's second-minor dim.
   bool keepsMinor =
       sourceType.getRank() >= 2 && resultType.getRank() >= 2 &&
-      sourceType.getShape().take_back(2) == resultType.getShape().take_back(2);
-  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(op))
-    keepsMinor &= collapse.getReassociationIndices().back().size() == 1 &&
-                  collapse.getReassociationIndices().size() >= 2 &&
-                  collapse.getReassociationIndices().end()[-2].size() == 1;
-  if (auto expand = dyn_cast<memref::ExpandShapeOp>(op))
-    keepsMinor &= expand.getReassociationIndices().back().size() == 1 &&
-                  expand.getReassociationIndices().size() >= 2 &&
-                  expand.getReassociationIndices().end()[-2].size() == 1;
-  if (keepsMinor) {
-    b.system.equate(b.value(source), b.value(result),
-                    b.at(op, "reshapes the buffer's leading dims only"));
-  } else {
+      groups.size() >= 2 && groups.back().size() == 1 &&
+      sourceType.getShape().back() == resultType.getShape().back() &&
+      !fine.isDynamicDim(fine.getRank() - 2);
+  if (!keepsMinor) {
     pinUntransformed(op, b);
+    return success();
   }
+  b.system.equate(b.value(source), b.value(result),
+                  b.at(op, "regroups the buffer's leading dims"));
+  b.system.divides(
+      b.value(source),
+      {fine.getDimSize(fine.getRank() - 2), fine.getShape().back()},
+      b.at(op, "needs a tiling that divides the dims it "
+               "regroups"));
   return success();
 }
 

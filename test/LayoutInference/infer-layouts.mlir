@@ -360,3 +360,55 @@ func.func @extract_strided_slice(%ref: memref<128x64xf32>) -> vector<64x64xf32> 
   %s = vector.extract_strided_slice %t {offsets = [64, 0], sizes = [64, 64], strides = [1, 1]} : vector<128x64xf32> to vector<64x64xf32>
   return %s : vector<64x64xf32>
 }
+
+// -----
+
+// memref views of a buffer share its transforms: transpose swaps the tile,
+// collapsing/expanding leading dims and casts keep it.
+// CHECK-LABEL: func @memref_views
+func.func @memref_views(%acc: vector<64x64xf32>) -> vector<64x64xf32> {
+  // CHECK: mosaic_gpu.slice_smem 0 {out_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]}
+  %s = mosaic_gpu.slice_smem 0 : memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+  // CHECK: memref.collapse_shape {{.*}} out_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]
+  %flat = memref.collapse_shape %s [[0, 1], [2]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>> into memref<128x64xbf16, #gpu.address_space<workgroup>>
+  // CHECK: memref.expand_shape {{.*}} out_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]
+  %back = memref.expand_shape %flat [[0, 1], [2]] output_shape [2, 64, 64] : memref<128x64xbf16, #gpu.address_space<workgroup>> into memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+  %b = mosaic_gpu.slice_smem 16384 : memref<64x64xbf16, #gpu.address_space<workgroup>>
+  // CHECK: memref.cast {{.*}} out_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]
+  %c = memref.cast %b : memref<64x64xbf16, #gpu.address_space<workgroup>> to memref<64x64xbf16, #gpu.address_space<workgroup>>
+  // CHECK: memref.transpose {{.*}} {in_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]], out_transforms = {{\[}}[#mosaic_gpu.tile<[64, 8]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]}
+  %t = memref.transpose %c (d0, d1) -> (d1, d0) : memref<64x64xbf16, #gpu.address_space<workgroup>> to memref<64x64xbf16, strided<[1, 64]>, #gpu.address_space<workgroup>>
+  %a = memref.subview %back[0, 0, 0] [1, 64, 64] [1, 1, 1] : memref<2x64x64xbf16, #gpu.address_space<workgroup>> to memref<64x64xbf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  %r = mosaic_gpu.wgmma %acc, %a, %t
+      : vector<64x64xf32>, memref<64x64xbf16, strided<[64, 1]>, #gpu.address_space<workgroup>>,
+        memref<64x64xbf16, strided<[1, 64]>, #gpu.address_space<workgroup>> -> vector<64x64xf32>
+  return %r : vector<64x64xf32>
+}
+
+// -----
+
+// An op no rule knows that reads a buffer element by element pins it to no
+// transforms.
+// CHECK-LABEL: func @scalar_access_pins_buffer
+func.func @scalar_access_pins_buffer(%i: index) -> f32 {
+  // CHECK: mosaic_gpu.slice_smem 0 {out_transforms = {{\[}}[]]}
+  %s = mosaic_gpu.slice_smem 0 : memref<128x64xf32, #gpu.address_space<workgroup>>
+  // CHECK: memref.load {{.*}} {in_transforms = {{\[}}[]]}
+  %x = memref.load %s[%i, %i] : memref<128x64xf32, #gpu.address_space<workgroup>>
+  return %x : f32
+}
+
+// -----
+
+// vector.extract and vector.insert along leading dims keep the layout.
+// CHECK-LABEL: func @extract_insert
+func.func @extract_insert(%ref: memref<2x128x64xf32>) -> vector<2x128x64xf32> {
+  %v = mosaic_gpu.vector_load %ref : memref<2x128x64xf32> -> vector<2x128x64xf32>
+  %t = mosaic_gpu.layout_cast %v : vector<2x128x64xf32> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+  // CHECK: vector.extract {{.*}} {in_layouts = [#wgmma], out_layouts = [#wgmma]}
+  %e = vector.extract %t[1] : vector<128x64xf32> from vector<2x128x64xf32>
+  %d = arith.addf %e, %e : vector<128x64xf32>
+  // CHECK: vector.insert {{.*}} {in_layouts = [#wgmma, #wgmma], out_layouts = [#wgmma]}
+  %i = vector.insert %d, %t[0] : vector<128x64xf32> into vector<2x128x64xf32>
+  return %i : vector<2x128x64xf32>
+}
