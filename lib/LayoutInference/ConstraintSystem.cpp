@@ -61,82 +61,64 @@ void ConstraintSystem::equate(VarId a, VarId b, Origin why) {
   equalities_.push_back({a, b, std::move(why)});
 }
 
-void ConstraintSystem::fix(VarId var, Assignment value, Origin why) {
-  Constraint constraint{ConstraintKind::Fix, {var}};
-  constraint.values.push_back(std::move(value));
-  constraint.origin = std::move(why);
+ConstraintSystem::Constraint &
+ConstraintSystem::add(ConstraintKind kind, ArrayRef<VarId> vars, Origin why) {
+  Constraint constraint{kind, {vars.begin(), vars.end()}};
+  constraint.origin = why;
   constraints_.push_back(std::move(constraint));
+  return constraints_.back();
+}
+
+void ConstraintSystem::fix(VarId var, Assignment value, Origin why) {
+  add(ConstraintKind::Fix, {var}, why).values.push_back(std::move(value));
 }
 
 void ConstraintSystem::oneOf(VarId var, std::vector<Assignment> candidates,
                              Origin why) {
-  Constraint constraint{ConstraintKind::OneOf, {var}};
-  constraint.values = std::move(candidates);
-  constraint.origin = std::move(why);
-  constraints_.push_back(std::move(constraint));
+  add(ConstraintKind::OneOf, {var}, why).values = std::move(candidates);
 }
 
 void ConstraintSystem::relayout(VarId src, VarId dst, Origin why) {
-  Constraint constraint{ConstraintKind::Relayout, {src, dst}};
-  constraint.origin = std::move(why);
-  constraints_.push_back(std::move(constraint));
+  add(ConstraintKind::Relayout, {src, dst}, why);
 }
 
 void ConstraintSystem::notOfKind(VarId var, RegisterLayout::Kind kind,
                                  Origin why) {
-  Constraint constraint{ConstraintKind::NotOfKind, {var}};
-  constraint.layoutKind = kind;
-  constraint.origin = std::move(why);
-  constraints_.push_back(std::move(constraint));
+  add(ConstraintKind::NotOfKind, {var}, why).layoutKind = kind;
 }
 
 void ConstraintSystem::reduce(VarId out, VarId src, ArrayRef<int64_t> axes,
                               Origin why) {
-  Constraint constraint{ConstraintKind::Reduce, {out, src}};
-  constraint.numbers.assign(axes.begin(), axes.end());
-  constraint.origin = std::move(why);
-  constraints_.push_back(std::move(constraint));
+  add(ConstraintKind::Reduce, {out, src}, why)
+      .numbers.assign(axes.begin(), axes.end());
 }
 
 void ConstraintSystem::reshape(VarId dst, VarId src, Origin why) {
-  Constraint constraint{ConstraintKind::Reshape, {dst, src}};
-  constraint.origin = std::move(why);
-  constraints_.push_back(std::move(constraint));
+  add(ConstraintKind::Reshape, {dst, src}, why);
 }
 
 void ConstraintSystem::alignedSlice(VarId var, ArrayRef<int64_t> offsets,
                                     Origin why) {
-  Constraint constraint{ConstraintKind::AlignedSlice, {var}};
-  constraint.numbers.assign(offsets.begin(), offsets.end());
-  constraint.origin = std::move(why);
-  constraints_.push_back(std::move(constraint));
+  add(ConstraintKind::AlignedSlice, {var}, why)
+      .numbers.assign(offsets.begin(), offsets.end());
 }
 
 void ConstraintSystem::transferable(VarId smem, VarId reg, Origin why) {
-  Constraint constraint{ConstraintKind::Transferable, {smem, reg}};
-  constraint.origin = std::move(why);
-  constraints_.push_back(std::move(constraint));
+  add(ConstraintKind::Transferable, {smem, reg}, why);
 }
 
 void ConstraintSystem::divides(VarId smem, ArrayRef<int64_t> multiples,
                                Origin why) {
-  Constraint constraint{ConstraintKind::Divides, {smem}};
-  constraint.numbers.assign(multiples.begin(), multiples.end());
-  constraint.origin = std::move(why);
-  constraints_.push_back(std::move(constraint));
+  add(ConstraintKind::Divides, {smem}, why)
+      .numbers.assign(multiples.begin(), multiples.end());
 }
 
 void ConstraintSystem::mmaTiling(VarId smem, bool transposed, Origin why) {
-  Constraint constraint{ConstraintKind::MmaTiling, {smem}};
-  constraint.flag = transposed;
-  constraint.origin = std::move(why);
-  constraints_.push_back(std::move(constraint));
+  add(ConstraintKind::MmaTiling, {smem}, why).flag = transposed;
 }
 
 void ConstraintSystem::transposedSmem(VarId dst, VarId src, Origin why) {
-  Constraint constraint{ConstraintKind::TransposedSmem, {dst, src}};
-  constraint.origin = std::move(why);
-  constraints_.push_back(std::move(constraint));
+  add(ConstraintKind::TransposedSmem, {dst, src}, why);
 }
 
 bool ConstraintSystem::holds(

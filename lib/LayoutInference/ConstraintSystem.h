@@ -150,6 +150,7 @@ private:
     Origin origin;
   };
 
+  Constraint &add(ConstraintKind kind, llvm::ArrayRef<VarId> vars, Origin why);
   bool holds(const Constraint &constraint,
              llvm::function_ref<const Assignment &(VarId)> valueOf) const;
 

@@ -534,23 +534,17 @@ SmallVector<int64_t> transferMultiples(ValueRange indices,
   return multiples;
 }
 
-LogicalResult asyncLoadRule(Operation *op, InferenceBuilder &b) {
-  auto load = cast<mosaic_gpu::AsyncLoadOp>(op);
-  if (isSharedBuffer(load.getDestination()))
+/// A TMA transfer needs a tiling of its shared-memory buffer that divides the
+/// slice (lengths and known index multiples).
+template <typename TransferOp>
+LogicalResult transferRule(Operation *op, InferenceBuilder &b) {
+  auto transfer = cast<TransferOp>(op);
+  Value buffer =
+      isSharedBuffer(op->getOperand(0)) ? op->getOperand(0) : op->getOperand(1);
+  if (isSharedBuffer(buffer))
     b.system.divides(
-        b.value(load.getDestination()),
-        transferMultiples(load.getIndices(), load.getSliceLengths()),
-        b.at(op, "needs a tiling that divides its slice, whose lengths and "
-                 "start indices are known multiples of"));
-  return success();
-}
-
-LogicalResult asyncStoreRule(Operation *op, InferenceBuilder &b) {
-  auto store = cast<mosaic_gpu::AsyncStoreOp>(op);
-  if (isSharedBuffer(store.getSource()))
-    b.system.divides(
-        b.value(store.getSource()),
-        transferMultiples(store.getIndices(), store.getSliceLengths()),
+        b.value(buffer),
+        transferMultiples(transfer.getIndices(), transfer.getSliceLengths()),
         b.at(op, "needs a tiling that divides its slice, whose lengths and "
                  "start indices are known multiples of"));
   return success();
@@ -728,8 +722,10 @@ const llvm::StringMap<Rule> &ruleRegistry() {
       {mosaic_gpu::SliceSMEMOp::getOperationName(), sliceSmemRule},
       {mosaic_gpu::WithTransformsOp::getOperationName(), withTransformsRule},
       {mosaic_gpu::CustomPrimitiveOp::getOperationName(), customPrimitiveRule},
-      {mosaic_gpu::AsyncLoadOp::getOperationName(), asyncLoadRule},
-      {mosaic_gpu::AsyncStoreOp::getOperationName(), asyncStoreRule},
+      {mosaic_gpu::AsyncLoadOp::getOperationName(),
+       transferRule<mosaic_gpu::AsyncLoadOp>},
+      {mosaic_gpu::AsyncStoreOp::getOperationName(),
+       transferRule<mosaic_gpu::AsyncStoreOp>},
       {mosaic_gpu::AsyncPrefetchOp::getOperationName(), noConstraintsRule},
       {mosaic_gpu::InitializeBarrierOp::getOperationName(), noConstraintsRule},
       {mosaic_gpu::ArriveOp::getOperationName(), noConstraintsRule},
