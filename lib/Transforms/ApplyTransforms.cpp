@@ -89,11 +89,14 @@ LogicalResult TransformApplier::retypeDefinition(mosaic_gpu::SliceSMEMOp op) {
   Value result = op.getResult();
   if (!isSharedBuffer(result))
     return success();
+  if (!op->hasAttr("out_transforms"))
+    return op.emitOpError()
+           << "has no `out_transforms`; run mosaic-gpu-infer-layouts first";
   FailureOr<layout::SmemTransforms> transforms =
       transformsFor(op, "out_transforms", op->getResults(), result);
   if (failed(transforms))
-    return op.emitOpError()
-           << "has no `out_transforms`; run mosaic-gpu-infer-layouts first";
+    return op.emitOpError() << "has a malformed `out_transforms` attribute: "
+                               "expected one list of transforms per buffer";
   if (!transforms->tile)
     return success();
   auto type = cast<MemRefType>(result.getType());
@@ -291,6 +294,11 @@ LogicalResult TransformApplier::markConsumer(Operation *op) {
   if (!entries)
     return op->emitOpError()
            << "has no `in_transforms`; run mosaic-gpu-infer-layouts first";
+  unsigned buffers = llvm::count_if(op->getOperands(), isSharedBuffer);
+  if (entries.size() != buffers)
+    return op->emitOpError() << "`in_transforms` has " << entries.size()
+                             << " entries, but the op has " << buffers
+                             << " shared-memory buffer operands";
   SmallVector<Attribute> updated(entries.begin(), entries.end());
   unsigned index = 0;
   for (Value operand : op->getOperands()) {

@@ -50,3 +50,29 @@ func.func @unknown_consumer(%i: index) -> bf16 {
   %x = memref.load %s[%i, %i] : memref<128x64xbf16, #gpu.address_space<workgroup>>
   return %x : bf16
 }
+
+// -----
+
+func.func @malformed_out_transforms() {
+  // expected-error @+1 {{has a malformed `out_transforms` attribute: expected one list of transforms per buffer}}
+  %s = mosaic_gpu.slice_smem 0 {out_transforms = [1]} : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @in_transforms_count(%out: memref<128x64xbf16>) {
+  %s = mosaic_gpu.slice_smem 0 {out_transforms = [[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]} : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{`in_transforms` has 0 entries, but the op has 1 shared-memory buffer operands}}
+  %v = mosaic_gpu.vector_load %s {in_transforms = []} : memref<128x64xbf16, #gpu.address_space<workgroup>> -> vector<128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @consumer_not_inferred(%out: memref<128x64xbf16>) {
+  %s = mosaic_gpu.slice_smem 0 {out_transforms = [[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]} : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{has no `in_transforms`; run mosaic-gpu-infer-layouts first}}
+  %v = mosaic_gpu.vector_load %s : memref<128x64xbf16, #gpu.address_space<workgroup>> -> vector<128x64xbf16>
+  return
+}
