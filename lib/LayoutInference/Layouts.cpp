@@ -519,6 +519,38 @@ bool RegisterLayout::fitsShape(ArrayRef<int64_t> shape) const {
   return false;
 }
 
+llvm::Expected<Shape> RegisterLayout::elementIndex(ArrayRef<int64_t> shape,
+                                                   int64_t thread,
+                                                   int64_t registerIndex,
+                                                   int64_t vectorIndex) const {
+  if (isTiled())
+    return tiled_->elementIndex(shape, thread, registerIndex, vectorIndex);
+  if (llvm::Error error = checkShape(shape))
+    return std::move(error);
+  int64_t elements = 1;
+  for (int64_t dim : shape)
+    elements *= dim;
+  int64_t vector = isSplat() ? 1 : vectorSize_;
+  int64_t registers =
+      isSplat() ? 1 : elements / (kThreadsPerWarpgroup * vectorSize_);
+  if (thread < 0 || thread >= kThreadsPerWarpgroup || registerIndex < 0 ||
+      registerIndex >= registers || vectorIndex < 0 || vectorIndex >= vector)
+    return makeError(llvm::formatv(
+        "thread {0}, register {1}, vector element {2} is out of range "
+        "(128 threads, {3} registers of {4} elements)",
+        thread, registerIndex, vectorIndex, registers, vector));
+  int64_t flat =
+      isSplat() ? 0
+                : (registerIndex * kThreadsPerWarpgroup + thread) * vector +
+                      vectorIndex;
+  Shape index(shape.size());
+  for (int64_t i = shape.size() - 1; i >= 0; --i) {
+    index[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+  return index;
+}
+
 llvm::Expected<RegisterLayout>
 RegisterLayout::reduce(ArrayRef<int64_t> axes, ArrayRef<int64_t> shape) const {
   int64_t rank = shape.size();

@@ -183,6 +183,14 @@ public:
   /// The same test as checkShape, without building an error message.
   bool fitsShape(llvm::ArrayRef<int64_t> shape) const;
 
+  /// The index of the element of a vector of `shape` that `thread` holds in
+  /// lane `vectorIndex` of register `registerIndex`: a splat's single
+  /// register holds element 0 (all elements are equal); a strided thread t
+  /// holds the chunks starting at t * vec + i * 128 * vec.
+  llvm::Expected<Shape> elementIndex(llvm::ArrayRef<int64_t> shape,
+                                     int64_t thread, int64_t registerIndex,
+                                     int64_t vectorIndex) const;
+
   /// The layout of a reduction of a vector of `shape` over `axes`. Tiled
   /// layouts lose the reduced dims (see TiledLayout::removeDimension); a
   /// splat stays a splat; a strided layout survives only the removal of

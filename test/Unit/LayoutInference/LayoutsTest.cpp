@@ -205,6 +205,28 @@ TEST(RegisterLayoutTest, RelayoutsAndDefaults) {
   EXPECT_EQ(wgmma.str(), "WGMMA");
 }
 
+// Every element of a strided vector is held by exactly one (thread,
+// register, lane), in 128 * vec-element rows.
+TEST(StridedLayoutTest, ElementOwnership) {
+  RegisterLayout strided = RegisterLayout::strided(4);
+  Shape shape = {16, 64};
+  std::vector<int> seen(16 * 64, 0);
+  for (int64_t thread = 0; thread < 128; ++thread)
+    for (int64_t reg = 0; reg < 2; ++reg)
+      for (int64_t v = 0; v < 4; ++v) {
+        Shape index =
+            llvm::cantFail(strided.elementIndex(shape, thread, reg, v));
+        int64_t flat = index[0] * 64 + index[1];
+        EXPECT_EQ(flat, reg * 512 + thread * 4 + v);
+        ++seen[flat];
+      }
+  EXPECT_TRUE(llvm::all_of(seen, [](int count) { return count == 1; }));
+  EXPECT_FALSE(errorOf(strided.elementIndex(shape, 0, 2, 0)).empty());
+  EXPECT_EQ(
+      llvm::cantFail(RegisterLayout::splat().elementIndex(shape, 5, 0, 0)),
+      (Shape{0, 0}));
+}
+
 TEST(StridedLayoutTest, ElementCountRule) {
   EXPECT_EQ(errorOf(checkStridedLayout({128, 64}, 8)), "");
   EXPECT_EQ(errorOf(checkStridedLayout({128, 8}, 16)),
