@@ -8,6 +8,6 @@ scripts/build.sh
 
 example=examples/gemm_bf16.mlir
 echo
-echo "== Main job: parse, verify and print $example =="
-build/bin/mosaic-opt "$example"
-echo "== $example verified =="
+echo "== Main job: infer layouts and apply shared-memory tilings for $example =="
+build/bin/mosaic-opt -mosaic-gpu-infer-layouts -mosaic-gpu-apply-transforms "$example"
+echo "== $example: layouts inferred, tilings applied, IR verified =="
