@@ -660,10 +660,10 @@ bool isLegalRelayout(const RegisterLayout &from, const RegisterLayout &to,
          (from == transposed && to == wgmma);
 }
 
-static TiledLayout namedLayout(std::vector<Shape> tiles,
-                               llvm::SmallVector<PartitionDim> warpDims,
-                               llvm::SmallVector<PartitionDim> laneDims,
-                               int64_t vectorDim) {
+static TiledLayout makeNamedLayout(std::vector<Shape> tiles,
+                                   llvm::SmallVector<PartitionDim> warpDims,
+                                   llvm::SmallVector<PartitionDim> laneDims,
+                                   int64_t vectorDim) {
   // The named layouts are constants known to be valid and canonical; the unit
   // tests check that create() accepts each of them.
   return llvm::cantFail(
@@ -675,34 +675,34 @@ using PD = PartitionDim;
 
 TiledLayout wgmmaLayout() {
   static const TiledLayout layout =
-      namedLayout({{64, 8}, {16, 8}, {8, 8}, {2}}, {PD::index(-7)},
-                  {PD::index(-3), PD::index(-2)}, -1);
+      makeNamedLayout({{64, 8}, {16, 8}, {8, 8}, {2}}, {PD::index(-7)},
+                      {PD::index(-3), PD::index(-2)}, -1);
   return layout;
 }
 
 TiledLayout wgmma8BitLayout() {
   static const TiledLayout layout =
-      namedLayout({{64, 16}, {16, 16}, {8, 16}, {4}}, {PD::index(-7)},
-                  {PD::index(-3), PD::index(-2)}, -1);
+      makeNamedLayout({{64, 16}, {16, 16}, {8, 16}, {4}}, {PD::index(-7)},
+                      {PD::index(-3), PD::index(-2)}, -1);
   return layout;
 }
 
 TiledLayout wgmmaTransposedLayout() {
-  static const TiledLayout layout =
-      namedLayout({{64, 8}, {16, 8}, {8, 8}, {2, 2}, {2, 1}}, {PD::index(-10)},
-                  {PD::index(-6), PD::index(-3), PD::index(-5)}, -2);
+  static const TiledLayout layout = makeNamedLayout(
+      {{64, 8}, {16, 8}, {8, 8}, {2, 2}, {2, 1}}, {PD::index(-10)},
+      {PD::index(-6), PD::index(-3), PD::index(-5)}, -2);
   return layout;
 }
 
 TiledLayout wgmmaRowLayout() {
   static const TiledLayout layout =
-      namedLayout({{64}, {16}, {8}, {1}}, {PD::index(-4)},
-                  {PD::index(-2), PD::replicated(4)}, -1);
+      makeNamedLayout({{64}, {16}, {8}, {1}}, {PD::index(-4)},
+                      {PD::index(-2), PD::replicated(4)}, -1);
   return layout;
 }
 
 TiledLayout wgmmaColLayout() {
-  static const TiledLayout layout = namedLayout(
+  static const TiledLayout layout = makeNamedLayout(
       {{8}, {2}}, {PD::replicated(4)}, {PD::replicated(8), PD::index(-2)}, -1);
   return layout;
 }
