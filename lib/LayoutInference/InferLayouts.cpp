@@ -878,6 +878,16 @@ struct InferLayoutsPass
     options.describe = describeOrigin;
     auto outcome = builder.system.solve(options);
     if (auto *solution = std::get_if<Solution>(&outcome)) {
+      if (verifySolution) {
+        std::vector<std::string> violations =
+            builder.system.violations(*solution);
+        if (!violations.empty()) {
+          root->emitError() << "internal error: the layout solution breaks "
+                            << violations.size()
+                            << " constraints, the first: " << violations[0];
+          return signalPassFailure();
+        }
+      }
       builder.annotate(*solution);
       return;
     }

@@ -47,6 +47,9 @@ def MosaicGPUInferLayouts : Pass<"mosaic-gpu-infer-layouts"> {
            "spend before giving up">,
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
            "Target architecture (only sm_90a is supported)">,
+    Option<"verifySolution", "verify-solution", "bool", /*default=*/"false",
+           "Check the solution against every constraint before writing it "
+           "(for tests of the solver; a violation is an internal error)">,
   ];
 }
 
