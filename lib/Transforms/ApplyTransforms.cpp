@@ -64,6 +64,7 @@ public:
 private:
   LogicalResult retypeDefinition(mosaic_gpu::SliceSMEMOp slice);
   LogicalResult rewriteSubview(memref::SubViewOp subview);
+  LogicalResult rewriteReshape(Operation *op);
   LogicalResult rewriteTransfer(Operation *op, Value gmem, Value smem,
                                 MutableOperandRange gmemOperand,
                                 MutableOperandRange indices,
@@ -196,6 +197,47 @@ LogicalResult TransformApplier::rewriteSubview(memref::SubViewOp subview) {
   subview.getResult().replaceAllUsesWith(replacement.getResult());
   tiles[replacement.getResult()] = tile;
   toErase.push_back(subview);
+  return success();
+}
+
+LogicalResult TransformApplier::rewriteReshape(Operation *op) {
+  Value source = op->getOperand(0);
+  auto it = tiles.find(source);
+  if (it == tiles.end())
+    return success();
+  Shape tile = it->second;
+  // Inference equated source and result only when the minor dim is kept and
+  // the second-minor dim regroups whole tiles, so the tiled reshape keeps
+  // the logical groups (now over whole tiles) and the tile dims as they are.
+  auto expand = dyn_cast<memref::ExpandShapeOp>(op);
+  SmallVector<ReassociationIndices> groups =
+      expand ? expand.getReassociationIndices()
+             : cast<memref::CollapseShapeOp>(op).getReassociationIndices();
+  auto resultType = cast<MemRefType>(op->getResult(0).getType());
+  if (tile.size() != 2 || resultType.getRank() < 2)
+    return op->emitOpError()
+           << "cannot reshape a buffer tiled by " << formatShape(tile);
+  int64_t fineRank = 0;
+  for (const ReassociationIndices &group : groups)
+    fineRank += group.size();
+  for (int64_t t = 0; t < 2; ++t)
+    groups.push_back({fineRank + t});
+  Shape resultShape(resultType.getShape());
+  for (int64_t i = 0; i < 2; ++i)
+    resultShape[resultShape.size() - 2 + i] /= tile[i];
+  resultShape.append(tile.begin(), tile.end());
+  OpBuilder builder(op);
+  Operation *replacement;
+  if (expand)
+    replacement = memref::ExpandShapeOp::create(builder, op->getLoc(),
+                                                resultShape, source, groups);
+  else
+    replacement =
+        memref::CollapseShapeOp::create(builder, op->getLoc(), source, groups);
+  replacement->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  op->getResult(0).replaceAllUsesWith(replacement->getResult(0));
+  tiles[replacement->getResult(0)] = tile;
+  toErase.push_back(op);
   return success();
 }
 
@@ -342,6 +384,15 @@ LogicalResult TransformApplier::run() {
         if (auto subview = dyn_cast<memref::SubViewOp>(op))
           return failed(rewriteSubview(subview)) ? WalkResult::interrupt()
                                                  : WalkResult::advance();
+        if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(op))
+          return failed(rewriteReshape(op)) ? WalkResult::interrupt()
+                                            : WalkResult::advance();
+        if (auto cast = dyn_cast<memref::CastOp>(op)) {
+          // Inference only equates casts between identical buffers, so the
+          // result simply takes the tiled type.
+          follow(cast.getSource(), cast.getResult());
+          return WalkResult::advance();
+        }
         if (auto loop = dyn_cast<scf::ForOp>(op)) {
           if (stage.isBeforeAllRegions())
             for (auto [init, arg, result] :
@@ -406,8 +457,10 @@ LogicalResult TransformApplier::run() {
     else if (isa<mosaic_gpu::VectorLoadOp, mosaic_gpu::VectorStoreOp,
                  mosaic_gpu::WGMMAOp>(op))
       result = markConsumer(op);
-    else if (isa<memref::SubViewOp, mosaic_gpu::WithTransformsOp, scf::ForOp,
-                 scf::YieldOp, scf::ConditionOp, scf::WhileOp,
+    else if (isa<memref::SubViewOp, memref::CollapseShapeOp,
+                 memref::ExpandShapeOp, memref::CastOp,
+                 mosaic_gpu::WithTransformsOp, scf::ForOp, scf::YieldOp,
+                 scf::ConditionOp, scf::WhileOp,
                  mosaic_gpu::OptimizationBarrierOp>(op))
       result = success();
     else

@@ -18,6 +18,8 @@ def MosaicGPUApplyTransforms : Pass<"mosaic-gpu-apply-transforms"> {
       now in the type and in the users' `in_transforms`);
     - `memref.subview`s slice whole tiles: offsets and sizes of tiled dims
       are divided by the tile, the tile dims are taken whole;
+      `memref.collapse_shape` / `expand_shape` regroup whole tiles and
+      `memref.cast` keeps the tiled type;
     - `async_load` / `async_store` read and write a tiled view of the global
       buffer (`memref.expand_shape` + `memref.transpose`), so that their
       indices and slice lengths are in tile units and the TMA box is the

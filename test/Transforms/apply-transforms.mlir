@@ -79,3 +79,26 @@ func.func @untiled_and_if(%p: i1, %acc: vector<64x64xf32>, %out: memref<128xf32>
   mosaic_gpu.vector_store %v, %out : vector<128xf32>, memref<128xf32>
   return %r : vector<64x64xf32>
 }
+
+// -----
+
+// Casts and reshapes that regroup whole tiles follow the tiling.
+// CHECK-LABEL: func @views_of_tiled_buffers
+func.func @views_of_tiled_buffers(%acc: vector<64x64xf32>) -> vector<64x64xf32> {
+  // CHECK: %[[RING:.*]] = mosaic_gpu.slice_smem 0 {{.*}} : memref<2x8x1x8x64xbf16, #gpu.address_space<workgroup>>
+  %s = mosaic_gpu.slice_smem 0 : memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+  // CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[RING]] {{\[}}[0, 1], [2], [3], [4]] {{.*}} : memref<2x8x1x8x64xbf16, #gpu.address_space<workgroup>> into memref<16x1x8x64xbf16, #gpu.address_space<workgroup>>
+  %flat = memref.collapse_shape %s [[0, 1], [2]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>> into memref<128x64xbf16, #gpu.address_space<workgroup>>
+  // CHECK: %[[BACK:.*]] = memref.expand_shape %[[FLAT]] {{\[}}[0, 1], [2], [3], [4]] output_shape [2, 8, 1, 8, 64] {{.*}} into memref<2x8x1x8x64xbf16, #gpu.address_space<workgroup>>
+  %back = memref.expand_shape %flat [[0, 1], [2]] output_shape [2, 64, 64] : memref<128x64xbf16, #gpu.address_space<workgroup>> into memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+  %b = mosaic_gpu.slice_smem 16384 : memref<64x64xbf16, #gpu.address_space<workgroup>>
+  // CHECK: memref.cast %{{.*}} : memref<8x1x8x64xbf16, #gpu.address_space<workgroup>> to memref<8x1x8x64xbf16, #gpu.address_space<workgroup>>
+  %c = memref.cast %b : memref<64x64xbf16, #gpu.address_space<workgroup>> to memref<64x64xbf16, #gpu.address_space<workgroup>>
+  // CHECK: memref.subview %[[BACK]]
+  %a = memref.subview %back[1, 0, 0] [1, 64, 64] [1, 1, 1] : memref<2x64x64xbf16, #gpu.address_space<workgroup>> to memref<64x64xbf16, strided<[64, 1], offset: 4096>, #gpu.address_space<workgroup>>
+  // CHECK: mosaic_gpu.wgmma {{.*}}transforms_applied}
+  %r = mosaic_gpu.wgmma %acc, %a, %c
+      : vector<64x64xf32>, memref<64x64xbf16, strided<[64, 1], offset: 4096>, #gpu.address_space<workgroup>>,
+        memref<64x64xbf16, #gpu.address_space<workgroup>> -> vector<64x64xf32>
+  return %r : vector<64x64xf32>
+}
