@@ -24,3 +24,22 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["mosaic-opt"], [config.mosaic_tools_dir, config.llvm_tools_dir]
 )
+
+# ptxas (CUDA 13) turns PTX into CUBINs; tests that need it run only where it
+# is installed: on PATH, or under CUDA_HOME / CUDA_ROOT / /usr/local/cuda.
+import shutil
+
+def find_ptxas():
+    found = shutil.which("ptxas")
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_ROOT"),
+                 "/usr/local/cuda"):
+        if root and os.path.exists(os.path.join(root, "bin", "ptxas")):
+            return os.path.join(root, "bin", "ptxas")
+    return None
+
+ptxas = find_ptxas()
+if ptxas:
+    config.available_features.add("ptxas")
+    llvm_config.with_environment("PATH", os.path.dirname(ptxas), append_path=True)

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Conversion/MosaicGPUToNVVM/Passes.h"
 #include "LayoutInference/Passes.h"
 #include "Transforms/Passes.h"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h"
@@ -21,8 +22,13 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -33,10 +39,19 @@ int main(int argc, char **argv) {
                   mlir::memref::MemRefDialect, mlir::NVVM::NVVMDialect,
                   mlir::nvgpu::NVGPUDialect, mlir::scf::SCFDialect,
                   mlir::vector::VectorDialect>();
+  // Serializing gpu.modules to PTX goes through LLVM IR.
+  mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerGPUDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+  mlir::registerNVVMDialectTranslation(registry);
+
   mosaic::registerLayoutInferencePasses();
   mosaic::registerTransformsPasses();
-  // Upstream cleanups (canonicalize, cse, ...) are useful between our passes.
-  mlir::registerTransformsPasses();
+  mosaic::registerConversionPasses();
+  // The upstream passes: cleanups between ours and the NVVM/LLVM lowering
+  // after them.
+  mlir::registerAllPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "mosaic_gpu optimizer driver\n", registry));
 }

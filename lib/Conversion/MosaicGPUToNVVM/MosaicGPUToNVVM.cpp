@@ -1,0 +1,373 @@
+//===- MosaicGPUToNVVM.cpp - Warpgroup vectors to per-thread registers ----===//
+//
+// Lowering is driven by values, not types: two vectors of one type may have
+// different layouts, and the layout decides the registers. The pass walks
+// each kernel in order, maps every warpgroup vector to the flat vector of
+// registers one thread holds, rewrites the ops on those registers, and
+// erases the originals once everything is lowered.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conversion/MosaicGPUToNVVM/Passes.h"
+#include "LayoutInference/AttributeBridge.h"
+
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mosaic {
+#define GEN_PASS_DEF_MOSAICGPULOWER
+#include "Conversion/MosaicGPUToNVVM/Passes.h.inc"
+} // namespace mosaic
+
+using namespace mlir;
+using namespace mosaic;
+using layout::kThreadsPerWarpgroup;
+using layout::RegisterLayout;
+
+namespace {
+
+bool isRegisterVector(Value value) {
+  auto type = dyn_cast<VectorType>(value.getType());
+  return type && type.getRank() > 0 && !type.isScalable();
+}
+
+/// The registers one thread holds for a warpgroup vector of `type`.
+FailureOr<VectorType> registerType(VectorType type,
+                                   const RegisterLayout &layout) {
+  if (layout.isSplat())
+    return VectorType::get({1}, type.getElementType());
+  if (layout.isStrided())
+    return VectorType::get({type.getNumElements() / kThreadsPerWarpgroup},
+                           type.getElementType());
+  return failure();
+}
+
+class KernelLowering {
+public:
+  LogicalResult run(Operation *root);
+
+private:
+  struct Fragment {
+    Value registers;
+    RegisterLayout layout;
+  };
+
+  FailureOr<RegisterLayout> annotatedLayout(Operation *op, StringRef name,
+                                            unsigned index);
+  Value threadInWarpgroup(Operation *op);
+  FailureOr<Value> operandAs(Operation *op, OpOperand &operand,
+                             const RegisterLayout &layout, OpBuilder &builder);
+  LogicalResult define(Operation *op, Value result, Value registers,
+                       const RegisterLayout &layout);
+
+  LogicalResult lowerConstant(arith::ConstantOp op);
+  LogicalResult lowerElementwise(Operation *op);
+  LogicalResult lowerLayoutCast(mosaic_gpu::LayoutCastOp op);
+  LogicalResult lowerVectorLoad(mosaic_gpu::VectorLoadOp op);
+  LogicalResult lowerVectorStore(mosaic_gpu::VectorStoreOp op);
+
+  /// Indices of the element at flat position `flat` of `ref`, row-major.
+  SmallVector<Value> unflatten(OpBuilder &builder, Location loc, Value flat,
+                               MemRefType ref);
+
+  DenseMap<Value, Fragment> fragments;
+  DenseMap<Operation *, Value> threadIds;
+  SmallVector<Operation *> lowered;
+};
+
+FailureOr<RegisterLayout>
+KernelLowering::annotatedLayout(Operation *op, StringRef name, unsigned index) {
+  auto layouts = op->getAttrOfType<ArrayAttr>(name);
+  if (!layouts || index >= layouts.size())
+    return op->emitOpError() << "has no `" << name
+                             << "` entry for this vector; run "
+                                "mosaic-gpu-infer-layouts first";
+  FailureOr<RegisterLayout> layout = attrToLayout(layouts[index]);
+  if (failed(layout))
+    return op->emitOpError()
+           << "`" << name << "` entry " << index << " is not a register layout";
+  return layout;
+}
+
+Value KernelLowering::threadInWarpgroup(Operation *op) {
+  // One per function, at its entry: gpu.thread_id x mod 128.
+  Operation *function = op->getParentOfType<FunctionOpInterface>();
+  Value &cached = threadIds[function];
+  if (cached)
+    return cached;
+  Block &entry = function->getRegion(0).front();
+  OpBuilder builder(&entry, entry.begin());
+  Location loc = function->getLoc();
+  Value tid = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
+  Value groupSize =
+      arith::ConstantIndexOp::create(builder, loc, kThreadsPerWarpgroup);
+  cached = arith::RemUIOp::create(builder, loc, tid, groupSize);
+  return cached;
+}
+
+FailureOr<Value> KernelLowering::operandAs(Operation *op, OpOperand &operand,
+                                           const RegisterLayout &layout,
+                                           OpBuilder &builder) {
+  auto it = fragments.find(operand.get());
+  if (it == fragments.end())
+    return op->emitOpError()
+           << "uses a vector that mosaic-gpu-lower has not lowered (operand #"
+           << operand.getOperandNumber() << ")";
+  const Fragment &fragment = it->second;
+  if (fragment.layout == layout)
+    return fragment.registers;
+  auto type = cast<VectorType>(operand.get().getType());
+  FailureOr<VectorType> target = registerType(type, layout);
+  if (fragment.layout.isSplat() && succeeded(target)) {
+    // Every thread already holds the value; spread it over its registers.
+    Location loc = op->getLoc();
+    Value scalar = vector::ExtractOp::create(builder, loc, fragment.registers,
+                                             ArrayRef<int64_t>{0});
+    return vector::BroadcastOp::create(builder, loc, *target, scalar)
+        .getResult();
+  }
+  return op->emitOpError() << "cannot relayout operand #"
+                           << operand.getOperandNumber() << " from "
+                           << fragment.layout.str() << " to " << layout.str()
+                           << " in registers";
+}
+
+LogicalResult KernelLowering::define(Operation *op, Value result,
+                                     Value registers,
+                                     const RegisterLayout &layout) {
+  fragments.try_emplace(result, Fragment{registers, layout});
+  return success();
+}
+
+LogicalResult KernelLowering::lowerConstant(arith::ConstantOp op) {
+  FailureOr<RegisterLayout> layout = annotatedLayout(op, "out_layouts", 0);
+  if (failed(layout))
+    return failure();
+  auto elements = dyn_cast<DenseElementsAttr>(op.getValue());
+  auto type = cast<VectorType>(op.getType());
+  FailureOr<VectorType> target = registerType(type, *layout);
+  if (!elements || !elements.isSplat() || failed(target))
+    return op.emitOpError() << "mosaic-gpu-lower only lowers splat vector "
+                               "constants with splat or strided layouts so far";
+  OpBuilder builder(op);
+  Value registers = arith::ConstantOp::create(
+      builder, op.getLoc(),
+      DenseElementsAttr::get(*target, elements.getSplatValue<Attribute>()));
+  return define(op, op.getResult(), registers, *layout);
+}
+
+LogicalResult KernelLowering::lowerElementwise(Operation *op) {
+  OpBuilder builder(op);
+  SmallVector<Value> operands;
+  unsigned vectorIndex = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isRegisterVector(operand.get())) {
+      operands.push_back(operand.get());
+      continue;
+    }
+    FailureOr<RegisterLayout> layout =
+        annotatedLayout(op, "in_layouts", vectorIndex++);
+    if (failed(layout))
+      return failure();
+    FailureOr<Value> registers = operandAs(op, operand, *layout, builder);
+    if (failed(registers))
+      return failure();
+    operands.push_back(*registers);
+  }
+  SmallVector<Type> resultTypes;
+  SmallVector<RegisterLayout> resultLayouts;
+  for (auto [index, result] : llvm::enumerate(op->getResults())) {
+    FailureOr<RegisterLayout> layout =
+        annotatedLayout(op, "out_layouts", index);
+    if (failed(layout))
+      return failure();
+    FailureOr<VectorType> type =
+        registerType(cast<VectorType>(result.getType()), *layout);
+    if (failed(type))
+      return op->emitOpError() << "mosaic-gpu-lower does not lower "
+                               << layout->str() << " values yet";
+    resultTypes.push_back(*type);
+    resultLayouts.push_back(*layout);
+  }
+  // The op itself does not change: it now applies to the thread's registers.
+  OperationState state(op->getLoc(), op->getName(), operands, resultTypes,
+                       op->getAttrs());
+  state.attributes.erase("in_layouts");
+  state.attributes.erase("out_layouts");
+  Operation *replacement = builder.create(state);
+  for (auto [result, registers, layout] : llvm::zip_equal(
+           op->getResults(), replacement->getResults(), resultLayouts))
+    (void)define(op, result, registers, layout);
+  return success();
+}
+
+LogicalResult KernelLowering::lowerLayoutCast(mosaic_gpu::LayoutCastOp op) {
+  FailureOr<RegisterLayout> layout = annotatedLayout(op, "out_layouts", 0);
+  if (failed(layout))
+    return failure();
+  OpBuilder builder(op);
+  FailureOr<Value> registers =
+      operandAs(op, op->getOpOperand(0), *layout, builder);
+  if (failed(registers))
+    return failure();
+  return define(op, op.getResult(), *registers, *layout);
+}
+
+SmallVector<Value> KernelLowering::unflatten(OpBuilder &builder, Location loc,
+                                             Value flat, MemRefType ref) {
+  SmallVector<Value> indices(ref.getRank());
+  Value rest = flat;
+  for (int64_t dim = ref.getRank() - 1; dim > 0; --dim) {
+    Value size =
+        arith::ConstantIndexOp::create(builder, loc, ref.getDimSize(dim));
+    indices[dim] = arith::RemUIOp::create(builder, loc, rest, size);
+    rest = arith::DivUIOp::create(builder, loc, rest, size);
+  }
+  indices[0] = rest;
+  return indices;
+}
+
+/// Strided transfers move `v`-element chunks, which must lie within a row of
+/// a statically shaped, untiled buffer.
+static LogicalResult checkStridedTransfer(Operation *op,
+                                          const RegisterLayout &layout,
+                                          MemRefType ref) {
+  if (!layout.isStrided())
+    return op->emitOpError() << "mosaic-gpu-lower only moves strided vectors "
+                                "between registers and memory so far, not "
+                             << layout.str();
+  if (!ref.hasStaticShape() || ref.getShape().back() % layout.vectorSize())
+    return op->emitOpError()
+           << "needs a static shape whose minor dim is a multiple of the "
+              "vector size "
+           << layout.vectorSize() << ", but the buffer is " << ref;
+  if (op->hasAttr(mosaic_gpu::kTransformsAppliedAttr))
+    return op->emitOpError() << "mosaic-gpu-lower does not lower transfers "
+                                "from tiled shared memory yet";
+  return success();
+}
+
+LogicalResult KernelLowering::lowerVectorLoad(mosaic_gpu::VectorLoadOp op) {
+  FailureOr<RegisterLayout> layout = annotatedLayout(op, "out_layouts", 0);
+  if (failed(layout))
+    return failure();
+  MemRefType ref = op.getSource().getType();
+  if (failed(checkStridedTransfer(op, *layout, ref)))
+    return failure();
+  VectorType type = op.getResult().getType();
+  VectorType target = *registerType(type, *layout);
+  int64_t vectorSize = layout->vectorSize();
+  auto chunkType = VectorType::get({vectorSize}, type.getElementType());
+  Value thread = threadInWarpgroup(op);
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  Value registers =
+      arith::ConstantOp::create(builder, loc, builder.getZeroAttr(target));
+  for (int64_t chunk = 0; chunk * vectorSize < target.getNumElements();
+       ++chunk) {
+    // Chunk `chunk` of thread t starts at (chunk * 128 + t) * vectorSize.
+    Value first = arith::ConstantIndexOp::create(builder, loc,
+                                                 chunk * kThreadsPerWarpgroup);
+    Value size = arith::ConstantIndexOp::create(builder, loc, vectorSize);
+    Value flat = arith::MulIOp::create(
+        builder, loc, arith::AddIOp::create(builder, loc, first, thread), size);
+    Value loaded =
+        vector::LoadOp::create(builder, loc, chunkType, op.getSource(),
+                               unflatten(builder, loc, flat, ref));
+    registers = vector::InsertStridedSliceOp::create(
+        builder, loc, loaded, registers, ArrayRef<int64_t>{chunk * vectorSize},
+        ArrayRef<int64_t>{1});
+  }
+  return define(op, op.getResult(), registers, *layout);
+}
+
+LogicalResult KernelLowering::lowerVectorStore(mosaic_gpu::VectorStoreOp op) {
+  FailureOr<RegisterLayout> layout = annotatedLayout(op, "in_layouts", 0);
+  if (failed(layout))
+    return failure();
+  if (layout->isSplat()) {
+    // Every thread holds the value: spread it over a strided layout and let
+    // each thread write its chunks.
+    VectorType type = op.getValueToStore().getType();
+    if (std::optional<int64_t> vectorSize = layout::defaultStridedVectorSize(
+            type.getShape(), type.getElementTypeBitWidth()))
+      layout = RegisterLayout::strided(*vectorSize);
+  }
+  MemRefType ref = op.getDestination().getType();
+  if (failed(checkStridedTransfer(op, *layout, ref)))
+    return failure();
+  OpBuilder builder(op);
+  FailureOr<Value> registers =
+      operandAs(op, op->getOpOperand(0), *layout, builder);
+  if (failed(registers))
+    return failure();
+  int64_t vectorSize = layout->vectorSize();
+  int64_t total = cast<VectorType>(registers->getType()).getNumElements();
+  Value thread = threadInWarpgroup(op);
+  Location loc = op.getLoc();
+  for (int64_t chunk = 0; chunk * vectorSize < total; ++chunk) {
+    Value first = arith::ConstantIndexOp::create(builder, loc,
+                                                 chunk * kThreadsPerWarpgroup);
+    Value size = arith::ConstantIndexOp::create(builder, loc, vectorSize);
+    Value flat = arith::MulIOp::create(
+        builder, loc, arith::AddIOp::create(builder, loc, first, thread), size);
+    Value piece = vector::ExtractStridedSliceOp::create(
+        builder, loc, *registers, ArrayRef<int64_t>{chunk * vectorSize},
+        ArrayRef<int64_t>{vectorSize}, ArrayRef<int64_t>{1});
+    vector::StoreOp::create(builder, loc, piece, op.getDestination(),
+                            unflatten(builder, loc, flat, ref));
+  }
+  return success();
+}
+
+LogicalResult KernelLowering::run(Operation *root) {
+  WalkResult walk = root->walk([&](Operation *op) -> WalkResult {
+    bool touchesVectors = llvm::any_of(op->getOperands(), isRegisterVector) ||
+                          llvm::any_of(op->getResults(), isRegisterVector);
+    LogicalResult result = success();
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      if (!touchesVectors)
+        return WalkResult::advance();
+      result = lowerConstant(constant);
+    } else if (auto cast = dyn_cast<mosaic_gpu::LayoutCastOp>(op)) {
+      result = lowerLayoutCast(cast);
+    } else if (auto load = dyn_cast<mosaic_gpu::VectorLoadOp>(op)) {
+      result = lowerVectorLoad(load);
+    } else if (auto store = dyn_cast<mosaic_gpu::VectorStoreOp>(op)) {
+      result = lowerVectorStore(store);
+    } else if (touchesVectors && op->hasTrait<OpTrait::Elementwise>()) {
+      result = lowerElementwise(op);
+    } else if (touchesVectors ||
+               isa<mosaic_gpu::MosaicGPUDialect>(op->getDialect())) {
+      result = op->emitOpError() << "is not lowered by mosaic-gpu-lower yet";
+    } else {
+      return WalkResult::advance();
+    }
+    if (failed(result))
+      return WalkResult::interrupt();
+    lowered.push_back(op);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  for (Operation *op : llvm::reverse(lowered)) {
+    if (!op->use_empty())
+      return op->emitOpError()
+             << "still has users after lowering; they were not lowered";
+    op->erase();
+  }
+  return success();
+}
+
+struct LowerPass : mosaic::impl::MosaicGPULowerBase<LowerPass> {
+  void runOnOperation() override {
+    if (failed(KernelLowering().run(getOperation())))
+      signalPassFailure();
+  }
+};
+
+} // namespace

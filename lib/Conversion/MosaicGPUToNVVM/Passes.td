@@ -1,0 +1,36 @@
+//===- Passes.td - Lowering passes -------------------------*- tablegen -*-===//
+
+#ifndef MOSAIC_CONVERSION_PASSES_TD
+#define MOSAIC_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MosaicGPULower : Pass<"mosaic-gpu-lower"> {
+  let summary = "Lower warpgroup vectors to per-thread registers";
+  let description = [{
+    Runs after `mosaic-gpu-infer-layouts` (and `mosaic-gpu-apply-transforms`).
+    Every warpgroup vector becomes the registers one thread holds, as a flat
+    per-thread vector, according to its layout:
+
+    - `WGSplatFragLayout`: one element, `vector<1xT>`;
+    - `WGStridedFragLayout<shape, v>`: `vector<(N / 128) x T>`, thread `t`
+      holding the `v`-element chunks that start at `t * v + i * 128 * v`.
+
+    Elementwise arith/math ops and splat constants work on those registers
+    directly; a value is relaid where a use (or a `layout_cast`) wants
+    another layout (splat to strided); `vector_load` / `vector_store` on global or untiled shared
+    memory become one `v`-element `vector.load` / `vector.store` per chunk.
+    The thread's position in its warpgroup is `gpu.thread_id x mod 128`.
+
+    This is the first part of the lowering. Tiled layouts, TMA, barriers,
+    wgmma, reductions, broadcasts and control flow are not lowered yet: the
+    pass reports such an op as an error, naming it, instead of producing a
+    wrong kernel.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+#endif // MOSAIC_CONVERSION_PASSES_TD

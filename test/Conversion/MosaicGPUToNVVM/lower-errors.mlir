@@ -1,0 +1,19 @@
+// RUN: mosaic-opt %s -split-input-file -mosaic-gpu-infer-layouts -mosaic-gpu-lower -verify-diagnostics
+
+// What the lowering does not handle yet is an error on the op, never a
+// wrong kernel.
+func.func @reduction(%ref: memref<128x64xf32>) -> vector<128xf32> {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  // expected-error @-1 {{mosaic-gpu-lower only moves strided vectors between registers and memory so far, not WGMMA}}
+  %z = arith.constant dense<0.0> : vector<128xf32>
+  %r = vector.multi_reduction <add>, %v, %z [1] : vector<128x64xf32> to vector<128xf32>
+  return %r : vector<128xf32>
+}
+
+// -----
+
+func.func @barrier(%p: !llvm.ptr<3>) {
+  // expected-error @+1 {{'mosaic_gpu.initialize_barrier' op is not lowered by mosaic-gpu-lower yet}}
+  mosaic_gpu.initialize_barrier %p, arrival_count = 1, num_barriers = 1 : !llvm.ptr<3>
+  return
+}

@@ -1,0 +1,57 @@
+// RUN: mosaic-opt %s -split-input-file -mosaic-gpu-infer-layouts -mosaic-gpu-lower | FileCheck %s
+
+// A strided elementwise kernel: each thread loads its 2-element chunks
+// (chunk i of thread t starts at (i * 128 + t) * 2), computes on its 64
+// registers, and stores them back; the splat constant is spread over the
+// registers where it is used.
+// CHECK-LABEL: func @elementwise
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: %[[T:.*]] = arith.remui %[[TID]], %[[C128]] : index
+// CHECK: %[[SPLAT:.*]] = arith.constant dense<2.000000e+00> : vector<1xf32>
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<64xf32>
+// CHECK: %[[FIRST0:.*]] = arith.constant 0 : index
+// CHECK: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK: %[[IDX0:.*]] = arith.addi %[[FIRST0]], %[[T]] : index
+// CHECK: %[[OFF0:.*]] = arith.muli %[[IDX0]], %[[TWO]] : index
+// CHECK: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: %[[COL0:.*]] = arith.remui %[[OFF0]], %[[C64]] : index
+// CHECK: %[[ROW0:.*]] = arith.divui %[[OFF0]], %[[C64]] : index
+// CHECK: %[[CHUNK0:.*]] = vector.load %{{.*}}[%[[ROW0]], %[[COL0]]] : memref<128x64xf32>, vector<2xf32>
+// CHECK: vector.insert_strided_slice %[[CHUNK0]], %[[ZERO]] {offsets = [0], strides = [1]} : vector<2xf32> into vector<64xf32>
+// CHECK-COUNT-31: vector.load {{.*}} : memref<128x64xf32>, vector<2xf32>
+// CHECK: %[[LAST:.*]] = vector.insert_strided_slice {{.*}} {offsets = [62], strides = [1]} : vector<2xf32> into vector<64xf32>
+// CHECK: %[[SCALAR:.*]] = vector.extract %[[SPLAT]][0] : f32 from vector<1xf32>
+// CHECK: %[[SPREAD:.*]] = vector.broadcast %[[SCALAR]] : f32 to vector<64xf32>
+// CHECK: %[[SUM:.*]] = arith.addf %[[LAST]], %[[SPREAD]] : vector<64xf32>
+// CHECK: %[[EXP:.*]] = math.exp %[[SUM]] : vector<64xf32>
+// CHECK: vector.extract_strided_slice %[[EXP]] {offsets = [0], sizes = [2], strides = [1]} : vector<64xf32> to vector<2xf32>
+// CHECK-COUNT-32: vector.store {{.*}} : memref<128x64xf32>, vector<2xf32>
+// CHECK-NOT: mosaic_gpu
+// CHECK: return
+func.func @elementwise(%in: memref<128x64xf32>, %out: memref<128x64xf32>) {
+  %c = arith.constant dense<2.0> : vector<128x64xf32>
+  %v = mosaic_gpu.vector_load %in : memref<128x64xf32> -> vector<128x64xf32>
+  %s = arith.addf %v, %c : vector<128x64xf32>
+  %e = math.exp %s : vector<128x64xf32>
+  mosaic_gpu.vector_store %e, %out : vector<128x64xf32>, memref<128x64xf32>
+  return
+}
+
+// -----
+
+// Splat values stay one register per thread until a strided use needs more.
+// CHECK-LABEL: func @splat_only
+// CHECK: %[[A:.*]] = arith.constant dense<1.000000e+00> : vector<1xf32>
+// CHECK: %[[B:.*]] = arith.mulf %[[A]], %[[A]] : vector<1xf32>
+// CHECK: %[[S:.*]] = vector.extract %[[B]][0] : f32 from vector<1xf32>
+// CHECK: %[[R:.*]] = vector.broadcast %[[S]] : f32 to vector<2xf32>
+// CHECK: %[[CHUNK:.*]] = vector.extract_strided_slice %[[R]] {offsets = [0], sizes = [2], strides = [1]}
+// CHECK: vector.store %[[CHUNK]], {{.*}} : memref<256xf32>, vector<2xf32>
+func.func @splat_only(%out: memref<256xf32>) {
+  %a = arith.constant dense<1.0> : vector<256xf32>
+  %b = arith.mulf %a, %a : vector<256xf32>
+  %s = mosaic_gpu.layout_cast %b : vector<256xf32> to #mosaic_gpu.WGSplatFragLayout<[256]>
+  mosaic_gpu.vector_store %b, %out : vector<256xf32>, memref<256xf32>
+  return
+}
