@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Conversion/MosaicGPUToNVVM/Passes.h"
+#include "Conversion/MosaicGPUToNVVM/Pipeline.h"
 #include "LayoutInference/Passes.h"
 #include "Transforms/Passes.h"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h"
@@ -49,6 +50,7 @@ int main(int argc, char **argv) {
   mosaic::registerLayoutInferencePasses();
   mosaic::registerTransformsPasses();
   mosaic::registerConversionPasses();
+  mosaic::registerPipeline();
   // The upstream passes: cleanups between ours and the NVVM/LLVM lowering
   // after them.
   mlir::registerAllPasses();

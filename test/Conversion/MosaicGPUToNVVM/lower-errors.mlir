@@ -17,3 +17,16 @@ func.func @barrier(%p: !llvm.ptr<3>) {
   mosaic_gpu.initialize_barrier %p, arrival_count = 1, num_barriers = 1 : !llvm.ptr<3>
   return
 }
+
+// -----
+
+// The pipeline stops at the first op the lowering does not support yet.
+func.func @pipeline_stops(%ref: memref<128x64xf32>) -> vector<128xf32> {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  %s = mosaic_gpu.layout_cast %v : vector<128x64xf32> to #mosaic_gpu.WGStridedFragLayout<[128, 64], 2>
+  %z = arith.constant 0.0 : f32
+  // expected-error @+1 {{'vector.multi_reduction' op is not lowered by mosaic-gpu-lower yet}}
+  %r = vector.multi_reduction <add>, %s, %z [0, 1] : vector<128x64xf32> to f32
+  %b = vector.broadcast %r : f32 to vector<128xf32>
+  return %b : vector<128xf32>
+}

@@ -1,0 +1,48 @@
+//===- Pipeline.cpp - The mosaic-gpu-pipeline pass pipeline ---------------===//
+
+#include "Conversion/MosaicGPUToNVVM/Pipeline.h"
+#include "Conversion/MosaicGPUToNVVM/Passes.h"
+#include "LayoutInference/Passes.h"
+#include "Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mosaic::buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
+  pm.addPass(createMosaicGPUInferLayouts());
+  pm.addPass(createMosaicGPUApplyTransforms());
+  pm.addPass(createMosaicGPULower());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(nvvm));
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mosaic::registerPipeline() {
+  PassPipelineRegistration<PipelineOptions>(
+      "mosaic-gpu-pipeline",
+      "Infer layouts, apply tilings, lower to per-thread registers and on to "
+      "the NVVM and LLVM dialects",
+      buildPipeline);
+}
