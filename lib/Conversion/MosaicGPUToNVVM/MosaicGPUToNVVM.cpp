@@ -231,6 +231,17 @@ SmallVector<Value> KernelLowering::unflatten(OpBuilder &builder, Location loc,
   return indices;
 }
 
+/// The flat element index where chunk `chunk` of `thread` starts in a
+/// strided layout: (chunk * 128 + thread) * vectorSize.
+static Value chunkStart(OpBuilder &builder, Location loc, int64_t chunk,
+                        Value thread, int64_t vectorSize) {
+  Value first = arith::ConstantIndexOp::create(builder, loc,
+                                               chunk * kThreadsPerWarpgroup);
+  Value size = arith::ConstantIndexOp::create(builder, loc, vectorSize);
+  return arith::MulIOp::create(
+      builder, loc, arith::AddIOp::create(builder, loc, first, thread), size);
+}
+
 /// Strided transfers move `v`-element chunks, which must lie within a row of
 /// a statically shaped, untiled buffer.
 static LogicalResult checkStridedTransfer(Operation *op,
@@ -269,12 +280,7 @@ LogicalResult KernelLowering::lowerVectorLoad(mosaic_gpu::VectorLoadOp op) {
       arith::ConstantOp::create(builder, loc, builder.getZeroAttr(target));
   for (int64_t chunk = 0; chunk * vectorSize < target.getNumElements();
        ++chunk) {
-    // Chunk `chunk` of thread t starts at (chunk * 128 + t) * vectorSize.
-    Value first = arith::ConstantIndexOp::create(builder, loc,
-                                                 chunk * kThreadsPerWarpgroup);
-    Value size = arith::ConstantIndexOp::create(builder, loc, vectorSize);
-    Value flat = arith::MulIOp::create(
-        builder, loc, arith::AddIOp::create(builder, loc, first, thread), size);
+    Value flat = chunkStart(builder, loc, chunk, thread, vectorSize);
     Value loaded =
         vector::LoadOp::create(builder, loc, chunkType, op.getSource(),
                                unflatten(builder, loc, flat, ref));
@@ -310,11 +316,7 @@ LogicalResult KernelLowering::lowerVectorStore(mosaic_gpu::VectorStoreOp op) {
   Value thread = threadInWarpgroup(op);
   Location loc = op.getLoc();
   for (int64_t chunk = 0; chunk * vectorSize < total; ++chunk) {
-    Value first = arith::ConstantIndexOp::create(builder, loc,
-                                                 chunk * kThreadsPerWarpgroup);
-    Value size = arith::ConstantIndexOp::create(builder, loc, vectorSize);
-    Value flat = arith::MulIOp::create(
-        builder, loc, arith::AddIOp::create(builder, loc, first, thread), size);
+    Value flat = chunkStart(builder, loc, chunk, thread, vectorSize);
     Value piece = vector::ExtractStridedSliceOp::create(
         builder, loc, *registers, ArrayRef<int64_t>{chunk * vectorSize},
         ArrayRef<int64_t>{vectorSize}, ArrayRef<int64_t>{1});
