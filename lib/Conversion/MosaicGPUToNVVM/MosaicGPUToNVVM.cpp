@@ -15,11 +15,13 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace mosaic {
 #define GEN_PASS_DEF_MOSAICGPULOWER
+#define GEN_PASS_DEF_MOSAICGPUMAPMEMORYSPACES
 #include "Conversion/MosaicGPUToNVVM/Passes.h.inc"
 } // namespace mosaic
 
@@ -67,6 +69,8 @@ private:
   LogicalResult lowerConstant(arith::ConstantOp op);
   LogicalResult lowerElementwise(Operation *op);
   LogicalResult lowerLayoutCast(mosaic_gpu::LayoutCastOp op);
+  LogicalResult lowerSliceSmem(mosaic_gpu::SliceSMEMOp op);
+  Value dynamicSharedMemory(Operation *op);
   LogicalResult lowerVectorLoad(mosaic_gpu::VectorLoadOp op);
   LogicalResult lowerVectorStore(mosaic_gpu::VectorStoreOp op);
 
@@ -76,6 +80,7 @@ private:
 
   DenseMap<Value, Fragment> fragments;
   DenseMap<Operation *, Value> threadIds;
+  DenseMap<Operation *, Value> sharedMemoryBases;
   SmallVector<Operation *> lowered;
 };
 
@@ -202,6 +207,43 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
   for (auto [result, registers, layout] : llvm::zip_equal(
            op->getResults(), replacement->getResults(), resultLayouts))
     (void)define(op, result, registers, layout);
+  return success();
+}
+
+Value KernelLowering::dynamicSharedMemory(Operation *op) {
+  // One byte view of the kernel's dynamic shared memory per function.
+  Operation *function = op->getParentOfType<FunctionOpInterface>();
+  Value &cached = sharedMemoryBases[function];
+  if (cached)
+    return cached;
+  Block &entry = function->getRegion(0).front();
+  OpBuilder builder(&entry, entry.begin());
+  MLIRContext *context = op->getContext();
+  auto type = MemRefType::get(
+      {ShapedType::kDynamic}, IntegerType::get(context, 8),
+      MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+  cached =
+      gpu::DynamicSharedMemoryOp::create(builder, function->getLoc(), type);
+  return cached;
+}
+
+LogicalResult KernelLowering::lowerSliceSmem(mosaic_gpu::SliceSMEMOp op) {
+  MemRefType type = op.getResult().getType();
+  if (!type.getLayout().isIdentity())
+    return op.emitOpError() << "mosaic-gpu-lower only carves buffers with the "
+                               "identity layout out of shared memory, not "
+                            << type;
+  if (isa<mosaic_gpu::BarrierType>(type.getElementType()))
+    return op.emitOpError() << "carves barriers, which mosaic-gpu-lower does "
+                               "not lower yet";
+  Value base = dynamicSharedMemory(op);
+  OpBuilder builder(op);
+  Value offset = arith::ConstantIndexOp::create(builder, op.getLoc(),
+                                                op.getOffsetAttr().getInt());
+  Value view = memref::ViewOp::create(builder, op.getLoc(), type, base, offset,
+                                      ValueRange{});
+  op.getResult().replaceAllUsesWith(view);
   return success();
 }
 
@@ -335,6 +377,8 @@ LogicalResult KernelLowering::run(Operation *root) {
       if (!touchesVectors)
         return WalkResult::advance();
       result = lowerConstant(constant);
+    } else if (auto slice = dyn_cast<mosaic_gpu::SliceSMEMOp>(op)) {
+      result = lowerSliceSmem(slice);
     } else if (auto cast = dyn_cast<mosaic_gpu::LayoutCastOp>(op)) {
       result = lowerLayoutCast(cast);
     } else if (auto load = dyn_cast<mosaic_gpu::VectorLoadOp>(op)) {
@@ -364,6 +408,35 @@ LogicalResult KernelLowering::run(Operation *root) {
   }
   return success();
 }
+
+struct MapMemorySpacesPass
+    : mosaic::impl::MosaicGPUMapMemorySpacesBase<MapMemorySpacesPass> {
+  void runOnOperation() override {
+    // NVPTX address spaces (NVPTX usage guide).
+    AttrTypeReplacer replacer;
+    replacer.addReplacement(
+        [](gpu::AddressSpaceAttr space) -> std::optional<Attribute> {
+          unsigned number = 0;
+          switch (space.getValue()) {
+          case gpu::AddressSpace::Global:
+            number = 1;
+            break;
+          case gpu::AddressSpace::Workgroup:
+            number = 3;
+            break;
+          case gpu::AddressSpace::Private:
+            number = 5;
+            break;
+          }
+          return IntegerAttr::get(IntegerType::get(space.getContext(), 64),
+                                  number);
+        });
+    getOperation()->walk([&](Operation *op) {
+      replacer.replaceElementsIn(op, /*replaceAttrs=*/true,
+                                 /*replaceLocs=*/false, /*replaceTypes=*/true);
+    });
+  }
+};
 
 struct LowerPass : mosaic::impl::MosaicGPULowerBase<LowerPass> {
   void runOnOperation() override {

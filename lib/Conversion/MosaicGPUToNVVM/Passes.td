@@ -22,6 +22,10 @@ def MosaicGPULower : Pass<"mosaic-gpu-lower"> {
     memory become one `v`-element `vector.load` / `vector.store` per chunk.
     The thread's position in its warpgroup is `gpu.thread_id x mod 128`.
 
+    `slice_smem` becomes a `memref.view` of the kernel's dynamic shared
+    memory (`gpu.dynamic_shared_memory`) at its byte offset; the launch must
+    provide enough dynamic shared memory.
+
     This is the first part of the lowering. Tiled layouts, TMA, barriers,
     wgmma, reductions, broadcasts and control flow are not lowered yet: the
     pass reports such an op as an error, naming it, instead of producing a
@@ -29,8 +33,23 @@ def MosaicGPULower : Pass<"mosaic-gpu-lower"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect"
   ];
+}
+
+def MosaicGPUMapMemorySpaces : Pass<"mosaic-gpu-map-memory-spaces"> {
+  let summary = "Replace GPU address space attributes with NVPTX address spaces";
+  let description = [{
+    Rewrites every `#gpu.address_space<global|workgroup|private>` in types and
+    attributes to the NVPTX address space integer (1, 3, 5), so that the
+    upstream memref and vector conversions to LLVM, which only understand
+    integer memory spaces, can lower shared-memory buffers. Runs in
+    `mosaic-gpu-pipeline` after `convert-gpu-to-nvvm`.
+
+    ```mlir
+    memref<128xf32, #gpu.address_space<workgroup>>  // becomes memref<128xf32, 3>
+    ```
+  }];
 }
 
 #endif // MOSAIC_CONVERSION_PASSES_TD

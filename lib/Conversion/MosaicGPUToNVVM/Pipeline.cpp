@@ -31,6 +31,7 @@ void mosaic::buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(nvvm));
+  pm.addPass(createMosaicGPUMapMemorySpaces());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

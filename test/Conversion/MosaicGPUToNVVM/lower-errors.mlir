@@ -30,3 +30,11 @@ func.func @pipeline_stops(%ref: memref<128x64xf32>) -> vector<128xf32> {
   %b = vector.broadcast %r : f32 to vector<128xf32>
   return %b : vector<128xf32>
 }
+
+// -----
+
+func.func @barrier_slice() {
+  // expected-error @+1 {{carves barriers, which mosaic-gpu-lower does not lower yet}}
+  %b = mosaic_gpu.slice_smem 0 : memref<2x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  return
+}

@@ -55,3 +55,26 @@ func.func @splat_only(%out: memref<256xf32>) {
   mosaic_gpu.vector_store %b, %out : vector<256xf32>, memref<256xf32>
   return
 }
+
+// -----
+
+// slice_smem is a view of the kernel's dynamic shared memory at its offset.
+// CHECK-LABEL: gpu.func @through_shared_memory
+// CHECK: %[[BASE:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[OFFSET:.*]] = arith.constant 1024 : index
+// CHECK: %[[VIEW:.*]] = memref.view %[[BASE]][%[[OFFSET]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x64xf32, #gpu.address_space<workgroup>>
+// CHECK: vector.store {{.*}}, %[[VIEW]][{{.*}}] : memref<128x64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: gpu.barrier
+// CHECK: vector.load %[[VIEW]][{{.*}}] : memref<128x64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-NOT: mosaic_gpu
+gpu.module @kernels {
+  gpu.func @through_shared_memory(%in: memref<128x64xf32>, %out: memref<128x64xf32>) kernel {
+    %s = mosaic_gpu.slice_smem 1024 : memref<128x64xf32, #gpu.address_space<workgroup>>
+    %v = mosaic_gpu.vector_load %in : memref<128x64xf32> -> vector<128x64xf32>
+    mosaic_gpu.vector_store %v, %s : vector<128x64xf32>, memref<128x64xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %w = mosaic_gpu.vector_load %s : memref<128x64xf32, #gpu.address_space<workgroup>> -> vector<128x64xf32>
+    mosaic_gpu.vector_store %w, %out : vector<128x64xf32>, memref<128x64xf32>
+    gpu.return
+  }
+}
