@@ -656,13 +656,6 @@ LogicalResult castRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-SmallVector<OpOperand *> operandsOf(Operation *op, unsigned from = 0) {
-  SmallVector<OpOperand *> result;
-  for (OpOperand &operand : op->getOpOperands().drop_front(from))
-    result.push_back(&operand);
-  return result;
-}
-
 LogicalResult forRule(Operation *op, InferenceBuilder &b) {
   auto loop = cast<scf::ForOp>(op);
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
