@@ -368,7 +368,22 @@ LogicalResult KernelLowering::lowerVectorStore(mosaic_gpu::VectorStoreOp op) {
   return success();
 }
 
+/// The launch contract: every buffer passed to a kernel is 16-byte aligned
+/// (the runtime checks it, as TMA requires it anyway). Declaring it lets LLVM
+/// merge the per-thread chunks into vector loads and stores.
+static void declareArgumentAlignment(Operation *root) {
+  root->walk([](gpu::GPUFuncOp function) {
+    if (!function.isKernel())
+      return;
+    Builder builder(function.getContext());
+    for (auto [index, type] : llvm::enumerate(function.getArgumentTypes()))
+      if (isa<MemRefType>(type) && !function.getArgAttr(index, "llvm.align"))
+        function.setArgAttr(index, "llvm.align", builder.getI64IntegerAttr(16));
+  });
+}
+
 LogicalResult KernelLowering::run(Operation *root) {
+  declareArgumentAlignment(root);
   WalkResult walk = root->walk([&](Operation *op) -> WalkResult {
     bool touchesVectors = llvm::any_of(op->getOperands(), isRegisterVector) ||
                           llvm::any_of(op->getResults(), isRegisterVector);

@@ -26,6 +26,10 @@ def MosaicGPULower : Pass<"mosaic-gpu-lower"> {
     memory (`gpu.dynamic_shared_memory`) at its byte offset; the launch must
     provide enough dynamic shared memory.
 
+    Kernel buffer arguments get `llvm.align = 16`: the launch contract is
+    that every buffer is 16-byte aligned (the runtime checks it), which lets
+    LLVM merge each thread's chunks into vector accesses.
+
     This is the first part of the lowering. Tiled layouts, TMA, barriers,
     wgmma, reductions, broadcasts and control flow are not lowered yet: the
     pass reports such an op as an error, naming it, instead of producing a

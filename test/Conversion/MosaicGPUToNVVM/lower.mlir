@@ -59,7 +59,9 @@ func.func @splat_only(%out: memref<256xf32>) {
 // -----
 
 // slice_smem is a view of the kernel's dynamic shared memory at its offset.
+// Kernel buffers are declared 16-byte aligned (the launch contract).
 // CHECK-LABEL: gpu.func @through_shared_memory
+// CHECK-SAME: (%{{.*}}: memref<128x64xf32> {llvm.align = 16 : i64}, %{{.*}}: memref<128x64xf32> {llvm.align = 16 : i64}) kernel
 // CHECK: %[[BASE:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: %[[OFFSET:.*]] = arith.constant 1024 : index
 // CHECK: %[[VIEW:.*]] = memref.view %[[BASE]][%[[OFFSET]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x64xf32, #gpu.address_space<workgroup>>
