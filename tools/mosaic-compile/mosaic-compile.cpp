@@ -1,0 +1,346 @@
+//===- mosaic-compile.cpp - Compile a mosaic_gpu kernel to a CUBIN --------===//
+//
+// mosaic-compile kernel.mlir -o kernel.cubin
+//
+// Runs mosaic-gpu-pipeline on the kernel, serializes it to PTX, runs ptxas
+// (with -v, to report registers and spills) and writes the CUBIN with a JSON
+// manifest next to it: what a runtime needs to launch the kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conversion/MosaicGPUToNVVM/Pipeline.h"
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<kernel.mlir>"),
+                                      cl::Required);
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("file"));
+enum class Emit { Mlir, Llvm, Ptx, Cubin };
+static cl::opt<Emit>
+    emit("emit", cl::desc("What to produce"), cl::init(Emit::Cubin),
+         cl::values(clEnumValN(Emit::Mlir, "mlir", "MLIR after the pipeline"),
+                    clEnumValN(Emit::Llvm, "llvm", "LLVM IR of the kernel"),
+                    clEnumValN(Emit::Ptx, "ptx", "PTX"),
+                    clEnumValN(Emit::Cubin, "cubin",
+                               "CUBIN and its JSON manifest (default)")));
+static cl::opt<std::string> arch("arch", cl::desc("Target (only sm_90a)"),
+                                 cl::init("sm_90a"));
+static cl::opt<std::string> ptxFeatures("ptx-features",
+                                        cl::desc("PTX ISA version feature"),
+                                        cl::init("+ptx80"));
+static cl::opt<unsigned> optLevel("O", cl::desc("Optimization level (0-3)"),
+                                  cl::init(3), cl::Prefix);
+static cl::opt<bool> lineInfo("lineinfo", cl::desc("Pass -lineinfo to ptxas"),
+                              cl::init(true));
+
+namespace {
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "mosaic-compile: error: " << message << "\n";
+  return 1;
+}
+
+/// What the manifest says about the kernel, read before lowering.
+struct KernelInfo {
+  std::string name;
+  llvm::json::Array parameters;
+  llvm::json::Array grid, block, cluster;
+  int64_t dynamicSharedBytes = 0;
+};
+
+FailureOr<KernelInfo> describeKernel(ModuleOp module) {
+  SmallVector<gpu::GPUFuncOp> kernels;
+  module.walk([&](gpu::GPUFuncOp function) {
+    if (function.isKernel())
+      kernels.push_back(function);
+  });
+  if (kernels.size() != 1)
+    return module.emitError()
+           << "mosaic-compile expects exactly one gpu.func kernel, found "
+           << kernels.size();
+  gpu::GPUFuncOp kernel = kernels.front();
+  KernelInfo info;
+  info.name = kernel.getName().str();
+  std::optional<DenseI32ArrayAttr> grid = kernel.getKnownGridSizeAttr();
+  std::optional<DenseI32ArrayAttr> block = kernel.getKnownBlockSizeAttr();
+  if (!grid || !block || !*grid || !*block)
+    return kernel.emitError() << "the kernel must carry known_grid_size and "
+                                 "known_block_size: a launch needs both";
+  for (int32_t size : grid->asArrayRef())
+    info.grid.push_back(size);
+  for (int32_t size : block->asArrayRef())
+    info.block.push_back(size);
+  int64_t threads = 1;
+  for (int32_t size : block->asArrayRef())
+    threads *= size;
+  if (threads % 128 != 0)
+    return kernel.emitError() << "the block has " << threads
+                              << " threads; it must be a whole number of "
+                                 "warpgroups (a multiple of 128)";
+  static const int32_t kNoCluster[] = {1, 1, 1};
+  auto cluster = kernel->getAttrOfType<DenseI32ArrayAttr>("mosaic_gpu.cluster");
+  for (int32_t size :
+       cluster ? cluster.asArrayRef() : ArrayRef<int32_t>(kNoCluster))
+    info.cluster.push_back(size);
+
+  for (auto [index, type] : llvm::enumerate(kernel.getArgumentTypes())) {
+    auto memref = dyn_cast<MemRefType>(type);
+    if (!memref || !memref.hasStaticShape() || !memref.getLayout().isIdentity())
+      return kernel.emitError()
+             << "argument #" << index
+             << " must be a statically shaped, contiguous memref, but it is "
+             << type;
+    std::string element;
+    llvm::raw_string_ostream os(element);
+    os << memref.getElementType();
+    llvm::json::Array shape;
+    for (int64_t dim : memref.getShape())
+      shape.push_back(dim);
+    info.parameters.push_back(
+        llvm::json::Object{{"index", static_cast<int64_t>(index)},
+                           {"kind", "buffer"},
+                           {"element_type", element},
+                           {"shape", std::move(shape)},
+                           {"alignment", 16}});
+  }
+  // The dynamic shared memory must cover every slice.
+  WalkResult walk = kernel.walk([&](mosaic_gpu::SliceSMEMOp slice) {
+    MemRefType type = slice.getResult().getType();
+    Type element = type.getElementType();
+    int64_t bytes = isa<mosaic_gpu::BarrierType>(element)
+                        ? 8
+                        : (element.getIntOrFloatBitWidth() + 7) / 8;
+    info.dynamicSharedBytes =
+        std::max(info.dynamicSharedBytes, slice.getOffsetAttr().getInt() +
+                                              type.getNumElements() * bytes);
+    return WalkResult::advance();
+  });
+  (void)walk;
+  return info;
+}
+
+std::optional<std::string> findPtxas() {
+  if (auto onPath = llvm::sys::findProgramByName("ptxas"))
+    return *onPath;
+  for (const char *variable : {"CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"})
+    if (const char *root = std::getenv(variable)) {
+      SmallString<256> path(root);
+      llvm::sys::path::append(path, "bin", "ptxas");
+      if (llvm::sys::fs::can_execute(path))
+        return std::string(path);
+    }
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    return std::string("/usr/local/cuda/bin/ptxas");
+  return std::nullopt;
+}
+
+int64_t matchNumber(StringRef text, StringRef pattern) {
+  SmallVector<StringRef> groups;
+  if (llvm::Regex(pattern).match(text, &groups) && groups.size() > 1) {
+    int64_t value = 0;
+    if (!groups[1].getAsInteger(10, value))
+      return value;
+  }
+  return -1;
+}
+
+int writeFile(StringRef path, StringRef contents) {
+  std::string error;
+  auto file = openOutputFile(path, &error);
+  if (!file)
+    return fail(error);
+  file->os() << contents;
+  file->keep();
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "mosaic-compile: mosaic_gpu kernel to CUBIN\n");
+  if (arch != "sm_90a")
+    return fail("only --arch=sm_90a is supported, got '" + arch + "'");
+  if (optLevel > 3)
+    return fail("-O must be 0 to 3");
+
+  DialectRegistry registry;
+  registry.insert<mosaic_gpu::MosaicGPUDialect, arith::ArithDialect,
+                  cf::ControlFlowDialect, func::FuncDialect, gpu::GPUDialect,
+                  index::IndexDialect, LLVM::LLVMDialect, math::MathDialect,
+                  memref::MemRefDialect, NVVM::NVVMDialect, nvgpu::NVGPUDialect,
+                  scf::SCFDialect, vector::VectorDialect>();
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  FailureOr<KernelInfo> info = describeKernel(*module);
+  if (failed(info))
+    return 1;
+
+  PassManager pm(&context);
+  mosaic::PipelineOptions options;
+  options.chip = arch;
+  options.features = ptxFeatures;
+  options.optLevel = optLevel;
+  mosaic::buildPipeline(pm, options);
+  if (emit != Emit::Mlir) {
+    GpuModuleToBinaryPassOptions binary;
+    binary.compilationTarget = emit == Emit::Llvm ? "llvm" : "isa";
+    pm.addPass(createGpuModuleToBinaryPass(binary));
+  }
+  if (failed(pm.run(*module)))
+    return 1;
+
+  StringRef stem = llvm::sys::path::stem(inputFile);
+  auto outputPath = [&](StringRef extension) {
+    return outputFile.empty() ? (stem + extension).str()
+                              : outputFile.getValue();
+  };
+  if (emit == Emit::Mlir) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    return writeFile(outputPath(".mlir"), text);
+  }
+
+  std::string code;
+  module->walk([&](gpu::BinaryOp binary) {
+    for (auto object : binary.getObjects().getAsRange<gpu::ObjectAttr>())
+      code = object.getObject().getValue().str();
+  });
+  if (code.empty())
+    return fail("the pipeline produced no code for the kernel");
+  if (emit == Emit::Llvm) {
+    // The serializer hands LLVM IR over as bitcode; print it as text.
+    llvm::LLVMContext llvmContext;
+    auto parsed = llvm::parseBitcodeFile(llvm::MemoryBufferRef(code, "kernel"),
+                                         llvmContext);
+    if (!parsed)
+      return fail("cannot read the kernel's LLVM bitcode: " +
+                  llvm::toString(parsed.takeError()));
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    (*parsed)->print(os, nullptr);
+    return writeFile(outputPath(".ll"), text);
+  }
+  if (emit == Emit::Ptx)
+    return writeFile(outputPath(".ptx"), code);
+
+  // CUBIN: run ptxas ourselves, to capture its resource report.
+  std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas)
+    return fail("ptxas not found on PATH, under CUDA_HOME, CUDA_ROOT, "
+                "CUDA_PATH or /usr/local/cuda; install CUDA 13 or use "
+                "--emit=ptx");
+  std::string cubinPath = outputPath(".cubin");
+  std::string ptxPath = cubinPath + ".ptx";
+  if (int status = writeFile(ptxPath, code))
+    return status;
+  SmallString<128> logPath;
+  if (llvm::sys::fs::createTemporaryFile("mosaic-ptxas", "log", logPath))
+    return fail("cannot create a temporary file for the ptxas log");
+  SmallVector<StringRef> args = {*ptxas, "-arch", arch, "-v",
+                                 "-O" + std::to_string(optLevel == 0 ? 0 : 3)};
+  std::string optFlag = args.back().str();
+  args.back() = optFlag;
+  if (lineInfo)
+    args.push_back("-lineinfo");
+  args.append({ptxPath, "-o", cubinPath});
+  std::optional<StringRef> redirects[] = {std::nullopt, logPath.str(),
+                                          logPath.str()};
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(*ptxas, args, std::nullopt, redirects,
+                                         0, 0, &error);
+  auto log = llvm::MemoryBuffer::getFile(logPath);
+  std::string report = log ? (*log)->getBuffer().str() : "";
+  llvm::sys::fs::remove(logPath);
+  if (status != 0) {
+    llvm::errs() << report;
+    std::string command;
+    for (StringRef arg : args)
+      command += (command.empty() ? "" : " ") + arg.str();
+    return fail("ptxas failed" + (error.empty() ? "" : ": " + error) +
+                "; reproduce with:\n  " + command);
+  }
+
+  llvm::json::Object manifest{
+      {"entry", info->name},
+      {"arch", arch.getValue()},
+      {"cubin", llvm::sys::path::filename(cubinPath).str()},
+      {"parameters", std::move(info->parameters)},
+      {"grid", std::move(info->grid)},
+      {"block", std::move(info->block)},
+      {"cluster", std::move(info->cluster)},
+      {"dynamic_smem_bytes", info->dynamicSharedBytes},
+      {"tensor_maps", llvm::json::Array{}},
+      {"ptxas",
+       llvm::json::Object{
+           {"registers", matchNumber(report, "Used ([0-9]+) registers")},
+           {"spill_stores", matchNumber(report, "([0-9]+) bytes spill stores")},
+           {"spill_loads", matchNumber(report, "([0-9]+) bytes spill loads")},
+           {"stack_frame_bytes",
+            matchNumber(report, "([0-9]+) bytes stack frame")},
+           {"report", report}}}};
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
+  llvm::sys::fs::remove(ptxPath);
+  SmallString<256> manifestPath(cubinPath);
+  llvm::sys::path::replace_extension(manifestPath, "json");
+  if (int written = writeFile(manifestPath, json))
+    return written;
+  llvm::outs() << report;
+  return 0;
+}
