@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The newcomer's first command: install what is missing, build, and run the
-# main job on a shipped example kernel.
+# main job on the shipped example kernels.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -8,6 +8,19 @@ scripts/build.sh
 
 example=examples/gemm_bf16.mlir
 echo
-echo "== Main job: infer layouts and apply shared-memory tilings for $example =="
+echo "== Layout inference and shared-memory tilings for $example =="
 build/bin/mosaic-opt -mosaic-gpu-infer-layouts -mosaic-gpu-apply-transforms "$example"
 echo "== $example: layouts inferred, tilings applied, IR verified =="
+
+# The lowering covers the elementwise example so far (see the README).
+example=examples/elementwise.mlir
+echo
+echo "== Compiling $example to CUBIN =="
+export PATH="$PATH:${CUDA_HOME:-/usr/local/cuda}/bin"
+if command -v ptxas >/dev/null; then
+  build/bin/mosaic-compile "$example" -o build/elementwise.cubin
+  echo "== wrote build/elementwise.cubin and build/elementwise.json =="
+else
+  build/bin/mosaic-compile "$example" --emit=ptx -o build/elementwise.ptx
+  echo "== no ptxas found: wrote build/elementwise.ptx instead of a CUBIN =="
+fi
