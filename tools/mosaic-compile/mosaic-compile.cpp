@@ -158,18 +158,21 @@ FailureOr<KernelInfo> describeKernel(ModuleOp module) {
   return info;
 }
 
-std::optional<std::string> findPtxas() {
-  if (auto onPath = llvm::sys::findProgramByName("ptxas"))
+/// A CUDA tool (ptxas, nvdisasm) on PATH or under CUDA_HOME, CUDA_ROOT,
+/// CUDA_PATH or /usr/local/cuda.
+std::optional<std::string> findCudaTool(StringRef name) {
+  if (auto onPath = llvm::sys::findProgramByName(name))
     return *onPath;
-  for (const char *variable : {"CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"})
-    if (const char *root = std::getenv(variable)) {
-      SmallString<256> path(root);
-      llvm::sys::path::append(path, "bin", "ptxas");
-      if (llvm::sys::fs::can_execute(path))
-        return std::string(path);
-    }
-  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
-    return std::string("/usr/local/cuda/bin/ptxas");
+  const char *roots[] = {std::getenv("CUDA_HOME"), std::getenv("CUDA_ROOT"),
+                         std::getenv("CUDA_PATH"), "/usr/local/cuda"};
+  for (const char *root : roots) {
+    if (!root)
+      continue;
+    SmallString<256> path(root);
+    llvm::sys::path::append(path, "bin", name);
+    if (llvm::sys::fs::can_execute(path))
+      return std::string(path);
+  }
   return std::nullopt;
 }
 
@@ -235,11 +238,27 @@ int main(int argc, char **argv) {
   options.features = ptxFeatures;
   options.optLevel = optLevel;
   mosaic::buildPipeline(pm, options);
-  if (emit != Emit::Mlir) {
-    GpuModuleToBinaryPassOptions binary;
-    binary.compilationTarget = emit == Emit::Llvm ? "llvm" : "isa";
-    pm.addPass(createGpuModuleToBinaryPass(binary));
+
+  // MOSAIC_GPU_DUMP_TO=dir: the MLIR after every pass, the kernel's LLVM IR,
+  // its PTX and (when nvdisasm is installed) its SASS, for debugging.
+  std::string dumpDir;
+  if (const char *dir = std::getenv("MOSAIC_GPU_DUMP_TO")) {
+    dumpDir = dir;
+    if (std::error_code error = llvm::sys::fs::create_directories(dumpDir))
+      return fail("cannot create MOSAIC_GPU_DUMP_TO directory '" + dumpDir +
+                  "': " + error.message());
+    context.disableMultithreading();
+    pm.enableIRPrintingToFileTree([](Pass *, Operation *) { return false; },
+                                  [](Pass *, Operation *) { return true; },
+                                  /*printModuleScope=*/true,
+                                  /*printAfterOnlyOnChange=*/true,
+                                  /*printAfterOnlyOnFailure=*/false, dumpDir);
   }
+  auto dumpPath = [&](StringRef extension) {
+    SmallString<256> path(dumpDir);
+    llvm::sys::path::append(path, info->name + extension.str());
+    return std::string(path);
+  };
   if (failed(pm.run(*module)))
     return 1;
 
@@ -255,31 +274,57 @@ int main(int argc, char **argv) {
     return writeFile(outputPath(".mlir"), text);
   }
 
-  std::string code;
-  module->walk([&](gpu::BinaryOp binary) {
-    for (auto object : binary.getObjects().getAsRange<gpu::ObjectAttr>())
-      code = object.getObject().getValue().str();
-  });
-  if (code.empty())
-    return fail("the pipeline produced no code for the kernel");
-  if (emit == Emit::Llvm) {
+  // Serializes a copy of the lowered module and returns its one object.
+  auto serialize = [&](StringRef target) -> FailureOr<std::string> {
+    OwningOpRef<ModuleOp> copy = module->clone();
+    PassManager serializer(&context);
+    GpuModuleToBinaryPassOptions binary;
+    binary.compilationTarget = target.str();
+    serializer.addPass(createGpuModuleToBinaryPass(binary));
+    if (failed(serializer.run(*copy)))
+      return failure();
+    std::string code;
+    copy->walk([&](gpu::BinaryOp op) {
+      for (auto object : op.getObjects().getAsRange<gpu::ObjectAttr>())
+        code = object.getObject().getValue().str();
+    });
+    if (code.empty())
+      return failure();
+    return code;
+  };
+
+  if (emit == Emit::Llvm || !dumpDir.empty()) {
     // The serializer hands LLVM IR over as bitcode; print it as text.
+    FailureOr<std::string> bitcode = serialize("llvm");
+    if (failed(bitcode))
+      return fail("cannot produce the kernel's LLVM IR");
     llvm::LLVMContext llvmContext;
-    auto parsed = llvm::parseBitcodeFile(llvm::MemoryBufferRef(code, "kernel"),
-                                         llvmContext);
+    auto parsed = llvm::parseBitcodeFile(
+        llvm::MemoryBufferRef(*bitcode, "kernel"), llvmContext);
     if (!parsed)
       return fail("cannot read the kernel's LLVM bitcode: " +
                   llvm::toString(parsed.takeError()));
     std::string text;
     llvm::raw_string_ostream os(text);
     (*parsed)->print(os, nullptr);
-    return writeFile(outputPath(".ll"), text);
+    if (!dumpDir.empty())
+      if (int status = writeFile(dumpPath(".ll"), text))
+        return status;
+    if (emit == Emit::Llvm)
+      return writeFile(outputPath(".ll"), text);
   }
+  FailureOr<std::string> ptx = serialize("isa");
+  if (failed(ptx))
+    return fail("the pipeline produced no PTX for the kernel");
+  std::string code = std::move(*ptx);
+  if (!dumpDir.empty())
+    if (int status = writeFile(dumpPath(".ptx"), code))
+      return status;
   if (emit == Emit::Ptx)
     return writeFile(outputPath(".ptx"), code);
 
   // CUBIN: run ptxas ourselves, to capture its resource report.
-  std::optional<std::string> ptxas = findPtxas();
+  std::optional<std::string> ptxas = findCudaTool("ptxas");
   if (!ptxas)
     return fail("ptxas not found on PATH, under CUDA_HOME, CUDA_ROOT, "
                 "CUDA_PATH or /usr/local/cuda; install CUDA 13 or use "
@@ -337,6 +382,14 @@ int main(int argc, char **argv) {
   llvm::raw_string_ostream os(json);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
   llvm::sys::fs::remove(ptxPath);
+  if (!dumpDir.empty())
+    if (std::optional<std::string> nvdisasm = findCudaTool("nvdisasm")) {
+      std::string sassPath = dumpPath(".sass");
+      std::optional<StringRef> sassRedirects[] = {
+          std::nullopt, StringRef(sassPath), std::nullopt};
+      llvm::sys::ExecuteAndWait(*nvdisasm, {*nvdisasm, cubinPath}, std::nullopt,
+                                sassRedirects);
+    }
   SmallString<256> manifestPath(cubinPath);
   llvm::sys::path::replace_extension(manifestPath, "json");
   if (int written = writeFile(manifestPath, json))
