@@ -336,10 +336,8 @@ int main(int argc, char **argv) {
   SmallString<128> logPath;
   if (llvm::sys::fs::createTemporaryFile("mosaic-ptxas", "log", logPath))
     return fail("cannot create a temporary file for the ptxas log");
-  SmallVector<StringRef> args = {*ptxas, "-arch", arch, "-v",
-                                 "-O" + std::to_string(optLevel == 0 ? 0 : 3)};
-  std::string optFlag = args.back().str();
-  args.back() = optFlag;
+  std::string optFlag = "-O" + std::to_string(optLevel == 0 ? 0 : 3);
+  SmallVector<StringRef> args = {*ptxas, "-arch", arch, "-v", optFlag};
   if (lineInfo)
     args.push_back("-lineinfo");
   args.append({ptxPath, "-o", cubinPath});
