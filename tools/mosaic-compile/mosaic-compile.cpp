@@ -336,7 +336,7 @@ int main(int argc, char **argv) {
   SmallString<128> logPath;
   if (llvm::sys::fs::createTemporaryFile("mosaic-ptxas", "log", logPath))
     return fail("cannot create a temporary file for the ptxas log");
-  std::string optFlag = "-O" + std::to_string(optLevel == 0 ? 0 : 3);
+  std::string optFlag = "-O" + std::to_string(optLevel);
   SmallVector<StringRef> args = {*ptxas, "-arch", arch, "-v", optFlag};
   if (lineInfo)
     args.push_back("-lineinfo");
