@@ -60,6 +60,9 @@ private:
 
   FailureOr<RegisterLayout> annotatedLayout(Operation *op, StringRef name,
                                             unsigned index);
+  /// A value built once per function, at its entry.
+  Value atFunctionEntry(Operation *op, DenseMap<Operation *, Value> &cache,
+                        function_ref<Value(OpBuilder &, Location)> build);
   Value threadInWarpgroup(Operation *op);
   FailureOr<Value> operandAs(Operation *op, OpOperand &operand,
                              const RegisterLayout &layout, OpBuilder &builder);
@@ -98,20 +101,27 @@ KernelLowering::annotatedLayout(Operation *op, StringRef name, unsigned index) {
   return layout;
 }
 
-Value KernelLowering::threadInWarpgroup(Operation *op) {
-  // One per function, at its entry: gpu.thread_id x mod 128.
+Value KernelLowering::atFunctionEntry(
+    Operation *op, DenseMap<Operation *, Value> &cache,
+    function_ref<Value(OpBuilder &, Location)> build) {
   Operation *function = op->getParentOfType<FunctionOpInterface>();
-  Value &cached = threadIds[function];
-  if (cached)
-    return cached;
-  Block &entry = function->getRegion(0).front();
-  OpBuilder builder(&entry, entry.begin());
-  Location loc = function->getLoc();
-  Value tid = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
-  Value groupSize =
-      arith::ConstantIndexOp::create(builder, loc, kThreadsPerWarpgroup);
-  cached = arith::RemUIOp::create(builder, loc, tid, groupSize);
+  Value &cached = cache[function];
+  if (!cached) {
+    Block &entry = function->getRegion(0).front();
+    OpBuilder builder(&entry, entry.begin());
+    cached = build(builder, function->getLoc());
+  }
   return cached;
+}
+
+Value KernelLowering::threadInWarpgroup(Operation *op) {
+  return atFunctionEntry(op, threadIds, [](OpBuilder &builder, Location loc) {
+    // gpu.thread_id x mod 128: the thread's place in its warpgroup.
+    Value tid = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
+    Value groupSize =
+        arith::ConstantIndexOp::create(builder, loc, kThreadsPerWarpgroup);
+    return arith::RemUIOp::create(builder, loc, tid, groupSize).getResult();
+  });
 }
 
 FailureOr<Value> KernelLowering::operandAs(Operation *op, OpOperand &operand,
@@ -211,21 +221,17 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
 }
 
 Value KernelLowering::dynamicSharedMemory(Operation *op) {
-  // One byte view of the kernel's dynamic shared memory per function.
-  Operation *function = op->getParentOfType<FunctionOpInterface>();
-  Value &cached = sharedMemoryBases[function];
-  if (cached)
-    return cached;
-  Block &entry = function->getRegion(0).front();
-  OpBuilder builder(&entry, entry.begin());
-  MLIRContext *context = op->getContext();
-  auto type = MemRefType::get(
-      {ShapedType::kDynamic}, IntegerType::get(context, 8),
-      MemRefLayoutAttrInterface(),
-      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
-  cached =
-      gpu::DynamicSharedMemoryOp::create(builder, function->getLoc(), type);
-  return cached;
+  return atFunctionEntry(
+      op, sharedMemoryBases, [](OpBuilder &builder, Location loc) {
+        // A byte view of the kernel's dynamic shared memory.
+        MLIRContext *context = builder.getContext();
+        auto type = MemRefType::get(
+            {ShapedType::kDynamic}, IntegerType::get(context, 8),
+            MemRefLayoutAttrInterface(),
+            gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+        return gpu::DynamicSharedMemoryOp::create(builder, loc, type)
+            .getResult();
+      });
 }
 
 LogicalResult KernelLowering::lowerSliceSmem(mosaic_gpu::SliceSMEMOp op) {
