@@ -393,6 +393,13 @@ LogicalResult KernelLowering::run(Operation *root) {
   WalkResult walk = root->walk([&](Operation *op) -> WalkResult {
     bool touchesVectors = llvm::any_of(op->getOperands(), isRegisterVector) ||
                           llvm::any_of(op->getResults(), isRegisterVector);
+    bool mosaicOp = isa<mosaic_gpu::MosaicGPUDialect>(op->getDialect());
+    if ((touchesVectors || mosaicOp) &&
+        !op->getParentOfType<FunctionOpInterface>()) {
+      op->emitOpError() << "is outside a function; mosaic-gpu-lower lowers "
+                           "kernel bodies";
+      return WalkResult::interrupt();
+    }
     LogicalResult result = success();
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       if (!touchesVectors)
@@ -408,8 +415,7 @@ LogicalResult KernelLowering::run(Operation *root) {
       result = lowerVectorStore(store);
     } else if (touchesVectors && op->hasTrait<OpTrait::Elementwise>()) {
       result = lowerElementwise(op);
-    } else if (touchesVectors ||
-               isa<mosaic_gpu::MosaicGPUDialect>(op->getDialect())) {
+    } else if (touchesVectors || mosaicOp) {
       result = op->emitOpError() << "is not lowered by mosaic-gpu-lower yet";
     } else {
       return WalkResult::advance();

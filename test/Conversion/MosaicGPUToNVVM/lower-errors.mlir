@@ -38,3 +38,8 @@ func.func @barrier_slice() {
   %b = mosaic_gpu.slice_smem 0 : memref<2x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'mosaic_gpu.slice_smem' op is outside a function; mosaic-gpu-lower lowers kernel bodies}}
+%outside = mosaic_gpu.slice_smem 0 : memref<128xf32, #gpu.address_space<workgroup>>
