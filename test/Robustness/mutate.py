@@ -26,6 +26,7 @@ PIPELINES = [
     ["-mosaic-gpu-infer-layouts", "-mosaic-gpu-apply-transforms"],
     ["-mosaic-gpu-infer-layouts", "-mosaic-gpu-apply-transforms",
      "-mosaic-gpu-lower"],
+    ["-mosaic-gpu-pipeline"],
 ]
 
 
