@@ -23,10 +23,6 @@ using mosaic::layout::formatShape;
 // Shared helpers
 //===----------------------------------------------------------------------===//
 
-// mbarrier arrival and transaction counts are 20-bit fields (PTX ISA,
-// "Contents of the mbarrier object").
-static constexpr int64_t kMaxBarrierCount = (1 << 20) - 1;
-
 static std::string describeMemorySpace(MemRefType type) {
   Attribute space = type.getMemorySpace();
   if (!space)

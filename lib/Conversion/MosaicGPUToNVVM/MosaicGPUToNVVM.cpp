@@ -14,7 +14,10 @@
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -76,6 +79,9 @@ private:
   Value dynamicSharedMemory(Operation *op);
   LogicalResult lowerVectorLoad(mosaic_gpu::VectorLoadOp op);
   LogicalResult lowerVectorStore(mosaic_gpu::VectorStoreOp op);
+  LogicalResult lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op);
+  LogicalResult lowerArrive(mosaic_gpu::ArriveOp op);
+  LogicalResult lowerWait(mosaic_gpu::WaitOp op);
 
   /// Indices of the element at flat position `flat` of `ref`, row-major.
   SmallVector<Value> unflatten(OpBuilder &builder, Location loc, Value flat,
@@ -240,9 +246,6 @@ LogicalResult KernelLowering::lowerSliceSmem(mosaic_gpu::SliceSMEMOp op) {
     return op.emitOpError() << "mosaic-gpu-lower only carves buffers with the "
                                "identity layout out of shared memory, not "
                             << type;
-  if (isa<mosaic_gpu::BarrierType>(type.getElementType()))
-    return op.emitOpError() << "carves barriers, which mosaic-gpu-lower does "
-                               "not lower yet";
   Value base = dynamicSharedMemory(op);
   OpBuilder builder(op);
   Value offset = arith::ConstantIndexOp::create(builder, op.getLoc(),
@@ -377,6 +380,129 @@ LogicalResult KernelLowering::lowerVectorStore(mosaic_gpu::VectorStoreOp op) {
 /// The launch contract: every buffer passed to a kernel is 16-byte aligned
 /// (the runtime checks it, as TMA requires it anyway). Declaring it lets LLVM
 /// merge the per-thread chunks into vector loads and stores.
+//===----------------------------------------------------------------------===//
+// Barriers
+//
+// A warpgroup arrives once in the dialect's counting, but every one of its
+// 128 threads executes the arrive: each thread's release then covers its own
+// earlier writes, which a single elected arrival would not. Barriers are
+// therefore initialized with 128 arrivals per warpgroup arrival. After
+// lowering, barrier memrefs are plain i64 memrefs.
+//===----------------------------------------------------------------------===//
+
+static constexpr int64_t kBarrierBytes = 8;
+/// Suspend-time hint of one try_wait, in nanoseconds; the wait loops anyway.
+static constexpr int32_t kTryWaitTicks = 10'000'000;
+
+/// The shared-memory address of the first barrier of `ref`.
+static Value barrierAddress(OpBuilder &builder, Location loc, Value ref) {
+  auto metadata = memref::ExtractStridedMetadataOp::create(builder, loc, ref);
+  Value aligned =
+      memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, ref);
+  Value bytes = arith::MulIOp::create(
+      builder, loc, metadata.getOffset(),
+      arith::ConstantIndexOp::create(builder, loc, kBarrierBytes));
+  Value address = arith::IndexCastOp::create(
+      builder, loc, builder.getI64Type(),
+      arith::AddIOp::create(builder, loc, aligned, bytes));
+  return LLVM::IntToPtrOp::create(
+      builder, loc, LLVM::LLVMPointerType::get(builder.getContext(), 3),
+      address);
+}
+
+static LogicalResult rejectTensorCoreOrdering(Operation *op, bool orders) {
+  if (!orders)
+    return success();
+  return op->emitOpError()
+         << "orders tensor core operations (`orders_tensor_core`), which "
+            "needs tcgen05 fences that sm_90a does not have";
+}
+
+LogicalResult
+KernelLowering::lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op) {
+  if (failed(rejectTensorCoreOrdering(op, op.getOrdersTensorCore())))
+    return failure();
+  int64_t threadArrivals = op.getArrivalCount() * kThreadsPerWarpgroup;
+  if (threadArrivals > mosaic_gpu::kMaxBarrierCount)
+    return op.emitOpError()
+           << "needs " << threadArrivals << " thread arrivals ("
+           << op.getArrivalCount() << " warpgroups x " << kThreadsPerWarpgroup
+           << "), more than an mbarrier counts (" << mosaic_gpu::kMaxBarrierCount << ")";
+  Value basePointer = op.getBasePointer();
+  if (auto ref = dyn_cast<MemRefType>(basePointer.getType()))
+    if (!memref::isStaticShapeAndContiguousRowMajor(ref))
+      return op.emitOpError() << "initializes barriers that are not "
+                                 "contiguous in shared memory: "
+                              << ref;
+
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  Value first = isa<MemRefType>(basePointer.getType())
+                    ? barrierAddress(builder, loc, basePointer)
+                    : basePointer;
+  // One thread of the block initializes; the others wait at the block
+  // barrier below, after the fence that makes the initialization visible.
+  Value anyThreadIndex;
+  for (gpu::Dimension dimension :
+       {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z}) {
+    Value index = gpu::ThreadIdOp::create(builder, loc, dimension);
+    anyThreadIndex =
+        anyThreadIndex
+            ? arith::OrIOp::create(builder, loc, anyThreadIndex, index)
+            : index;
+  }
+  Value isFirstThread = arith::CmpIOp::create(
+      builder, loc, arith::CmpIPredicate::eq, anyThreadIndex,
+      arith::ConstantIndexOp::create(builder, loc, 0));
+  Value count = arith::ConstantIntOp::create(builder, loc, threadArrivals, 32);
+  auto sharedPointer = LLVM::LLVMPointerType::get(context, 3);
+  for (int32_t index = 0, end = op.getNumBarriers(); index < end; ++index) {
+    Value address =
+        index == 0 ? first
+                   : LLVM::GEPOp::create(builder, loc, sharedPointer,
+                                         builder.getI64Type(), first,
+                                         ArrayRef<LLVM::GEPArg>{index});
+    NVVM::MBarrierInitOp::create(builder, loc, address, count, isFirstThread);
+  }
+  NVVM::FenceMbarrierInitOp::create(builder, loc);
+  gpu::BarrierOp::create(builder, loc);
+  return success();
+}
+
+LogicalResult KernelLowering::lowerArrive(mosaic_gpu::ArriveOp op) {
+  if (failed(rejectTensorCoreOrdering(op, op.getOrdersTensorCore())))
+    return failure();
+  OpBuilder builder(op);
+  NVVM::MBarrierArriveOp::create(
+      builder, op.getLoc(), /*res=*/Type(),
+      barrierAddress(builder, op.getLoc(), op.getBarrier()), /*count=*/Value());
+  return success();
+}
+
+LogicalResult KernelLowering::lowerWait(mosaic_gpu::WaitOp op) {
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  Value parity = arith::ExtUIOp::create(builder, loc, builder.getI32Type(),
+                                        op.getParity());
+  Value ticks = arith::ConstantIntOp::create(builder, loc, kTryWaitTicks, 32);
+  NVVM::MBarrierTryWaitParityOp::create(
+      builder, loc, barrierAddress(builder, loc, op.getBarrier()), parity,
+      ticks);
+  return success();
+}
+
+/// Barrier memrefs become i64 memrefs once no barrier op needs their type.
+static void replaceBarrierTypes(Operation *root) {
+  AttrTypeReplacer replacer;
+  replacer.addReplacement([](mosaic_gpu::BarrierType type) -> Type {
+    return IntegerType::get(type.getContext(), 64);
+  });
+  replacer.recursivelyReplaceElementsIn(root, /*replaceAttrs=*/true,
+                                        /*replaceLocs=*/false,
+                                        /*replaceTypes=*/true);
+}
+
 static void declareArgumentAlignment(Operation *root) {
   root->walk([](gpu::GPUFuncOp function) {
     if (!function.isKernel())
@@ -413,6 +539,12 @@ LogicalResult KernelLowering::run(Operation *root) {
       result = lowerVectorLoad(load);
     } else if (auto store = dyn_cast<mosaic_gpu::VectorStoreOp>(op)) {
       result = lowerVectorStore(store);
+    } else if (auto init = dyn_cast<mosaic_gpu::InitializeBarrierOp>(op)) {
+      result = lowerInitializeBarrier(init);
+    } else if (auto arrive = dyn_cast<mosaic_gpu::ArriveOp>(op)) {
+      result = lowerArrive(arrive);
+    } else if (auto wait = dyn_cast<mosaic_gpu::WaitOp>(op)) {
+      result = lowerWait(wait);
     } else if (touchesVectors && op->hasTrait<OpTrait::Elementwise>()) {
       result = lowerElementwise(op);
     } else if (touchesVectors || mosaicOp) {
@@ -433,6 +565,7 @@ LogicalResult KernelLowering::run(Operation *root) {
              << "still has users after lowering; they were not lowered";
     op->erase();
   }
+  replaceBarrierTypes(root);
   return success();
 }
 

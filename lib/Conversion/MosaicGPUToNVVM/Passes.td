@@ -30,14 +30,23 @@ def MosaicGPULower : Pass<"mosaic-gpu-lower"> {
     that every buffer is 16-byte aligned (the runtime checks it), which lets
     LLVM merge each thread's chunks into vector accesses.
 
-    This is the first part of the lowering. Tiled layouts, TMA, barriers,
-    wgmma, reductions, broadcasts and control flow are not lowered yet: the
+    Barriers: `initialize_barrier` has the block's first thread run
+    `nvvm.mbarrier.init` for each barrier, with 128 thread arrivals per
+    warpgroup arrival, then `fence.mbarrier_init` and a block barrier;
+    `arrive` is an `nvvm.mbarrier.arrive` by every thread of the warpgroup;
+    `wait` is `nvvm.mbarrier.try_wait.parity`, which loops until the phase
+    completes. Barrier memrefs become `i64` memrefs. `orders_tensor_core`
+    (tcgen05) is an error on sm_90a.
+
+    This is the first part of the lowering. Tiled layouts, TMA (and
+    `arrive_expect_tx`), wgmma, reductions, broadcasts and control flow are not lowered yet: the
     pass reports such an op as an error, naming it, instead of producing a
     wrong kernel.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"
   ];
 }
 

@@ -32,6 +32,9 @@ void mosaic::buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
   nvvm.useBarePtrCallConv = true;
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(nvvm));
   pm.addPass(createMosaicGPUMapMemorySpaces());
+  // NVVM ops without an LLVM intrinsic (the mbarrier wait loop, predicated
+  // mbarrier.init) become inline PTX.
+  pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

@@ -12,9 +12,9 @@ func.func @reduction(%ref: memref<128x64xf32>) -> vector<128xf32> {
 
 // -----
 
-func.func @barrier(%p: !llvm.ptr<3>) {
-  // expected-error @+1 {{'mosaic_gpu.initialize_barrier' op is not lowered by mosaic-gpu-lower yet}}
-  mosaic_gpu.initialize_barrier %p, arrival_count = 1, num_barriers = 1 : !llvm.ptr<3>
+func.func @expect_tx(%b: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{'mosaic_gpu.arrive_expect_tx' op is not lowered by mosaic-gpu-lower yet}}
+  mosaic_gpu.arrive_expect_tx %b, 1024 : memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
   return
 }
 
@@ -33,9 +33,38 @@ func.func @pipeline_stops(%ref: memref<128x64xf32>) -> vector<128xf32> {
 
 // -----
 
-func.func @barrier_slice() {
-  // expected-error @+1 {{carves barriers, which mosaic-gpu-lower does not lower yet}}
-  %b = mosaic_gpu.slice_smem 0 : memref<2x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+// Every thread of a warpgroup arrives, so an mbarrier counts 128 arrivals
+// per warpgroup arrival, and it counts at most 2^20 - 1.
+func.func @too_many_arrivals(%p: !llvm.ptr<3>) {
+  // expected-error @+1 {{needs 1048576 thread arrivals (8192 warpgroups x 128), more than an mbarrier counts (1048575)}}
+  mosaic_gpu.initialize_barrier %p, arrival_count = 8192, num_barriers = 1 : !llvm.ptr<3>
+  return
+}
+
+// -----
+
+func.func @strided_barriers() {
+  %all = mosaic_gpu.slice_smem 0 : memref<4x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  %every_other = memref.subview %all[0] [2] [2] : memref<4x!mosaic_gpu.barrier, #gpu.address_space<workgroup>> to memref<2x!mosaic_gpu.barrier, strided<[2]>, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{initializes barriers that are not contiguous in shared memory: 'memref<2x!mosaic_gpu.barrier, strided<[2]>, #gpu.address_space<workgroup>>'}}
+  mosaic_gpu.initialize_barrier %every_other, arrival_count = 1, num_barriers = 2 : memref<2x!mosaic_gpu.barrier, strided<[2]>, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// Ordering tensor core operations takes tcgen05 fences (Blackwell).
+func.func @orders_tensor_core_init(%p: !llvm.ptr<3>) {
+  // expected-error @+1 {{orders tensor core operations (`orders_tensor_core`), which needs tcgen05 fences that sm_90a does not have}}
+  mosaic_gpu.initialize_barrier %p, arrival_count = 1, num_barriers = 1 {orders_tensor_core = true} : !llvm.ptr<3>
+  return
+}
+
+// -----
+
+func.func @orders_tensor_core_arrive(%b: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{orders tensor core operations (`orders_tensor_core`), which needs tcgen05 fences that sm_90a does not have}}
+  mosaic_gpu.arrive %b {orders_tensor_core = true} : memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
   return
 }
 
