@@ -391,6 +391,8 @@ LogicalResult KernelLowering::lowerVectorStore(mosaic_gpu::VectorStoreOp op) {
 //===----------------------------------------------------------------------===//
 
 static constexpr int64_t kBarrierBytes = 8;
+/// The most shared memory one sm_90a block can use (227 KiB).
+static constexpr int64_t kMaxSharedMemoryBytes = 227 * 1024;
 /// Suspend-time hint of one try_wait, in nanoseconds; the wait loops anyway.
 static constexpr int32_t kTryWaitTicks = 10'000'000;
 
@@ -428,6 +430,12 @@ KernelLowering::lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op) {
            << "needs " << threadArrivals << " thread arrivals ("
            << op.getArrivalCount() << " warpgroups x " << kThreadsPerWarpgroup
            << "), more than an mbarrier counts (" << mosaic_gpu::kMaxBarrierCount << ")";
+  int64_t barrierBytes = int64_t(op.getNumBarriers()) * kBarrierBytes;
+  if (barrierBytes > kMaxSharedMemoryBytes)
+    return op.emitOpError()
+           << "initializes " << op.getNumBarriers() << " barriers ("
+           << barrierBytes << " bytes), more than the " << kMaxSharedMemoryBytes
+           << " bytes of shared memory an sm_90a block has";
   Value basePointer = op.getBasePointer();
   if (auto ref = dyn_cast<MemRefType>(basePointer.getType()))
     if (!memref::isStaticShapeAndContiguousRowMajor(ref))

@@ -43,6 +43,16 @@ func.func @too_many_arrivals(%p: !llvm.ptr<3>) {
 
 // -----
 
+// Each barrier is initialized by its own instruction; a count no block's
+// shared memory could hold is a mistake, not a request for a huge kernel.
+func.func @too_many_barriers(%p: !llvm.ptr<3>) {
+  // expected-error @+1 {{initializes 30000 barriers (240000 bytes), more than the 232448 bytes of shared memory an sm_90a block has}}
+  mosaic_gpu.initialize_barrier %p, arrival_count = 1, num_barriers = 30000 : !llvm.ptr<3>
+  return
+}
+
+// -----
+
 func.func @strided_barriers() {
   %all = mosaic_gpu.slice_smem 0 : memref<4x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
   %every_other = memref.subview %all[0] [2] [2] : memref<4x!mosaic_gpu.barrier, #gpu.address_space<workgroup>> to memref<2x!mosaic_gpu.barrier, strided<[2]>, #gpu.address_space<workgroup>>
