@@ -377,9 +377,6 @@ LogicalResult KernelLowering::lowerVectorStore(mosaic_gpu::VectorStoreOp op) {
   return success();
 }
 
-/// The launch contract: every buffer passed to a kernel is 16-byte aligned
-/// (the runtime checks it, as TMA requires it anyway). Declaring it lets LLVM
-/// merge the per-thread chunks into vector loads and stores.
 //===----------------------------------------------------------------------===//
 // Barriers
 //
@@ -429,7 +426,8 @@ KernelLowering::lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op) {
     return op.emitOpError()
            << "needs " << threadArrivals << " thread arrivals ("
            << op.getArrivalCount() << " warpgroups x " << kThreadsPerWarpgroup
-           << "), more than an mbarrier counts (" << mosaic_gpu::kMaxBarrierCount << ")";
+           << "), more than an mbarrier counts ("
+           << mosaic_gpu::kMaxBarrierCount << ")";
   int64_t barrierBytes = int64_t(op.getNumBarriers()) * kBarrierBytes;
   if (barrierBytes > kMaxSharedMemoryBytes)
     return op.emitOpError()
@@ -466,11 +464,11 @@ KernelLowering::lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op) {
   Value count = arith::ConstantIntOp::create(builder, loc, threadArrivals, 32);
   auto sharedPointer = LLVM::LLVMPointerType::get(context, 3);
   for (int32_t index = 0, end = op.getNumBarriers(); index < end; ++index) {
-    Value address =
-        index == 0 ? first
-                   : LLVM::GEPOp::create(builder, loc, sharedPointer,
-                                         builder.getI64Type(), first,
-                                         ArrayRef<LLVM::GEPArg>{index});
+    Value address = index == 0
+                        ? first
+                        : LLVM::GEPOp::create(builder, loc, sharedPointer,
+                                              builder.getI64Type(), first,
+                                              ArrayRef<LLVM::GEPArg>{index});
     NVVM::MBarrierInitOp::create(builder, loc, address, count, isFirstThread);
   }
   NVVM::FenceMbarrierInitOp::create(builder, loc);
@@ -511,6 +509,9 @@ static void replaceBarrierTypes(Operation *root) {
                                         /*replaceTypes=*/true);
 }
 
+/// The launch contract: every buffer passed to a kernel is 16-byte aligned
+/// (the runtime checks it, as TMA requires it anyway). Declaring it lets LLVM
+/// merge the per-thread chunks into vector loads and stores.
 static void declareArgumentAlignment(Operation *root) {
   root->walk([](gpu::GPUFuncOp function) {
     if (!function.isKernel())
