@@ -1,0 +1,16 @@
+//===- Format.cpp - Numbers in error messages ---------------------------===//
+
+#include "mosaic/Runtime/Format.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace mosaic::runtime {
+
+std::string formatAddress(uint64_t address) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "0x%" PRIx64, address);
+  return text;
+}
+
+} // namespace mosaic::runtime

@@ -1,0 +1,290 @@
+//===- Kernel.cpp - Loading and launching a compiled kernel -------------===//
+
+#include "mosaic/Runtime/Kernel.h"
+
+#include "mosaic/Runtime/Format.h"
+#include "mosaic/Runtime/TensorMap.h"
+
+#include <cstdint>
+
+namespace mosaic::runtime {
+
+namespace {
+
+/// Portable clusters have at most this many blocks; larger ones must be
+/// allowed per function.
+constexpr uint64_t kPortableClusterSize = 8;
+
+uint64_t product(const std::array<uint32_t, 3> &dims) {
+  return uint64_t(dims[0]) * dims[1] * dims[2];
+}
+
+std::string describeDevice(const Context &context) {
+  return "device " + std::to_string(context.ordinal()) + " (" + context.name() +
+         ")";
+}
+
+/// An `sm_XY` CUBIN runs on compute capability X.Y' with Y' >= Y (`sm_XYf`
+/// likewise, within the family); an `sm_XYa` one only on X.Y exactly. PTX,
+/// which the driver compiles for the device, is held to the same rule.
+Status checkArchitecture(const Manifest &manifest, const Context &context) {
+  int compiled = manifest.archNumber;
+  int device = context.computeCapability();
+  bool runs = manifest.archSuffix == 'a'
+                  ? device == compiled
+                  : device / 10 == compiled / 10 && device >= compiled;
+  if (runs)
+    return Status();
+  return Error{"`" + manifest.entry + "` is compiled for " + manifest.arch +
+               ", but " + describeDevice(context) + " is sm_" +
+               std::to_string(device)};
+}
+
+Status checkLaunchShape(const Manifest &manifest, const Context &context,
+                        const Driver &cuda, CUfunction function) {
+  static constexpr CUdevice_attribute kBlockLimits[] = {
+      CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+      CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z};
+  static constexpr CUdevice_attribute kGridLimits[] = {
+      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z};
+  std::array<uint32_t, 3> blockLimit{}, gridLimit{};
+  for (int d = 0; d < 3; ++d) {
+    Expected<int> block = context.attribute(kBlockLimits[d], "block limit");
+    MOSAIC_RETURN_IF_ERROR(block);
+    Expected<int> grid = context.attribute(kGridLimits[d], "grid limit");
+    MOSAIC_RETURN_IF_ERROR(grid);
+    blockLimit[d] = static_cast<uint32_t>(*block);
+    gridLimit[d] = static_cast<uint32_t>(*grid);
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (manifest.block[d] > blockLimit[d])
+      return Error{"`block` " + formatList(manifest.block) + " exceeds " +
+                   describeDevice(context) + "'s limit " +
+                   formatList(blockLimit)};
+    if (manifest.grid[d] > gridLimit[d])
+      return Error{"`grid` " + formatList(manifest.grid) + " exceeds " +
+                   describeDevice(context) + "'s limit " +
+                   formatList(gridLimit)};
+  }
+
+  auto functionAttribute = [&](CUfunction_attribute attribute,
+                               const char *what) -> Expected<int> {
+    int value = 0;
+    MOSAIC_RETURN_IF_ERROR(
+        cuda.check(cuda.cuFuncGetAttribute(&value, attribute, function),
+                   std::string("cuFuncGetAttribute(") + what + ")"));
+    return value;
+  };
+  Expected<int> maxThreads = functionAttribute(
+      CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads per block");
+  MOSAIC_RETURN_IF_ERROR(maxThreads);
+  if (product(manifest.block) > static_cast<uint64_t>(*maxThreads)) {
+    Expected<int> registers =
+        functionAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS, "registers");
+    MOSAIC_RETURN_IF_ERROR(registers);
+    return Error{"`block` " + formatList(manifest.block) + " has " +
+                 std::to_string(product(manifest.block)) + " threads, but `" +
+                 manifest.entry + "` can run at most " +
+                 std::to_string(*maxThreads) + " per block on " +
+                 describeDevice(context) + " (it uses " +
+                 std::to_string(*registers) + " registers per thread)"};
+  }
+
+  Expected<int> staticSmem =
+      functionAttribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static smem");
+  MOSAIC_RETURN_IF_ERROR(staticSmem);
+  Expected<int> smemLimit =
+      context.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                        "shared memory per block");
+  MOSAIC_RETURN_IF_ERROR(smemLimit);
+  uint64_t smem = uint64_t(manifest.dynamicSmemBytes) + *staticSmem;
+  if (smem > static_cast<uint64_t>(*smemLimit))
+    return Error{"`" + manifest.entry + "` needs " +
+                 std::to_string(manifest.dynamicSmemBytes) +
+                 " bytes of dynamic and " + std::to_string(*staticSmem) +
+                 " bytes of static shared memory, but " +
+                 describeDevice(context) + " allows at most " +
+                 std::to_string(*smemLimit) + " per block"};
+  return Status();
+}
+
+/// The driver's view of `pointer`: device memory of this context's device,
+/// with the whole buffer inside one allocation.
+Status checkDeviceMemory(const Context &context, const BufferParameter &buffer,
+                         CUdeviceptr pointer) {
+  const Driver &cuda = context.driver();
+  std::string where = "parameter " + std::to_string(buffer.index) + ": " +
+                      formatAddress(pointer);
+  unsigned memoryType = 0;
+  CUresult result = cuda.cuPointerGetAttribute(
+      &memoryType, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, pointer);
+  if (result != CUDA_SUCCESS)
+    return Error{where + " is not a device pointer (" +
+                 cuda.check(result, "cuPointerGetAttribute").message() + ")"};
+  if (memoryType != CU_MEMORYTYPE_DEVICE && memoryType != CU_MEMORYTYPE_UNIFIED)
+    return Error{where + " is host memory; the kernel needs device memory"};
+  int ordinal = -1;
+  MOSAIC_RETURN_IF_ERROR(cuda.check(
+      cuda.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                 pointer),
+      "cuPointerGetAttribute(" + formatAddress(pointer) + ", device ordinal)"));
+  if (ordinal != context.ordinal())
+    return Error{where + " is memory of device " + std::to_string(ordinal) +
+                 ", but the kernel runs on " + describeDevice(context)};
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  MOSAIC_RETURN_IF_ERROR(
+      cuda.check(cuda.cuMemGetAddressRange(&base, &size, pointer),
+                 "cuMemGetAddressRange(" + formatAddress(pointer) + ")"));
+  uint64_t available = base + size - pointer;
+  if (available < buffer.byteSize())
+    return Error{where + " has " + std::to_string(available) +
+                 " bytes left in its allocation, but the kernel accesses a " +
+                 buffer.describe()};
+  return Status();
+}
+
+} // namespace
+
+Expected<Kernel> Kernel::load(const Context &context, Manifest manifest) {
+  const Driver &cuda = context.driver();
+  MOSAIC_RETURN_IF_ERROR(context.makeCurrent());
+  Kernel kernel;
+  kernel.context = &context;
+  kernel.description = std::make_unique<Manifest>(std::move(manifest));
+  const Manifest &m = *kernel.description;
+  MOSAIC_RETURN_IF_ERROR(checkArchitecture(m, context));
+
+  Expected<std::string> image = readFile(m.cubinPath);
+  MOSAIC_RETURN_IF_ERROR(image);
+  image->push_back('\0'); // PTX text must end in NUL; a CUBIN ignores it.
+  char log[8192] = {};
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof(log) - 1))};
+  Status loaded =
+      cuda.check(cuda.cuModuleLoadDataEx(&kernel.module, image->data(), 2,
+                                         options, values),
+                 "cuModuleLoadDataEx(`" + m.cubinPath + "`)");
+  if (!loaded.ok())
+    return Error{loaded.message() + (log[0] ? std::string(": ") + log : "")};
+  MOSAIC_RETURN_IF_ERROR(
+      cuda.check(cuda.cuModuleGetFunction(&kernel.function, kernel.module,
+                                          m.entry.c_str()),
+                 "`" + m.cubinPath + "` has no kernel `" + m.entry +
+                     "` (cuModuleGetFunction)"));
+  MOSAIC_RETURN_IF_ERROR(checkLaunchShape(m, context, cuda, kernel.function));
+
+  MOSAIC_RETURN_IF_ERROR(cuda.check(
+      cuda.cuFuncSetAttribute(kernel.function,
+                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                              static_cast<int>(m.dynamicSmemBytes)),
+      "cuFuncSetAttribute(`" + m.entry + "`, max dynamic shared memory " +
+          std::to_string(m.dynamicSmemBytes) + " bytes)"));
+  uint64_t clusterSize = product(m.cluster);
+  if (clusterSize > 1) {
+    Expected<int> clusters =
+        context.attribute(CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, "cluster launch");
+    MOSAIC_RETURN_IF_ERROR(clusters);
+    if (!*clusters)
+      return Error{"`cluster` is " + formatList(m.cluster) + ", but " +
+                   describeDevice(context) + " cannot launch clusters"};
+  }
+  if (clusterSize > kPortableClusterSize)
+    MOSAIC_RETURN_IF_ERROR(cuda.check(
+        cuda.cuFuncSetAttribute(
+            kernel.function,
+            CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+        "cuFuncSetAttribute(`" + m.entry + "`, non-portable cluster size " +
+            std::to_string(clusterSize) + ")"));
+  return kernel;
+}
+
+Kernel::Kernel(Kernel &&other) noexcept
+    : context(other.context), description(std::move(other.description)),
+      module(other.module), function(other.function) {
+  other.module = nullptr;
+}
+
+Kernel::~Kernel() {
+  // A failure to unload leaves nothing to report to.
+  if (module)
+    (void)context->driver().cuModuleUnload(module);
+}
+
+Expected<Launch>
+Kernel::prepare(const std::vector<BufferArgument> &arguments) const {
+  const Manifest &m = *description;
+  const Driver &cuda = context->driver();
+  MOSAIC_RETURN_IF_ERROR(checkArguments(m, arguments));
+  MOSAIC_RETURN_IF_ERROR(context->makeCurrent());
+  for (size_t i = 0; i < arguments.size(); ++i)
+    MOSAIC_RETURN_IF_ERROR(
+        checkDeviceMemory(*context, m.buffers[i], arguments[i].pointer));
+
+  Launch launch;
+  launch.cuda = &cuda;
+  launch.function = function;
+  launch.manifest = &m;
+  for (const BufferArgument &argument : arguments)
+    launch.pointers.push_back(argument.pointer);
+  launch.tensorMaps.resize(m.tensorMaps.size());
+  for (const TensorMapEntry &map : m.tensorMaps) {
+    const BufferParameter &buffer = *m.bufferAt(map.buffer);
+    CUdeviceptr address = launch.pointers[m.parameters[map.buffer].slot];
+    Expected<TensorMapEncodeArgs> args =
+        tensorMapEncodeArgs(map, buffer, address);
+    MOSAIC_RETURN_IF_ERROR(args);
+    MOSAIC_RETURN_IF_ERROR(cuda.check(
+        cuda.cuTensorMapEncodeTiled(
+            &launch.tensorMaps[map.index], args->dataType, args->rank,
+            args->globalAddress, args->globalDim.data(),
+            args->globalStrides.data(), args->boxDim.data(),
+            args->elementStrides.data(), args->interleave, args->swizzle,
+            args->l2Promotion, args->oobFill),
+        "tensor map " + std::to_string(map.index) + " for parameter " +
+            std::to_string(buffer.index) + ": cuTensorMapEncodeTiled"));
+  }
+  for (const Parameter &parameter : m.parameters) {
+    if (parameter.kind == Parameter::Kind::Buffer)
+      launch.values.push_back(&launch.pointers[parameter.slot]);
+    else
+      launch.values.push_back(&launch.tensorMaps[parameter.slot]);
+  }
+  return launch;
+}
+
+Status Launch::run(CUstream stream) const {
+  CUlaunchConfig config = {};
+  config.gridDimX = manifest->grid[0];
+  config.gridDimY = manifest->grid[1];
+  config.gridDimZ = manifest->grid[2];
+  config.blockDimX = manifest->block[0];
+  config.blockDimY = manifest->block[1];
+  config.blockDimZ = manifest->block[2];
+  config.sharedMemBytes = manifest->dynamicSmemBytes;
+  config.hStream = stream;
+  CUlaunchAttribute cluster = {};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = manifest->cluster[0];
+  cluster.value.clusterDim.y = manifest->cluster[1];
+  cluster.value.clusterDim.z = manifest->cluster[2];
+  if (product(manifest->cluster) > 1) {
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+  }
+  CUresult result = cuda->cuLaunchKernelEx(
+      &config, function, const_cast<void **>(values.data()), nullptr);
+  if (result == CUDA_SUCCESS)
+    return Status();
+  return cuda->check(result, "cuLaunchKernelEx(`" + manifest->entry +
+                                 "`, grid " + formatList(manifest->grid) +
+                                 ", block " + formatList(manifest->block) +
+                                 ", cluster " + formatList(manifest->cluster) +
+                                 ", " +
+                                 std::to_string(manifest->dynamicSmemBytes) +
+                                 " bytes of dynamic shared memory)");
+}
+
+} // namespace mosaic::runtime
