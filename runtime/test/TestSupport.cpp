@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
+#include <sys/wait.h>
 
 namespace mosaic::runtime::test {
 
@@ -22,6 +24,23 @@ std::string writeTempFile(const std::string &name,
   std::string path = testing::TempDir() + name;
   std::ofstream(path, std::ios::binary) << contents;
   return path;
+}
+
+Outcome runMosaicRun(const std::string &arguments,
+                     const std::string &environment) {
+  std::string command =
+      environment + " " + MOSAIC_RUN_PATH + " " + arguments + " 2>&1";
+  Outcome outcome;
+  FILE *pipe = popen(command.c_str(), "r");
+  if (!pipe)
+    return outcome;
+  char chunk[4096];
+  size_t read;
+  while ((read = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
+    outcome.output.append(chunk, read);
+  int status = pclose(pipe);
+  outcome.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
 }
 
 } // namespace mosaic::runtime::test

@@ -64,6 +64,16 @@ std::string replaceOnce(std::string text, const std::string &from,
 /// returns the path.
 std::string writeTempFile(const std::string &name, const std::string &contents);
 
+struct Outcome {
+  int status = -1;
+  std::string output; // stdout and stderr together.
+};
+
+/// Runs the mosaic-run binary with `arguments`, after `environment`
+/// assignments (shell syntax).
+Outcome runMosaicRun(const std::string &arguments,
+                     const std::string &environment = "");
+
 } // namespace mosaic::runtime::test
 
 #endif // MOSAIC_RUNTIME_TEST_TESTSUPPORT_H

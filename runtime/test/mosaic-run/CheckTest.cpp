@@ -1,0 +1,105 @@
+//===- CheckTest.cpp - Inputs, poisoned outputs and error norms ---------===//
+
+#include "Check.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <set>
+
+using namespace mosaic::run;
+using mosaic::runtime::BufferParameter;
+using mosaic::runtime::ElementType;
+using mosaic::runtime::fromDouble;
+
+namespace {
+
+BufferParameter parameter(ElementType type, std::vector<int64_t> shape) {
+  BufferParameter result;
+  result.elementType = type;
+  result.shape = std::move(shape);
+  return result;
+}
+
+TEST(Check, RandomInputsAreExactAndNotZeros) {
+  for (ElementType type : {ElementType::F32, ElementType::BF16,
+                           ElementType::F8E4M3FN, ElementType::I32}) {
+    std::mt19937_64 rng(7);
+    HostBuffer buffer = randomBuffer(parameter(type, {64, 64}), rng);
+    ASSERT_EQ(buffer.values.size(), 4096u);
+    ASSERT_EQ(buffer.bytes.size(), 4096u * byteSize(type));
+    size_t zeros = 0;
+    std::set<double> distinct;
+    for (size_t i = 0; i < buffer.values.size(); ++i) {
+      // Each value is exactly what the bytes hold.
+      uint64_t bits = 0;
+      fromDouble(type, buffer.values[i], &bits);
+      ASSERT_EQ(
+          std::memcmp(&bits, &buffer.bytes[i * byteSize(type)], byteSize(type)),
+          0);
+      ASSERT_TRUE(std::isfinite(buffer.values[i]));
+      zeros += buffer.values[i] == 0;
+      distinct.insert(buffer.values[i]);
+    }
+    EXPECT_LT(zeros, 4096u / 50) << spelling(type);
+    EXPECT_GT(distinct.size(), 50u) << spelling(type);
+  }
+}
+
+TEST(Check, RandomInputsFollowTheSeed) {
+  std::mt19937_64 a(42), b(42), c(43);
+  BufferParameter p = parameter(ElementType::F32, {1000});
+  EXPECT_EQ(randomBuffer(p, a).bytes, randomBuffer(p, b).bytes);
+  EXPECT_NE(randomBuffer(p, a).bytes, randomBuffer(p, c).bytes);
+}
+
+TEST(Check, FindsUnwrittenAndNonFiniteElements) {
+  BufferParameter p = parameter(ElementType::BF16, {8});
+  std::vector<uint8_t> bytes(16, kPoisonByte);
+  HostBuffer untouched = decodeBuffer(p, bytes);
+  EXPECT_EQ(findUnwritten(untouched).count, 8u);
+  EXPECT_EQ(findNonFinite(untouched).count, 0u); // Poison is not counted.
+  // Elements 0..4 written with 1.0 (0x3F80), element 6 with +inf (0x7F80).
+  for (int i = 0; i < 5; ++i) {
+    bytes[2 * i] = 0x80;
+    bytes[2 * i + 1] = 0x3F;
+  }
+  bytes[12] = 0x80;
+  bytes[13] = 0x7F;
+  HostBuffer partial = decodeBuffer(p, bytes);
+  Found unwritten = findUnwritten(partial);
+  EXPECT_EQ(unwritten.count, 2u);
+  EXPECT_EQ(unwritten.first, 5u);
+  Found nonFinite = findNonFinite(partial);
+  EXPECT_EQ(nonFinite.count, 1u);
+  EXPECT_EQ(nonFinite.first, 6u);
+}
+
+TEST(Check, RelativeErrorByHand) {
+  // out - ref = (0, 0.3, -0.4): ||.|| = 0.5; ||ref|| = ||(1, 2, 2)|| = 3.
+  std::vector<double> output = {9, 1, 2.3, 1.6};
+  Comparison c = compare(output, {1, 2, 3}, {1, 2, 2});
+  EXPECT_NEAR(c.relativeError, 0.5 / 3, 1e-15);
+  EXPECT_EQ(c.compared, 3u);
+  EXPECT_EQ(c.skipped, 0u);
+  EXPECT_EQ(compare({0, 0}, {0, 1}, {0, 0}).relativeError, 0);
+  EXPECT_TRUE(std::isinf(compare({1, 0}, {0, 1}, {0, 0}).relativeError));
+  Comparison withNan = compare({NAN, 1}, {0, 1}, {1, 1});
+  EXPECT_EQ(withNan.skipped, 1u);
+  EXPECT_EQ(withNan.relativeError, 0);
+}
+
+TEST(Check, SampleIndices) {
+  std::mt19937_64 rng(1);
+  std::vector<uint64_t> all = sampleIndices(10, 0, rng);
+  EXPECT_EQ(all, (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(sampleIndices(10, 20, rng).size(), 10u);
+  std::vector<uint64_t> some = sampleIndices(1 << 24, 4096, rng);
+  ASSERT_EQ(some.size(), 4096u);
+  EXPECT_TRUE(std::is_sorted(some.begin(), some.end()));
+  EXPECT_EQ(std::set<uint64_t>(some.begin(), some.end()).size(), 4096u);
+  EXPECT_LT(some.back(), uint64_t(1) << 24);
+}
+
+} // namespace

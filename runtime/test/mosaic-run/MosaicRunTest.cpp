@@ -1,0 +1,140 @@
+//===- MosaicRunTest.cpp - mosaic-run's command line and its errors -----===//
+//
+// Runs the mosaic-run binary. None of these cases reaches a GPU: each stops
+// at a usage error, a bad manifest, or a driver that cannot be opened
+// (MOSAIC_CUDA_DRIVER names a library that does not exist).
+//
+//===----------------------------------------------------------------------===//
+
+#include "../TestSupport.h"
+
+#include "mosaic/Runtime/Json.h"
+#include "mosaic/Runtime/Manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+using namespace mosaic::runtime;
+using mosaic::runtime::test::kElementwiseManifest;
+using mosaic::runtime::test::Outcome;
+using mosaic::runtime::test::replaceOnce;
+using mosaic::runtime::test::runMosaicRun;
+using mosaic::runtime::test::writeTempFile;
+
+namespace {
+
+const char *kNoDriver = "MOSAIC_CUDA_DRIVER=libmosaic-no-such-driver.so.1";
+
+TEST(MosaicRun, Help) {
+  Outcome outcome = runMosaicRun("--help");
+  EXPECT_EQ(outcome.status, 0);
+  EXPECT_EQ(outcome.output.rfind("usage: mosaic-run KERNEL.json", 0), 0u)
+      << outcome.output;
+}
+
+TEST(MosaicRun, UsageErrors) {
+  std::string manifest =
+      writeTempFile("mosaic_run_usage.json", kElementwiseManifest);
+  struct Case {
+    std::string arguments;
+    std::string message;
+  };
+  for (const Case &c : std::vector<Case>{
+           {"", "expected one manifest (KERNEL.json), got 0 arguments"},
+           {manifest + " --frobnicate", "unknown option --frobnicate"},
+           {manifest + " --reps", "--reps needs a value"},
+           {manifest + " --reps=abc",
+            "--reps takes a non-negative integer, got \"abc\""},
+           {manifest + " --reps 0", "--reps must be at least 1"},
+           {manifest + " --flops=-3", "--flops takes a positive number, got "
+                                      "\"-3\""},
+           {manifest + " --flops=1e12 --bytes=5",
+            "give --flops or --bytes, not both"},
+           {manifest + " --outputs=1,x",
+            "--outputs takes parameter indices separated by commas, got "
+            "\"1,x\""},
+       }) {
+    Outcome outcome = runMosaicRun(c.arguments);
+    EXPECT_EQ(outcome.status, 2) << c.arguments;
+    EXPECT_EQ(outcome.output, "mosaic-run: error: " + c.message +
+                                  "\n(mosaic-run --help lists the options)\n")
+        << c.arguments;
+  }
+}
+
+TEST(MosaicRun, KernelErrorsComeBeforeTheDriver) {
+  std::string manifest =
+      writeTempFile("mosaic_run_errors.json", kElementwiseManifest);
+  std::string unnamed = writeTempFile("mosaic_run_unnamed.json",
+                                      replaceOnce(kElementwiseManifest,
+                                                  "\"entry\": \"elementwise\"",
+                                                  "\"entry\": \"mine\""));
+  std::string broken =
+      writeTempFile("mosaic_run_broken.json",
+                    replaceOnce(kElementwiseManifest, "\"grid\": [128, 1, 1]",
+                                "\"grid\": 1"));
+  struct Case {
+    std::string arguments;
+    std::string message;
+  };
+  for (const Case &c : std::vector<Case>{
+           {"/nonexistent/k.json",
+            "cannot read `/nonexistent/k.json`: No such file or directory"},
+           {broken, broken + ": `grid` must be an array, got 1"},
+           {manifest + " --check=fft",
+            "no reference named `fft` (--check); choose one of elementwise, "
+            "softmax, tma_roundtrip, gemm, or --check=none"},
+           {unnamed, "no reference named `mine` (the kernel's entry name); "
+                     "choose one of elementwise, softmax, tma_roundtrip, "
+                     "gemm, or --check=none"},
+           {manifest + " --check=gemm",
+            "reference `gemm` expects bf16 2-D buffers A [M, K], B [K, N], C "
+            "[M, N]; the kernel's buffers are f32 [1048576], f32 [1048576], "
+            "f32 [1048576]"},
+           {manifest + " --check=none --outputs=5",
+            "--outputs: parameter 5 is not a buffer parameter (the kernel's "
+            "buffer parameters are [0, 1, 2])"},
+           {manifest + " --outputs=0",
+            "reference `elementwise` checks parameter 2 (the last buffer) as "
+            "the only output; drop --outputs or use --check=none"},
+       }) {
+    Outcome outcome = runMosaicRun(c.arguments, kNoDriver);
+    EXPECT_EQ(outcome.status, 1) << c.arguments;
+    EXPECT_EQ(outcome.output, "mosaic-run: error: " + c.message + "\n")
+        << c.arguments;
+  }
+}
+
+TEST(MosaicRun, NoDriverIsAClearErrorAndAFailedResult) {
+  std::string manifest =
+      writeTempFile("mosaic_run_nodriver.json", kElementwiseManifest);
+  std::string json = testing::TempDir() + "mosaic_run_nodriver_result.json";
+  std::remove(json.c_str());
+  Outcome outcome =
+      runMosaicRun(manifest + " --seed=5 --json=" + json, kNoDriver);
+  EXPECT_EQ(outcome.status, 1);
+  std::string expected = "mosaic-run: error: no CUDA driver: "
+                         "dlopen(libmosaic-no-such-driver.so.1) failed: ";
+  EXPECT_EQ(outcome.output.rfind(expected, 0), 0u) << outcome.output;
+
+  Expected<std::string> text = readFile(json);
+  ASSERT_TRUE(text.ok()) << text.message();
+  Expected<JsonValue> result = parseJson(*text);
+  ASSERT_TRUE(result.ok()) << result.message() << "\n" << *text;
+  EXPECT_EQ(result->find("kernel")->asString(), "elementwise");
+  EXPECT_EQ(result->find("check")->asString(), "elementwise");
+  EXPECT_FALSE(result->find("passed")->asBool());
+  EXPECT_EQ(result->find("seed")->asInteger(), 5);
+  EXPECT_EQ(result->find("bytes")->asInteger(), 3 * 4194304);
+  EXPECT_EQ(result->find("flops")->asInteger(), 2 * 1048576);
+  ASSERT_EQ(result->find("failures")->elements().size(), 1u);
+  EXPECT_EQ(result->find("failures")
+                ->elements()[0]
+                .asString()
+                .rfind("no CUDA driver: ", 0),
+            0u);
+  EXPECT_EQ(result->find("median_ms"), nullptr);
+}
+
+} // namespace

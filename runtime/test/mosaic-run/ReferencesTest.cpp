@@ -1,0 +1,125 @@
+//===- ReferencesTest.cpp - Float64 references of the examples ----------===//
+
+#include "References.h"
+
+#include "../TestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace mosaic::run;
+using mosaic::runtime::BufferParameter;
+using mosaic::runtime::ElementType;
+using mosaic::runtime::Expected;
+using mosaic::runtime::parseManifest;
+
+namespace {
+
+HostBuffer tensor(ElementType type, std::vector<int64_t> shape,
+                  std::vector<double> values) {
+  HostBuffer buffer;
+  buffer.parameter.elementType = type;
+  buffer.parameter.shape = std::move(shape);
+  buffer.values = std::move(values);
+  return buffer;
+}
+
+Manifest manifestWith(const std::string &json) {
+  Expected<Manifest> manifest = parseManifest(json, "");
+  EXPECT_TRUE(manifest.ok()) << manifest.message();
+  return *manifest;
+}
+
+TEST(References, Names) {
+  EXPECT_EQ(referenceNames(), "elementwise, softmax, tma_roundtrip, gemm");
+  EXPECT_EQ(findReference("nope"), nullptr);
+  EXPECT_EQ(findReference("gemm")->defaultSamples, 4096u);
+  EXPECT_EQ(findReference("elementwise")->tolerance, 1e-5);
+  EXPECT_EQ(findReference("tma_roundtrip")->tolerance, 1e-2);
+}
+
+TEST(References, Elementwise) {
+  const Reference &ref = *findReference("elementwise");
+  std::vector<HostBuffer> buffers = {
+      tensor(ElementType::F32, {3}, {1, 2, -3}),
+      tensor(ElementType::F32, {3}, {0.5, -1, 2}),
+      tensor(ElementType::F32, {3}, {})};
+  // x * y + x: 1.5, 0, -9.
+  EXPECT_EQ(ref.compute(buffers, {0, 1, 2}), (std::vector<double>{1.5, 0, -9}));
+  EXPECT_EQ(ref.compute(buffers, {2}), (std::vector<double>{-9}));
+  Manifest manifest = manifestWith(mosaic::runtime::test::kElementwiseManifest);
+  EXPECT_TRUE(ref.checkSignature(manifest).ok());
+  EXPECT_EQ(ref.flops(manifest), 2.0 * 1048576);
+}
+
+TEST(References, Softmax) {
+  const Reference &ref = *findReference("softmax");
+  // Row 0: equal entries give 1/2 each; row 1: e^0 / (e^0 + e^-ln3) = 3/4.
+  std::vector<HostBuffer> buffers = {
+      tensor(ElementType::F32, {2, 2}, {5, 5, 100, 100 - std::log(3.0)}),
+      tensor(ElementType::F32, {2, 2}, {})};
+  std::vector<double> out = ref.compute(buffers, {0, 1, 2, 3});
+  EXPECT_NEAR(out[0], 0.5, 1e-15);
+  EXPECT_NEAR(out[1], 0.5, 1e-15);
+  EXPECT_NEAR(out[2], 0.75, 1e-15);
+  EXPECT_NEAR(out[3], 0.25, 1e-15);
+}
+
+TEST(References, RoundTripDoubles) {
+  const Reference &ref = *findReference("tma_roundtrip");
+  std::vector<HostBuffer> buffers = {
+      tensor(ElementType::BF16, {1, 2}, {1.5, -0.25}),
+      tensor(ElementType::BF16, {1, 2}, {})};
+  EXPECT_EQ(ref.compute(buffers, {0, 1}), (std::vector<double>{3, -0.5}));
+  Manifest manifest = manifestWith(mosaic::runtime::test::kRoundTripManifest);
+  EXPECT_TRUE(ref.checkSignature(manifest).ok());
+}
+
+TEST(References, GemmByHandAndSampledEqualsFull) {
+  const Reference &ref = *findReference("gemm");
+  // A = [[1, 2, 3], [4, 5, 6]], B = [[1, 0], [0, 1], [1, 1]]:
+  // C = [[4, 5], [10, 11]].
+  std::vector<HostBuffer> buffers = {
+      tensor(ElementType::BF16, {2, 3}, {1, 2, 3, 4, 5, 6}),
+      tensor(ElementType::BF16, {3, 2}, {1, 0, 0, 1, 1, 1}),
+      tensor(ElementType::BF16, {2, 2}, {})};
+  EXPECT_EQ(ref.compute(buffers, {0, 1, 2, 3}),
+            (std::vector<double>{4, 5, 10, 11}));
+  EXPECT_EQ(ref.compute(buffers, {3, 1}), (std::vector<double>{11, 5}));
+
+  std::mt19937_64 rng(3);
+  std::vector<HostBuffer> random;
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{24, 40}, {40, 16}, {24, 16}}) {
+    BufferParameter p;
+    p.elementType = ElementType::BF16;
+    p.shape = shape;
+    random.push_back(randomBuffer(p, rng));
+  }
+  std::vector<uint64_t> all = sampleIndices(24 * 16, 0, rng);
+  std::vector<uint64_t> some = sampleIndices(24 * 16, 50, rng);
+  std::vector<double> full = ref.compute(random, all);
+  std::vector<double> sampled = ref.compute(random, some);
+  for (size_t s = 0; s < some.size(); ++s)
+    EXPECT_NEAR(sampled[s], full[some[s]], 1e-12);
+}
+
+TEST(References, SignatureMismatchesNameTheBuffers) {
+  Manifest elementwise =
+      manifestWith(mosaic::runtime::test::kElementwiseManifest);
+  EXPECT_EQ(findReference("gemm")->checkSignature(elementwise).message(),
+            "reference `gemm` expects bf16 2-D buffers A [M, K], B [K, N], C "
+            "[M, N]; the kernel's buffers are f32 [1048576], f32 [1048576], "
+            "f32 [1048576]");
+  EXPECT_EQ(findReference("softmax")->checkSignature(elementwise).message(),
+            "reference `softmax` expects f32 2-D buffers x, out; the kernel's "
+            "buffers are f32 [1048576], f32 [1048576], f32 [1048576]");
+  Manifest mismatched = manifestWith(mosaic::runtime::test::replaceOnce(
+      mosaic::runtime::test::kElementwiseManifest, "[1048576]", "[1024]"));
+  EXPECT_EQ(findReference("elementwise")->checkSignature(mismatched).message(),
+            "reference `elementwise` expects buffers of one shape; the "
+            "kernel's buffers are f32 [1024], f32 [1048576], f32 [1048576]");
+}
+
+} // namespace

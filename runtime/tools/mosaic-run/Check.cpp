@@ -1,0 +1,123 @@
+//===- Check.cpp - Inputs, poisoned outputs and error norms -------------===//
+
+#include "Check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_set>
+
+namespace mosaic::run {
+
+using runtime::byteSize;
+using runtime::fromDouble;
+using runtime::isFloat;
+using runtime::toDouble;
+
+HostBuffer randomBuffer(const BufferParameter &parameter,
+                        std::mt19937_64 &rng) {
+  HostBuffer buffer;
+  buffer.parameter = parameter;
+  uint64_t count = parameter.elementCount();
+  size_t size = byteSize(parameter.elementType);
+  buffer.bytes.resize(count * size);
+  buffer.values.resize(count);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int> uniform(-64, 64);
+  bool floating = isFloat(parameter.elementType);
+  for (uint64_t i = 0; i < count; ++i) {
+    double value = floating ? normal(rng) : uniform(rng);
+    uint8_t *element = buffer.bytes.data() + i * size;
+    fromDouble(parameter.elementType, value, element);
+    buffer.values[i] = toDouble(parameter.elementType, element);
+  }
+  return buffer;
+}
+
+HostBuffer decodeBuffer(const BufferParameter &parameter,
+                        std::vector<uint8_t> bytes) {
+  HostBuffer buffer;
+  buffer.parameter = parameter;
+  buffer.bytes = std::move(bytes);
+  size_t size = byteSize(parameter.elementType);
+  uint64_t count = buffer.bytes.size() / size;
+  buffer.values.resize(count);
+  for (uint64_t i = 0; i < count; ++i)
+    buffer.values[i] =
+        toDouble(parameter.elementType, buffer.bytes.data() + i * size);
+  return buffer;
+}
+
+namespace {
+
+bool isPoison(const HostBuffer &buffer, uint64_t index) {
+  size_t size = byteSize(buffer.parameter.elementType);
+  const uint8_t *element = buffer.bytes.data() + index * size;
+  return std::all_of(element, element + size,
+                     [](uint8_t byte) { return byte == kPoisonByte; });
+}
+
+template <typename Predicate>
+Found find(const HostBuffer &buffer, Predicate predicate) {
+  Found found;
+  for (uint64_t i = 0; i < buffer.values.size(); ++i)
+    if (predicate(i) && found.count++ == 0)
+      found.first = i;
+  return found;
+}
+
+} // namespace
+
+Found findUnwritten(const HostBuffer &buffer) {
+  return find(buffer, [&](uint64_t i) { return isPoison(buffer, i); });
+}
+
+Found findNonFinite(const HostBuffer &buffer) {
+  return find(buffer, [&](uint64_t i) {
+    return !std::isfinite(buffer.values[i]) && !isPoison(buffer, i);
+  });
+}
+
+Comparison compare(const std::vector<double> &output,
+                   const std::vector<uint64_t> &indices,
+                   const std::vector<double> &reference) {
+  Comparison result;
+  double difference = 0, norm = 0;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    double out = output[indices[i]];
+    double ref = reference[i];
+    if (!std::isfinite(out) || !std::isfinite(ref)) {
+      ++result.skipped;
+      continue;
+    }
+    difference += (out - ref) * (out - ref);
+    norm += ref * ref;
+  }
+  result.compared = indices.size();
+  if (norm > 0)
+    result.relativeError = std::sqrt(difference / norm);
+  else
+    result.relativeError =
+        difference > 0 ? std::numeric_limits<double>::infinity() : 0;
+  return result;
+}
+
+std::vector<uint64_t> sampleIndices(uint64_t size, uint64_t count,
+                                    std::mt19937_64 &rng) {
+  std::vector<uint64_t> indices;
+  if (count == 0 || count >= size) {
+    indices.resize(size);
+    for (uint64_t i = 0; i < size; ++i)
+      indices[i] = i;
+    return indices;
+  }
+  std::uniform_int_distribution<uint64_t> pick(0, size - 1);
+  std::unordered_set<uint64_t> chosen;
+  while (chosen.size() < count)
+    chosen.insert(pick(rng));
+  indices.assign(chosen.begin(), chosen.end());
+  std::sort(indices.begin(), indices.end());
+  return indices;
+}
+
+} // namespace mosaic::run

@@ -1,0 +1,218 @@
+//===- References.cpp - Float64 references of the example kernels -------===//
+
+#include "References.h"
+
+#include "mosaic/Runtime/Format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+namespace mosaic::run {
+
+using runtime::BufferParameter;
+using runtime::ElementType;
+using runtime::Error;
+using runtime::formatList;
+using runtime::spelling;
+
+namespace {
+
+/// float32 arithmetic lands far under 1e-3 (METHOD.md); 1e-5 leaves room for
+/// the GPU's approximate exp while catching a single wrong element in 10^5.
+constexpr double kF32Tolerance = 1e-5;
+/// bf16 operands or outputs land between 1e-3 and 1e-2.
+constexpr double kBF16Tolerance = 1e-2;
+
+std::string describeBuffers(const Manifest &manifest) {
+  std::string out;
+  for (const BufferParameter &buffer : manifest.buffers)
+    out += (out.empty() ? "" : ", ") +
+           std::string(spelling(buffer.elementType)) + " " +
+           formatList(buffer.shape);
+  return out.empty() ? "no buffers" : out;
+}
+
+/// Checks that there are `count` buffers of type `type` and rank `rank` (any
+/// rank if negative); `what` names the expected signature.
+Status checkBuffers(const Manifest &manifest, size_t count, ElementType type,
+                    int rank, const char *name, const char *what) {
+  bool ok = manifest.buffers.size() == count;
+  for (size_t i = 0; ok && i < count; ++i)
+    ok = manifest.buffers[i].elementType == type &&
+         (rank < 0 || manifest.buffers[i].shape.size() == size_t(rank));
+  if (ok)
+    return Status();
+  return Error{std::string("reference `") + name + "` expects " + what +
+               "; the kernel's buffers are " + describeBuffers(manifest)};
+}
+
+Status checkSameShapes(const Manifest &manifest, const char *name) {
+  for (const BufferParameter &buffer : manifest.buffers)
+    if (buffer.shape != manifest.buffers.front().shape)
+      return Error{std::string("reference `") + name +
+                   "` expects buffers of one shape; the kernel's buffers are " +
+                   describeBuffers(manifest)};
+  return Status();
+}
+
+double noFlops(const Manifest &) { return 0; }
+
+// elementwise: out = x * y + x.
+Status elementwiseSignature(const Manifest &manifest) {
+  MOSAIC_RETURN_IF_ERROR(checkBuffers(manifest, 3, ElementType::F32, -1,
+                                      "elementwise", "f32 buffers x, y, out"));
+  return checkSameShapes(manifest, "elementwise");
+}
+
+double elementwiseFlops(const Manifest &manifest) {
+  return 2.0 * manifest.buffers[0].elementCount();
+}
+
+std::vector<double> elementwise(const std::vector<HostBuffer> &buffers,
+                                const std::vector<uint64_t> &indices) {
+  const std::vector<double> &x = buffers[0].values, &y = buffers[1].values;
+  std::vector<double> out;
+  out.reserve(indices.size());
+  for (uint64_t i : indices)
+    out.push_back(x[i] * y[i] + x[i]);
+  return out;
+}
+
+// softmax: each row of a 2-D buffer, normalized over the last dimension.
+Status softmaxSignature(const Manifest &manifest) {
+  MOSAIC_RETURN_IF_ERROR(checkBuffers(manifest, 2, ElementType::F32, 2,
+                                      "softmax", "f32 2-D buffers x, out"));
+  return checkSameShapes(manifest, "softmax");
+}
+
+std::vector<double> softmax(const std::vector<HostBuffer> &buffers,
+                            const std::vector<uint64_t> &indices) {
+  const std::vector<double> &x = buffers[0].values;
+  uint64_t rows = buffers[0].parameter.shape[0];
+  uint64_t columns = buffers[0].parameter.shape[1];
+  std::vector<double> rowMax(rows), rowSum(rows);
+  for (uint64_t r = 0; r < rows; ++r) {
+    const double *row = x.data() + r * columns;
+    rowMax[r] = *std::max_element(row, row + columns);
+    double sum = 0;
+    for (uint64_t c = 0; c < columns; ++c)
+      sum += std::exp(row[c] - rowMax[r]);
+    rowSum[r] = sum;
+  }
+  std::vector<double> out;
+  out.reserve(indices.size());
+  for (uint64_t i : indices) {
+    uint64_t r = i / columns;
+    out.push_back(std::exp(x[i] - rowMax[r]) / rowSum[r]);
+  }
+  return out;
+}
+
+// tma_roundtrip: out = in + in.
+Status roundTripSignature(const Manifest &manifest) {
+  MOSAIC_RETURN_IF_ERROR(checkBuffers(manifest, 2, ElementType::BF16, 2,
+                                      "tma_roundtrip",
+                                      "bf16 2-D buffers in, out"));
+  return checkSameShapes(manifest, "tma_roundtrip");
+}
+
+std::vector<double> roundTrip(const std::vector<HostBuffer> &buffers,
+                              const std::vector<uint64_t> &indices) {
+  std::vector<double> out;
+  out.reserve(indices.size());
+  for (uint64_t i : indices)
+    out.push_back(2 * buffers[0].values[i]);
+  return out;
+}
+
+// gemm: C = A * B, A [M, K], B [K, N], C [M, N], row-major.
+Status gemmSignature(const Manifest &manifest) {
+  const char *what = "bf16 2-D buffers A [M, K], B [K, N], C [M, N]";
+  MOSAIC_RETURN_IF_ERROR(
+      checkBuffers(manifest, 3, ElementType::BF16, 2, "gemm", what));
+  const std::vector<int64_t> &a = manifest.buffers[0].shape,
+                             &b = manifest.buffers[1].shape,
+                             &c = manifest.buffers[2].shape;
+  if (a[1] != b[0] || c[0] != a[0] || c[1] != b[1])
+    return Error{std::string("reference `gemm` expects ") + what +
+                 "; the kernel's buffers are " + describeBuffers(manifest)};
+  return Status();
+}
+
+double gemmFlops(const Manifest &manifest) {
+  const std::vector<int64_t> &a = manifest.buffers[0].shape;
+  return 2.0 * a[0] * a[1] * manifest.buffers[1].shape[1];
+}
+
+std::vector<double> gemm(const std::vector<HostBuffer> &buffers,
+                         const std::vector<uint64_t> &indices) {
+  const std::vector<double> &a = buffers[0].values, &b = buffers[1].values;
+  uint64_t m = buffers[0].parameter.shape[0];
+  uint64_t k = buffers[0].parameter.shape[1];
+  uint64_t n = buffers[1].parameter.shape[1];
+  std::vector<double> out(indices.size());
+  // A sample: one dot product per element.
+  if (indices.size() < m * n) {
+    for (size_t s = 0; s < indices.size(); ++s) {
+      uint64_t i = indices[s] / n, j = indices[s] % n;
+      double sum = 0;
+      for (uint64_t p = 0; p < k; ++p)
+        sum += a[i * k + p] * b[p * n + j];
+      out[s] = sum;
+    }
+    return out;
+  }
+  // Every element: whole rows, which stream through B, on every core.
+  std::vector<double> full(m * n);
+  auto rows = [&](uint64_t first, uint64_t last) {
+    for (uint64_t i = first; i < last; ++i) {
+      double *row = full.data() + i * n;
+      for (uint64_t p = 0; p < k; ++p) {
+        double scale = a[i * k + p];
+        const double *bRow = b.data() + p * n;
+        for (uint64_t j = 0; j < n; ++j)
+          row[j] += scale * bRow[j];
+      }
+    }
+  };
+  uint64_t threads = std::max(1u, std::thread::hardware_concurrency());
+  uint64_t chunk = (m + threads - 1) / threads;
+  std::vector<std::thread> workers;
+  for (uint64_t first = 0; first < m; first += chunk)
+    workers.emplace_back(rows, first, std::min(m, first + chunk));
+  for (std::thread &worker : workers)
+    worker.join();
+  for (size_t s = 0; s < indices.size(); ++s)
+    out[s] = full[indices[s]];
+  return out;
+}
+
+const Reference kReferences[] = {
+    {"elementwise", "out = x * y + x over f32 buffers of one shape",
+     kF32Tolerance, 0, elementwiseSignature, elementwiseFlops, elementwise},
+    {"softmax", "row softmax over the last dimension of a 2-D f32 buffer",
+     kF32Tolerance, 0, softmaxSignature, noFlops, softmax},
+    {"tma_roundtrip", "out = in + in over 2-D bf16 buffers", kBF16Tolerance, 0,
+     roundTripSignature, noFlops, roundTrip},
+    {"gemm", "C = A * B with bf16 A [M, K], B [K, N], C [M, N]", kBF16Tolerance,
+     4096, gemmSignature, gemmFlops, gemm},
+};
+
+} // namespace
+
+const Reference *findReference(std::string_view name) {
+  for (const Reference &reference : kReferences)
+    if (name == reference.name)
+      return &reference;
+  return nullptr;
+}
+
+std::string referenceNames() {
+  std::string names;
+  for (const Reference &reference : kReferences)
+    names += (names.empty() ? "" : ", ") + std::string(reference.name);
+  return names;
+}
+
+} // namespace mosaic::run

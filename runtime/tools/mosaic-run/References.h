@@ -1,0 +1,53 @@
+//===- References.h - Float64 references of the example kernels -*- C++ -*-===//
+//
+// Each reference is named after the example kernel it checks, states the
+// signature it expects, and computes the kernel's output (its last buffer
+// parameter) in float64 from the inputs the run drew.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOSAIC_RUN_REFERENCES_H
+#define MOSAIC_RUN_REFERENCES_H
+
+#include "Check.h"
+
+#include "mosaic/Runtime/Manifest.h"
+#include "mosaic/Runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mosaic::run {
+
+using runtime::Manifest;
+using runtime::Status;
+
+struct Reference {
+  const char *name;
+  /// "out = x * y + x over f32 buffers of one shape".
+  const char *description;
+  /// Largest ||out - ref|| / ||ref|| that passes (docs/RationaleRuntime.md).
+  double tolerance;
+  /// Output elements compared by default; 0 compares all of them.
+  uint64_t defaultSamples;
+  /// Checks that the kernel's buffers are what the reference computes on.
+  Status (*checkSignature)(const Manifest &manifest);
+  /// Floating-point operations of one run, or 0 to report bandwidth only.
+  double (*flops)(const Manifest &manifest);
+  /// The output's values at the flat `indices`, from `buffers` (one per
+  /// buffer parameter; the output's contents are not read).
+  std::vector<double> (*compute)(const std::vector<HostBuffer> &buffers,
+                                 const std::vector<uint64_t> &indices);
+};
+
+/// The reference called `name`, or null.
+const Reference *findReference(std::string_view name);
+
+/// "elementwise, softmax, tma_roundtrip, gemm".
+std::string referenceNames();
+
+} // namespace mosaic::run
+
+#endif // MOSAIC_RUN_REFERENCES_H
