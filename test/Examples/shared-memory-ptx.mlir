@@ -2,7 +2,7 @@
 // shared-memory stores and loads around the barrier.
 // RUN: mosaic-opt %s -mosaic-gpu-pipeline --gpu-module-to-binary=format=isa | FileCheck %s
 
-// CHECK: .shared .align 16 .b8 __dynamic_shmem__0
+// CHECK: .extern .shared .align 1024 .b8 __dynamic_shmem__0[]
 // CHECK-SAME: st.shared
 // CHECK-SAME: bar.sync
 // CHECK-SAME: ld.shared

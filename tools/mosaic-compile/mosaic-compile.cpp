@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Conversion/MosaicGPUToNVVM/KernelLowering.h"
 #include "Conversion/MosaicGPUToNVVM/Pipeline.h"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
 
@@ -158,6 +159,54 @@ FailureOr<KernelInfo> describeKernel(ModuleOp module) {
   return info;
 }
 
+/// The tensor maps the lowering added as kernel parameters: one parameter
+/// entry each, after the buffers, and their encoding arguments for the
+/// runtime (cuTensorMapEncodeTiled's, innermost dim first).
+LogicalResult describeTensorMaps(ModuleOp module, StringRef kernel,
+                                 llvm::json::Array &parameters,
+                                 llvm::json::Array &tensorMaps) {
+  ArrayAttr maps;
+  module.walk([&](Operation *op) {
+    auto symbol =
+        op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+    if (symbol && symbol.getValue() == kernel)
+      if (auto found = op->getAttrOfType<ArrayAttr>(mosaic::kTensorMapsAttr))
+        maps = found;
+  });
+  if (!maps)
+    return success();
+  auto array = [](DictionaryAttr map, StringRef name) {
+    llvm::json::Array values;
+    for (int64_t value : cast<DenseI64ArrayAttr>(map.get(name)).asArrayRef())
+      values.push_back(value);
+    return values;
+  };
+  auto integer = [](DictionaryAttr map, StringRef name) {
+    return cast<IntegerAttr>(map.get(name)).getInt();
+  };
+  for (auto map : maps.getAsRange<DictionaryAttr>()) {
+    parameters.push_back(
+        llvm::json::Object{{"index", integer(map, "parameter")},
+                           {"kind", "tensor_map"},
+                           {"tensor_map", integer(map, "index")}});
+    tensorMaps.push_back(llvm::json::Object{
+        {"index", integer(map, "index")},
+        {"parameter", integer(map, "parameter")},
+        {"buffer", integer(map, "buffer")},
+        {"element_type", cast<StringAttr>(map.get("element_type")).str()},
+        {"rank", integer(map, "rank")},
+        {"global_dims", array(map, "global_dims")},
+        {"global_strides", array(map, "global_strides")},
+        {"box_dims", array(map, "box_dims")},
+        {"element_strides", array(map, "element_strides")},
+        {"swizzle", integer(map, "swizzle")},
+        {"interleave", "none"},
+        {"l2_promotion", "none"},
+        {"oob_fill", "none"}});
+  }
+  return success();
+}
+
 /// A CUDA tool (ptxas, nvdisasm) on PATH or under CUDA_HOME, CUDA_ROOT,
 /// CUDA_PATH or /usr/local/cuda.
 std::optional<std::string> findCudaTool(StringRef name) {
@@ -213,11 +262,7 @@ int main(int argc, char **argv) {
                   index::IndexDialect, LLVM::LLVMDialect, math::MathDialect,
                   memref::MemRefDialect, NVVM::NVVMDialect, nvgpu::NVGPUDialect,
                   scf::SCFDialect, vector::VectorDialect>();
-  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
-  registerBuiltinDialectTranslation(registry);
-  registerGPUDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  registerNVVMDialectTranslation(registry);
+  mosaic::registerPipelineInterfaces(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
@@ -358,6 +403,10 @@ int main(int argc, char **argv) {
                 "; reproduce with:\n  " + command);
   }
 
+  llvm::json::Array tensorMaps;
+  if (failed(describeTensorMaps(*module, info->name, info->parameters,
+                                tensorMaps)))
+    return 1;
   llvm::json::Object manifest{
       {"entry", info->name},
       {"arch", arch.getValue()},
@@ -367,7 +416,7 @@ int main(int argc, char **argv) {
       {"block", std::move(info->block)},
       {"cluster", std::move(info->cluster)},
       {"dynamic_smem_bytes", info->dynamicSharedBytes},
-      {"tensor_maps", llvm::json::Array{}},
+      {"tensor_maps", std::move(tensorMaps)},
       {"ptxas",
        llvm::json::Object{
            {"registers", matchNumber(report, "Used ([0-9]+) registers")},

@@ -40,12 +40,7 @@ int main(int argc, char **argv) {
                   mlir::memref::MemRefDialect, mlir::NVVM::NVVMDialect,
                   mlir::nvgpu::NVGPUDialect, mlir::scf::SCFDialect,
                   mlir::vector::VectorDialect>();
-  // Serializing gpu.modules to PTX goes through LLVM IR.
-  mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
-  mlir::registerBuiltinDialectTranslation(registry);
-  mlir::registerGPUDialectTranslation(registry);
-  mlir::registerLLVMDialectTranslation(registry);
-  mlir::registerNVVMDialectTranslation(registry);
+  mosaic::registerPipelineInterfaces(registry);
 
   mosaic::registerLayoutInferencePasses();
   mosaic::registerTransformsPasses();

@@ -2,29 +2,29 @@
 //
 // Lowering is driven by values, not types: two vectors of one type may have
 // different layouts, and the layout decides the registers. The pass walks
-// each kernel in order, maps every warpgroup vector to the flat vector of
-// registers one thread holds, rewrites the ops on those registers, and
-// erases the originals once everything is lowered.
+// each kernel in program order, maps every warpgroup vector to the flat
+// vector of registers one thread holds, rewrites the ops on those registers,
+// and erases the originals once everything is lowered. Control flow is kept
+// and retyped in place.
+//
+// This file holds the walk, the register representation, elementwise ops,
+// constants, relayouts and control flow; the other ops are lowered in the
+// Lower*.cpp files beside it.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Conversion/MosaicGPUToNVVM/KernelLowering.h"
 #include "Conversion/MosaicGPUToNVVM/Passes.h"
 #include "LayoutInference/AttributeBridge.h"
 
-#include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
-
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/AttrTypeSubElements.h"
-#include "mlir/IR/Builders.h"
-#include "llvm/ADT/DenseMap.h"
 
 namespace mosaic {
 #define GEN_PASS_DEF_MOSAICGPULOWER
 #define GEN_PASS_DEF_MOSAICGPUMAPMEMORYSPACES
+#define GEN_PASS_DEF_MOSAICGPUFINALIZEKERNELS
 #include "Conversion/MosaicGPUToNVVM/Passes.h.inc"
 } // namespace mosaic
 
@@ -32,66 +32,79 @@ using namespace mlir;
 using namespace mosaic;
 using layout::kThreadsPerWarpgroup;
 using layout::RegisterLayout;
+using layout::Shape;
 
-namespace {
-
-bool isRegisterVector(Value value) {
+bool mosaic::isRegisterVector(Value value) {
   auto type = dyn_cast<VectorType>(value.getType());
   return type && type.getRank() > 0 && !type.isScalable();
 }
 
-/// The registers one thread holds for a warpgroup vector of `type`.
-FailureOr<VectorType> registerType(VectorType type,
-                                   const RegisterLayout &layout) {
+FailureOr<VectorType> mosaic::registerType(VectorType type,
+                                           const RegisterLayout &layout) {
   if (layout.isSplat())
     return VectorType::get({1}, type.getElementType());
   if (layout.isStrided())
     return VectorType::get({type.getNumElements() / kThreadsPerWarpgroup},
                            type.getElementType());
-  return failure();
+  const layout::TiledLayout &tiled = layout.tiledLayout();
+  llvm::Expected<Shape> registers = tiled.registersShape(type.getShape());
+  if (!registers) {
+    llvm::consumeError(registers.takeError());
+    return failure();
+  }
+  int64_t count = tiled.vectorLength();
+  for (int64_t dim : *registers)
+    count *= dim;
+  return VectorType::get({count}, type.getElementType());
 }
 
-class KernelLowering {
-public:
-  LogicalResult run(Operation *root);
+llvm::Expected<std::vector<Shape>>
+mosaic::thread0Elements(const RegisterLayout &layout, ArrayRef<int64_t> shape) {
+  std::vector<Shape> elements;
+  if (layout.isSplat()) {
+    elements.push_back(Shape(shape.size(), 0));
+    return elements;
+  }
+  if (layout.isStrided()) {
+    int64_t total = 1;
+    for (int64_t dim : shape)
+      total *= dim;
+    int64_t vector = layout.vectorSize();
+    for (int64_t position = 0; position < total / kThreadsPerWarpgroup;
+         ++position) {
+      int64_t flat = (position / vector) * kThreadsPerWarpgroup * vector +
+                     position % vector;
+      Shape index(shape.size());
+      for (int64_t dim = shape.size() - 1; dim >= 0; --dim) {
+        index[dim] = flat % shape[dim];
+        flat /= shape[dim];
+      }
+      elements.push_back(std::move(index));
+    }
+    return elements;
+  }
+  const layout::TiledLayout &tiled = layout.tiledLayout();
+  llvm::Expected<Shape> registers = tiled.registersShape(shape);
+  if (!registers)
+    return registers.takeError();
+  int64_t count = 1;
+  for (int64_t dim : *registers)
+    count *= dim;
+  for (int64_t reg = 0; reg < count; ++reg)
+    for (int64_t lane = 0; lane < tiled.vectorLength(); ++lane) {
+      llvm::Expected<Shape> index = tiled.elementIndex(shape, 0, reg, lane);
+      if (!index)
+        return index.takeError();
+      elements.push_back(std::move(*index));
+    }
+  return elements;
+}
 
-private:
-  struct Fragment {
-    Value registers;
-    RegisterLayout layout;
-  };
-
-  FailureOr<RegisterLayout> annotatedLayout(Operation *op, StringRef name,
-                                            unsigned index);
-  /// A value built once per function, at its entry.
-  Value atFunctionEntry(Operation *op, DenseMap<Operation *, Value> &cache,
-                        function_ref<Value(OpBuilder &, Location)> build);
-  Value threadInWarpgroup(Operation *op);
-  FailureOr<Value> operandAs(Operation *op, OpOperand &operand,
-                             const RegisterLayout &layout, OpBuilder &builder);
-  LogicalResult define(Operation *op, Value result, Value registers,
-                       const RegisterLayout &layout);
-
-  LogicalResult lowerConstant(arith::ConstantOp op);
-  LogicalResult lowerElementwise(Operation *op);
-  LogicalResult lowerLayoutCast(mosaic_gpu::LayoutCastOp op);
-  LogicalResult lowerSliceSmem(mosaic_gpu::SliceSMEMOp op);
-  Value dynamicSharedMemory(Operation *op);
-  LogicalResult lowerVectorLoad(mosaic_gpu::VectorLoadOp op);
-  LogicalResult lowerVectorStore(mosaic_gpu::VectorStoreOp op);
-  LogicalResult lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op);
-  LogicalResult lowerArrive(mosaic_gpu::ArriveOp op);
-  LogicalResult lowerWait(mosaic_gpu::WaitOp op);
-
-  /// Indices of the element at flat position `flat` of `ref`, row-major.
-  SmallVector<Value> unflatten(OpBuilder &builder, Location loc, Value flat,
-                               MemRefType ref);
-
-  DenseMap<Value, Fragment> fragments;
-  DenseMap<Operation *, Value> threadIds;
-  DenseMap<Operation *, Value> sharedMemoryBases;
-  SmallVector<Operation *> lowered;
-};
+VectorType KernelLowering::logicalType(Value value) const {
+  auto retyped = retypedValues.find(value);
+  return retyped != retypedValues.end() ? retyped->second
+                                        : cast<VectorType>(value.getType());
+}
 
 FailureOr<RegisterLayout>
 KernelLowering::annotatedLayout(Operation *op, StringRef name, unsigned index) {
@@ -105,6 +118,19 @@ KernelLowering::annotatedLayout(Operation *op, StringRef name, unsigned index) {
     return op->emitOpError()
            << "`" << name << "` entry " << index << " is not a register layout";
   return layout;
+}
+
+FailureOr<layout::SmemTransforms>
+KernelLowering::annotatedTransforms(Operation *op, unsigned index) {
+  auto transforms = op->getAttrOfType<ArrayAttr>("in_transforms");
+  if (!transforms || index >= transforms.size())
+    return layout::SmemTransforms::none();
+  FailureOr<layout::SmemTransforms> parsed =
+      attrToTransforms(transforms[index]);
+  if (failed(parsed))
+    return op->emitOpError() << "`in_transforms` entry " << index
+                             << " is not a list of tile/swizzle transforms";
+  return parsed;
 }
 
 Value KernelLowering::atFunctionEntry(
@@ -130,6 +156,17 @@ Value KernelLowering::threadInWarpgroup(Operation *op) {
   });
 }
 
+Value KernelLowering::isWarpgroupLeader(Operation *op) {
+  Value thread = threadInWarpgroup(op);
+  return atFunctionEntry(op, leaders, [&](OpBuilder &builder, Location loc) {
+    builder.setInsertionPointAfter(thread.getDefiningOp());
+    Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+    return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, thread,
+                                 zero)
+        .getResult();
+  });
+}
+
 FailureOr<Value> KernelLowering::operandAs(Operation *op, OpOperand &operand,
                                            const RegisterLayout &layout,
                                            OpBuilder &builder) {
@@ -141,7 +178,7 @@ FailureOr<Value> KernelLowering::operandAs(Operation *op, OpOperand &operand,
   const Fragment &fragment = it->second;
   if (fragment.layout == layout)
     return fragment.registers;
-  auto type = cast<VectorType>(operand.get().getType());
+  VectorType type = logicalType(operand.get());
   FailureOr<VectorType> target = registerType(type, layout);
   if (fragment.layout.isSplat() && succeeded(target)) {
     // Every thread already holds the value; spread it over its registers.
@@ -157,8 +194,7 @@ FailureOr<Value> KernelLowering::operandAs(Operation *op, OpOperand &operand,
                            << " in registers";
 }
 
-LogicalResult KernelLowering::define(Operation *op, Value result,
-                                     Value registers,
+LogicalResult KernelLowering::define(Value result, Value registers,
                                      const RegisterLayout &layout) {
   fragments.try_emplace(result, Fragment{registers, layout});
   return success();
@@ -171,14 +207,24 @@ LogicalResult KernelLowering::lowerConstant(arith::ConstantOp op) {
   auto elements = dyn_cast<DenseElementsAttr>(op.getValue());
   auto type = cast<VectorType>(op.getType());
   FailureOr<VectorType> target = registerType(type, *layout);
-  if (!elements || !elements.isSplat() || failed(target))
-    return op.emitOpError() << "mosaic-gpu-lower only lowers splat vector "
-                               "constants with splat or strided layouts so far";
+  if (!elements || failed(target))
+    return op.emitOpError()
+           << "cannot lay out this constant as " << layout->str();
   OpBuilder builder(op);
-  Value registers = arith::ConstantOp::create(
-      builder, op.getLoc(),
-      DenseElementsAttr::get(*target, elements.getSplatValue<Attribute>()));
-  return define(op, op.getResult(), registers, *layout);
+  DenseElementsAttr registers;
+  if (elements.isSplat()) {
+    registers =
+        DenseElementsAttr::get(*target, elements.getSplatValue<Attribute>());
+  } else {
+    // A non-uniform constant: thread 0's elements, shifted per thread, would
+    // need a table in memory; only layouts where every thread holds the same
+    // elements (none of the distributed ones) could use a register constant.
+    return op.emitOpError()
+           << "mosaic-gpu-lower only lowers splat vector constants; build "
+              "non-uniform vectors with broadcasted_iota and arithmetic";
+  }
+  Value lowered = arith::ConstantOp::create(builder, op.getLoc(), registers);
+  return define(op.getResult(), lowered, *layout);
 }
 
 LogicalResult KernelLowering::lowerElementwise(Operation *op) {
@@ -209,8 +255,8 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
     FailureOr<VectorType> type =
         registerType(cast<VectorType>(result.getType()), *layout);
     if (failed(type))
-      return op->emitOpError() << "mosaic-gpu-lower does not lower "
-                               << layout->str() << " values yet";
+      return op->emitOpError()
+             << "result #" << index << " does not fit " << layout->str();
     resultTypes.push_back(*type);
     resultLayouts.push_back(*layout);
   }
@@ -222,37 +268,7 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
   Operation *replacement = builder.create(state);
   for (auto [result, registers, layout] : llvm::zip_equal(
            op->getResults(), replacement->getResults(), resultLayouts))
-    (void)define(op, result, registers, layout);
-  return success();
-}
-
-Value KernelLowering::dynamicSharedMemory(Operation *op) {
-  return atFunctionEntry(
-      op, sharedMemoryBases, [](OpBuilder &builder, Location loc) {
-        // A byte view of the kernel's dynamic shared memory.
-        MLIRContext *context = builder.getContext();
-        auto type = MemRefType::get(
-            {ShapedType::kDynamic}, IntegerType::get(context, 8),
-            MemRefLayoutAttrInterface(),
-            gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
-        return gpu::DynamicSharedMemoryOp::create(builder, loc, type)
-            .getResult();
-      });
-}
-
-LogicalResult KernelLowering::lowerSliceSmem(mosaic_gpu::SliceSMEMOp op) {
-  MemRefType type = op.getResult().getType();
-  if (!type.getLayout().isIdentity())
-    return op.emitOpError() << "mosaic-gpu-lower only carves buffers with the "
-                               "identity layout out of shared memory, not "
-                            << type;
-  Value base = dynamicSharedMemory(op);
-  OpBuilder builder(op);
-  Value offset = arith::ConstantIndexOp::create(builder, op.getLoc(),
-                                                op.getOffsetAttr().getInt());
-  Value view = memref::ViewOp::create(builder, op.getLoc(), type, base, offset,
-                                      ValueRange{});
-  op.getResult().replaceAllUsesWith(view);
+    (void)define(result, registers, layout);
   return success();
 }
 
@@ -265,236 +281,173 @@ LogicalResult KernelLowering::lowerLayoutCast(mosaic_gpu::LayoutCastOp op) {
       operandAs(op, op->getOpOperand(0), *layout, builder);
   if (failed(registers))
     return failure();
-  return define(op, op.getResult(), *registers, *layout);
+  return define(op.getResult(), *registers, *layout);
 }
 
-SmallVector<Value> KernelLowering::unflatten(OpBuilder &builder, Location loc,
-                                             Value flat, MemRefType ref) {
-  SmallVector<Value> indices(ref.getRank());
-  Value rest = flat;
-  for (int64_t dim = ref.getRank() - 1; dim > 0; --dim) {
-    Value size =
-        arith::ConstantIndexOp::create(builder, loc, ref.getDimSize(dim));
-    indices[dim] = arith::RemUIOp::create(builder, loc, rest, size);
-    rest = arith::DivUIOp::create(builder, loc, rest, size);
+LogicalResult KernelLowering::lowerOptimizationBarrier(Operation *op) {
+  // The barrier keeps its operands from being moved across it; on registers
+  // it is the identity (LLVM has no such fence for values).
+  unsigned vectorIndex = 0;
+  OpBuilder builder(op);
+  for (auto [operand, result] :
+       llvm::zip_equal(op->getOpOperands(), op->getResults())) {
+    if (!isRegisterVector(operand.get())) {
+      result.replaceAllUsesWith(operand.get());
+      continue;
+    }
+    FailureOr<RegisterLayout> layout =
+        annotatedLayout(op, "out_layouts", vectorIndex++);
+    if (failed(layout))
+      return failure();
+    FailureOr<Value> registers = operandAs(op, operand, *layout, builder);
+    if (failed(registers))
+      return failure();
+    (void)define(result, *registers, *layout);
   }
-  indices[0] = rest;
-  return indices;
-}
-
-/// The flat element index where chunk `chunk` of `thread` starts in a
-/// strided layout: (chunk * 128 + thread) * vectorSize.
-static Value chunkStart(OpBuilder &builder, Location loc, int64_t chunk,
-                        Value thread, int64_t vectorSize) {
-  Value first = arith::ConstantIndexOp::create(builder, loc,
-                                               chunk * kThreadsPerWarpgroup);
-  Value size = arith::ConstantIndexOp::create(builder, loc, vectorSize);
-  return arith::MulIOp::create(
-      builder, loc, arith::AddIOp::create(builder, loc, first, thread), size);
-}
-
-/// Strided transfers move `v`-element chunks, which must lie within a row of
-/// a statically shaped, untiled buffer.
-static LogicalResult checkStridedTransfer(Operation *op,
-                                          const RegisterLayout &layout,
-                                          MemRefType ref) {
-  if (!layout.isStrided())
-    return op->emitOpError() << "mosaic-gpu-lower only moves strided vectors "
-                                "between registers and memory so far, not "
-                             << layout.str();
-  if (!ref.hasStaticShape() || ref.getShape().back() % layout.vectorSize())
-    return op->emitOpError()
-           << "needs a static shape whose minor dim is a multiple of the "
-              "vector size "
-           << layout.vectorSize() << ", but the buffer is " << ref;
-  if (op->hasAttr(mosaic_gpu::kTransformsAppliedAttr))
-    return op->emitOpError() << "mosaic-gpu-lower does not lower transfers "
-                                "from tiled shared memory yet";
   return success();
 }
 
-LogicalResult KernelLowering::lowerVectorLoad(mosaic_gpu::VectorLoadOp op) {
+LogicalResult KernelLowering::lowerIota(mosaic_gpu::BroadcastedIotaOp op) {
   FailureOr<RegisterLayout> layout = annotatedLayout(op, "out_layouts", 0);
   if (failed(layout))
     return failure();
-  MemRefType ref = op.getSource().getType();
-  if (failed(checkStridedTransfer(op, *layout, ref)))
-    return failure();
   VectorType type = op.getResult().getType();
+  Type element = type.getElementType();
+  if (!element.isIntOrIndex())
+    return op.emitOpError() << "mosaic-gpu-lower builds iotas of integer "
+                               "elements only, not "
+                            << element;
+  if (layout->isSplat())
+    return op.emitOpError() << "an iota varies along dim " << op.getDimension()
+                            << "; it cannot be a splat";
+  llvm::Expected<std::vector<Shape>> elements =
+      thread0Elements(*layout, type.getShape());
+  if (!elements)
+    return op.emitOpError() << llvm::toString(elements.takeError());
+  int64_t dim = op.getDimension();
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
   VectorType target = *registerType(type, *layout);
-  int64_t vectorSize = layout->vectorSize();
-  auto chunkType = VectorType::get({vectorSize}, type.getElementType());
-  Value thread = threadInWarpgroup(op);
-  OpBuilder builder(op);
-  Location loc = op.getLoc();
-  Value registers =
-      arith::ConstantOp::create(builder, loc, builder.getZeroAttr(target));
-  for (int64_t chunk = 0; chunk * vectorSize < target.getNumElements();
-       ++chunk) {
-    Value flat = chunkStart(builder, loc, chunk, thread, vectorSize);
-    Value loaded =
-        vector::LoadOp::create(builder, loc, chunkType, op.getSource(),
-                               unflatten(builder, loc, flat, ref));
-    registers = vector::InsertStridedSliceOp::create(
-        builder, loc, loaded, registers, ArrayRef<int64_t>{chunk * vectorSize},
-        ArrayRef<int64_t>{1});
+  // Thread 0's indices along `dim`, plus this thread's offset.
+  SmallVector<Attribute> base;
+  for (const Shape &index : *elements)
+    base.push_back(builder.getIntegerAttr(element, index[dim]));
+  Value registers = arith::ConstantOp::create(
+      builder, loc, DenseElementsAttr::get(target, base));
+  Value offset;
+  if (layout->isStrided()) {
+    // Thread t's chunks start t * v elements after thread 0's.
+    Value flat = arith::MulIOp::create(
+        builder, loc, threadInWarpgroup(op),
+        arith::ConstantIndexOp::create(builder, loc, layout->vectorSize()));
+    ArrayRef<int64_t> shape = type.getShape();
+    for (int64_t d = shape.size() - 1; d > dim; --d)
+      flat = arith::DivUIOp::create(
+          builder, loc, flat,
+          arith::ConstantIndexOp::create(builder, loc, shape[d]));
+    offset = arith::RemUIOp::create(
+        builder, loc, flat,
+        arith::ConstantIndexOp::create(builder, loc, shape[dim]));
+  } else {
+    FailureOr<SmallVector<Value>> offsets =
+        threadOffsets(op, layout->tiledLayout(), type.getShape(), builder);
+    if (failed(offsets))
+      return failure();
+    offset = (*offsets)[dim];
   }
-  return define(op, op.getResult(), registers, *layout);
-}
-
-LogicalResult KernelLowering::lowerVectorStore(mosaic_gpu::VectorStoreOp op) {
-  FailureOr<RegisterLayout> layout = annotatedLayout(op, "in_layouts", 0);
-  if (failed(layout))
-    return failure();
-  if (layout->isSplat()) {
-    // Every thread holds the value: spread it over a strided layout and let
-    // each thread write its chunks.
-    VectorType type = op.getValueToStore().getType();
-    if (std::optional<int64_t> vectorSize = layout::defaultStridedVectorSize(
-            type.getShape(), type.getElementTypeBitWidth()))
-      layout = RegisterLayout::strided(*vectorSize);
-  }
-  MemRefType ref = op.getDestination().getType();
-  if (failed(checkStridedTransfer(op, *layout, ref)))
-    return failure();
-  OpBuilder builder(op);
-  FailureOr<Value> registers =
-      operandAs(op, op->getOpOperand(0), *layout, builder);
-  if (failed(registers))
-    return failure();
-  int64_t vectorSize = layout->vectorSize();
-  int64_t total = cast<VectorType>(registers->getType()).getNumElements();
-  Value thread = threadInWarpgroup(op);
-  Location loc = op.getLoc();
-  for (int64_t chunk = 0; chunk * vectorSize < total; ++chunk) {
-    Value flat = chunkStart(builder, loc, chunk, thread, vectorSize);
-    Value piece = vector::ExtractStridedSliceOp::create(
-        builder, loc, *registers, ArrayRef<int64_t>{chunk * vectorSize},
-        ArrayRef<int64_t>{vectorSize}, ArrayRef<int64_t>{1});
-    vector::StoreOp::create(builder, loc, piece, op.getDestination(),
-                            unflatten(builder, loc, flat, ref));
-  }
-  return success();
+  if (!element.isIndex())
+    offset = arith::IndexCastOp::create(builder, loc, element, offset);
+  Value shifted = arith::AddIOp::create(
+      builder, loc, registers,
+      vector::BroadcastOp::create(builder, loc, target, offset));
+  return define(op.getResult(), shifted, *layout);
 }
 
 //===----------------------------------------------------------------------===//
-// Barriers
+// Control flow
 //
-// A warpgroup arrives once in the dialect's counting, but every one of its
-// 128 threads executes the arrive: each thread's release then covers its own
-// earlier writes, which a single elected arrival would not. Barriers are
-// therefore initialized with 128 arrivals per warpgroup arrival. After
-// lowering, barrier memrefs are plain i64 memrefs.
+// Loops and conditionals are kept: their vector operands, block arguments and
+// results are retyped to the registers of the layouts inference gave them,
+// and the terminators forward registers.
 //===----------------------------------------------------------------------===//
 
-static constexpr int64_t kBarrierBytes = 8;
-/// The most shared memory one sm_90a block can use (227 KiB).
-static constexpr int64_t kMaxSharedMemoryBytes = 227 * 1024;
-/// Suspend-time hint of one try_wait, in nanoseconds; the wait loops anyway.
-static constexpr int32_t kTryWaitTicks = 10'000'000;
-
-/// The shared-memory address of the first barrier of `ref`.
-static Value barrierAddress(OpBuilder &builder, Location loc, Value ref) {
-  auto metadata = memref::ExtractStridedMetadataOp::create(builder, loc, ref);
-  Value aligned =
-      memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, ref);
-  Value bytes = arith::MulIOp::create(
-      builder, loc, metadata.getOffset(),
-      arith::ConstantIndexOp::create(builder, loc, kBarrierBytes));
-  Value address = arith::IndexCastOp::create(
-      builder, loc, builder.getI64Type(),
-      arith::AddIOp::create(builder, loc, aligned, bytes));
-  return LLVM::IntToPtrOp::create(
-      builder, loc, LLVM::LLVMPointerType::get(builder.getContext(), 3),
-      address);
-}
-
-static LogicalResult rejectTensorCoreOrdering(Operation *op, bool orders) {
-  if (!orders)
-    return success();
-  return op->emitOpError()
-         << "orders tensor core operations (`orders_tensor_core`), which "
-            "needs tcgen05 fences that sm_90a does not have";
-}
-
-LogicalResult
-KernelLowering::lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op) {
-  if (failed(rejectTensorCoreOrdering(op, op.getOrdersTensorCore())))
-    return failure();
-  int64_t threadArrivals = op.getArrivalCount() * kThreadsPerWarpgroup;
-  if (threadArrivals > mosaic_gpu::kMaxBarrierCount)
-    return op.emitOpError()
-           << "needs " << threadArrivals << " thread arrivals ("
-           << op.getArrivalCount() << " warpgroups x " << kThreadsPerWarpgroup
-           << "), more than an mbarrier counts ("
-           << mosaic_gpu::kMaxBarrierCount << ")";
-  int64_t barrierBytes = int64_t(op.getNumBarriers()) * kBarrierBytes;
-  if (barrierBytes > kMaxSharedMemoryBytes)
-    return op.emitOpError()
-           << "initializes " << op.getNumBarriers() << " barriers ("
-           << barrierBytes << " bytes), more than the " << kMaxSharedMemoryBytes
-           << " bytes of shared memory an sm_90a block has";
-  Value basePointer = op.getBasePointer();
-  if (auto ref = dyn_cast<MemRefType>(basePointer.getType()))
-    if (!memref::isStaticShapeAndContiguousRowMajor(ref))
-      return op.emitOpError() << "initializes barriers that are not "
-                                 "contiguous in shared memory: "
-                              << ref;
-
-  OpBuilder builder(op);
-  Location loc = op.getLoc();
-  MLIRContext *context = op.getContext();
-  Value first = isa<MemRefType>(basePointer.getType())
-                    ? barrierAddress(builder, loc, basePointer)
-                    : basePointer;
-  // One thread of the block initializes; the others wait at the block
-  // barrier below, after the fence that makes the initialization visible.
-  Value anyThreadIndex;
-  for (gpu::Dimension dimension :
-       {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z}) {
-    Value index = gpu::ThreadIdOp::create(builder, loc, dimension);
-    anyThreadIndex =
-        anyThreadIndex
-            ? arith::OrIOp::create(builder, loc, anyThreadIndex, index)
-            : index;
+LogicalResult KernelLowering::retypeResults(Operation *op,
+                                            ArrayRef<Value> values) {
+  unsigned vectorIndex = 0;
+  for (Value value : values) {
+    if (!isRegisterVector(value))
+      continue;
+    FailureOr<RegisterLayout> layout =
+        annotatedLayout(op, "out_layouts", vectorIndex++);
+    if (failed(layout))
+      return failure();
+    FailureOr<VectorType> type =
+        registerType(cast<VectorType>(value.getType()), *layout);
+    if (failed(type))
+      return op->emitOpError()
+             << "carries a vector that does not fit " << layout->str();
+    retypedValues.try_emplace(value, cast<VectorType>(value.getType()));
+    value.setType(*type);
+    (void)define(value, value, *layout);
   }
-  Value isFirstThread = arith::CmpIOp::create(
-      builder, loc, arith::CmpIPredicate::eq, anyThreadIndex,
-      arith::ConstantIndexOp::create(builder, loc, 0));
-  Value count = arith::ConstantIntOp::create(builder, loc, threadArrivals, 32);
-  auto sharedPointer = LLVM::LLVMPointerType::get(context, 3);
-  for (int32_t index = 0, end = op.getNumBarriers(); index < end; ++index) {
-    Value address = index == 0
-                        ? first
-                        : LLVM::GEPOp::create(builder, loc, sharedPointer,
-                                              builder.getI64Type(), first,
-                                              ArrayRef<LLVM::GEPArg>{index});
-    NVVM::MBarrierInitOp::create(builder, loc, address, count, isFirstThread);
-  }
-  NVVM::FenceMbarrierInitOp::create(builder, loc);
-  gpu::BarrierOp::create(builder, loc);
   return success();
 }
 
-LogicalResult KernelLowering::lowerArrive(mosaic_gpu::ArriveOp op) {
-  if (failed(rejectTensorCoreOrdering(op, op.getOrdersTensorCore())))
-    return failure();
+LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
   OpBuilder builder(op);
-  NVVM::MBarrierArriveOp::create(
-      builder, op.getLoc(), /*res=*/Type(),
-      barrierAddress(builder, op.getLoc(), op.getBarrier()), /*count=*/Value());
+  unsigned vectorIndex = 0;
+  for (OpOperand &init : op.getInitArgsMutable()) {
+    if (!isRegisterVector(init.get()))
+      continue;
+    FailureOr<RegisterLayout> layout =
+        annotatedLayout(op, "out_layouts", vectorIndex++);
+    if (failed(layout))
+      return failure();
+    FailureOr<Value> registers = operandAs(op, init, *layout, builder);
+    if (failed(registers))
+      return failure();
+    init.set(*registers);
+  }
+  SmallVector<Value> carried(op.getRegionIterArgs());
+  SmallVector<Value> results(op.getResults());
+  if (failed(retypeResults(op, carried)) || failed(retypeResults(op, results)))
+    return failure();
+  op->removeAttr("in_layouts");
+  op->removeAttr("out_layouts");
   return success();
 }
 
-LogicalResult KernelLowering::lowerWait(mosaic_gpu::WaitOp op) {
+LogicalResult KernelLowering::lowerIf(scf::IfOp op) {
+  SmallVector<Value> results(op.getResults());
+  if (failed(retypeResults(op, results)))
+    return failure();
+  op->removeAttr("in_layouts");
+  op->removeAttr("out_layouts");
+  return success();
+}
+
+LogicalResult KernelLowering::lowerYield(scf::YieldOp op) {
+  Operation *parent = op->getParentOp();
+  if (!isa<scf::ForOp, scf::IfOp>(parent))
+    return op.emitOpError() << "mosaic-gpu-lower carries vectors through "
+                               "scf.for and scf.if only, not "
+                            << parent->getName();
   OpBuilder builder(op);
-  Location loc = op.getLoc();
-  Value parity = arith::ExtUIOp::create(builder, loc, builder.getI32Type(),
-                                        op.getParity());
-  Value ticks = arith::ConstantIntOp::create(builder, loc, kTryWaitTicks, 32);
-  NVVM::MBarrierTryWaitParityOp::create(
-      builder, loc, barrierAddress(builder, loc, op.getBarrier()), parity,
-      ticks);
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isRegisterVector(operand.get()))
+      continue;
+    // The parent has been retyped already: yield what its results hold.
+    auto parentResult =
+        fragments.find(parent->getResult(operand.getOperandNumber()));
+    if (parentResult == fragments.end())
+      return op.emitOpError() << "yields a vector its parent does not carry";
+    FailureOr<Value> registers =
+        operandAs(op, operand, parentResult->second.layout, builder);
+    if (failed(registers))
+      return failure();
+    operand.set(*registers);
+  }
+  op->removeAttr("in_layouts");
   return success();
 }
 
@@ -525,7 +478,10 @@ static void declareArgumentAlignment(Operation *root) {
 
 LogicalResult KernelLowering::run(Operation *root) {
   declareArgumentAlignment(root);
-  WalkResult walk = root->walk([&](Operation *op) -> WalkResult {
+  // Pre-order: a loop's block arguments are retyped before its body is
+  // lowered.
+  WalkResult walk = root->walk<WalkOrder::PreOrder>([&](Operation *op)
+                                                        -> WalkResult {
     bool touchesVectors = llvm::any_of(op->getOperands(), isRegisterVector) ||
                           llvm::any_of(op->getResults(), isRegisterVector);
     bool mosaicOp = isa<mosaic_gpu::MosaicGPUDialect>(op->getDialect());
@@ -536,14 +492,30 @@ LogicalResult KernelLowering::run(Operation *root) {
       return WalkResult::interrupt();
     }
     LogicalResult result = success();
+    bool keep = false;
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       if (!touchesVectors)
         return WalkResult::advance();
       result = lowerConstant(constant);
+    } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      result = lowerFor(loop);
+      keep = true;
+    } else if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      result = lowerIf(branch);
+      keep = true;
+    } else if (auto yield = dyn_cast<scf::YieldOp>(op)) {
+      if (!touchesVectors)
+        return WalkResult::advance();
+      result = lowerYield(yield);
+      keep = true;
     } else if (auto slice = dyn_cast<mosaic_gpu::SliceSMEMOp>(op)) {
       result = lowerSliceSmem(slice);
     } else if (auto cast = dyn_cast<mosaic_gpu::LayoutCastOp>(op)) {
       result = lowerLayoutCast(cast);
+    } else if (isa<mosaic_gpu::OptimizationBarrierOp>(op)) {
+      result = lowerOptimizationBarrier(op);
+    } else if (auto iota = dyn_cast<mosaic_gpu::BroadcastedIotaOp>(op)) {
+      result = lowerIota(iota);
     } else if (auto load = dyn_cast<mosaic_gpu::VectorLoadOp>(op)) {
       result = lowerVectorLoad(load);
     } else if (auto store = dyn_cast<mosaic_gpu::VectorStoreOp>(op)) {
@@ -552,8 +524,28 @@ LogicalResult KernelLowering::run(Operation *root) {
       result = lowerInitializeBarrier(init);
     } else if (auto arrive = dyn_cast<mosaic_gpu::ArriveOp>(op)) {
       result = lowerArrive(arrive);
+    } else if (auto expect = dyn_cast<mosaic_gpu::ArriveExpectTxOp>(op)) {
+      result = lowerArriveExpectTx(expect);
     } else if (auto wait = dyn_cast<mosaic_gpu::WaitOp>(op)) {
       result = lowerWait(wait);
+    } else if (auto load = dyn_cast<mosaic_gpu::AsyncLoadOp>(op)) {
+      result = lowerAsyncLoad(load);
+    } else if (auto store = dyn_cast<mosaic_gpu::AsyncStoreOp>(op)) {
+      result = lowerAsyncStore(store);
+    } else if (auto prefetch = dyn_cast<mosaic_gpu::AsyncPrefetchOp>(op)) {
+      result = lowerAsyncPrefetch(prefetch);
+    } else if (auto wgmma = dyn_cast<mosaic_gpu::WGMMAOp>(op)) {
+      result = lowerWgmma(wgmma);
+    } else if (auto reduction = dyn_cast<vector::MultiDimReductionOp>(op)) {
+      result = lowerMultiReduction(reduction);
+    } else if (auto broadcast = dyn_cast<mosaic_gpu::BroadcastInDimOp>(op)) {
+      result = lowerBroadcastInDim(broadcast);
+    } else if (auto broadcast = dyn_cast<vector::BroadcastOp>(op)) {
+      result = lowerBroadcast(broadcast);
+    } else if (auto reshape = dyn_cast<vector::ShapeCastOp>(op)) {
+      result = lowerShapeCast(reshape);
+    } else if (isa<mosaic_gpu::WithTransformsOp>(op)) {
+      op->getResult(0).replaceAllUsesWith(op->getOperand(0));
     } else if (touchesVectors && op->hasTrait<OpTrait::Elementwise>()) {
       result = lowerElementwise(op);
     } else if (touchesVectors || mosaicOp) {
@@ -563,7 +555,8 @@ LogicalResult KernelLowering::run(Operation *root) {
     }
     if (failed(result))
       return WalkResult::interrupt();
-    lowered.push_back(op);
+    if (!keep)
+      lowered.push_back(op);
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())
@@ -577,6 +570,8 @@ LogicalResult KernelLowering::run(Operation *root) {
   replaceBarrierTypes(root);
   return success();
 }
+
+namespace {
 
 struct MapMemorySpacesPass
     : mosaic::impl::MosaicGPUMapMemorySpacesBase<MapMemorySpacesPass> {
@@ -603,6 +598,43 @@ struct MapMemorySpacesPass
     getOperation()->walk([&](Operation *op) {
       replacer.replaceElementsIn(op, /*replaceAttrs=*/true,
                                  /*replaceLocs=*/false, /*replaceTypes=*/true);
+    });
+  }
+};
+
+struct FinalizeKernelsPass
+    : mosaic::impl::MosaicGPUFinalizeKernelsBase<FinalizeKernelsPass> {
+  void runOnOperation() override {
+    // The dynamic shared memory is the block's, sized at launch: an external
+    // symbol (`.extern .shared`), not a zero-sized array of the kernel's own.
+    // 1024-byte alignment keeps the swizzle patterns of TMA, wgmma and our
+    // own accesses (all functions of the address bits) in agreement.
+    getOperation()->walk([](LLVM::GlobalOp global) {
+      if (global.getAddrSpace() != 3 ||
+          !global.getSymName().starts_with("__dynamic_shmem__"))
+        return;
+      global.setLinkage(LLVM::Linkage::External);
+      global.setAlignment(1024);
+    });
+    // Tensor maps are passed by value (a 128-byte, 64-byte aligned
+    // CUtensorMap) and read in place by TMA.
+    getOperation()->walk([](LLVM::LLVMFuncOp function) {
+      MLIRContext *context = function.getContext();
+      Builder builder(context);
+      auto maps = function->getAttrOfType<ArrayAttr>(kTensorMapsAttr);
+      if (!maps)
+        return;
+      for (auto map : maps.getAsRange<DictionaryAttr>()) {
+        auto index = map.getAs<IntegerAttr>("parameter").getInt();
+        function.setArgAttr(
+            index, LLVM::LLVMDialect::getByValAttrName(),
+            TypeAttr::get(LLVM::LLVMArrayType::get(IntegerType::get(context, 8),
+                                                   kTensorMapBytes)));
+        function.setArgAttr(index, LLVM::LLVMDialect::getAlignAttrName(),
+                            builder.getI64IntegerAttr(kTensorMapAlignment));
+        function.setArgAttr(index, NVVM::NVVMDialect::getGridConstantAttrName(),
+                            builder.getUnitAttr());
+      }
     });
   }
 };

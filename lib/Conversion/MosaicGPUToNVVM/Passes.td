@@ -46,6 +46,7 @@ def MosaicGPULower : Pass<"mosaic-gpu-lower"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"
   ];
 }
@@ -63,6 +64,23 @@ def MosaicGPUMapMemorySpaces : Pass<"mosaic-gpu-map-memory-spaces"> {
     memref<128xf32, #gpu.address_space<workgroup>>  // becomes memref<128xf32, 3>
     ```
   }];
+}
+
+def MosaicGPUFinalizeKernels : Pass<"mosaic-gpu-finalize-kernels"> {
+  let summary = "Settle the kernel ABI details that only exist in LLVM form";
+  let description = [{
+    Runs in `mosaic-gpu-pipeline` after `convert-gpu-to-nvvm`:
+
+    - the dynamic shared memory symbol becomes external (`.extern .shared`,
+      sized at launch) and 1024-byte aligned, so that swizzled buffers carved
+      at multiples of 1024 bytes line up with the swizzle patterns of TMA
+      and wgmma;
+    - the kernel parameters that `mosaic-gpu-lower` added for tensor maps
+      (listed in the kernel's `mosaic_gpu.tensor_maps`) become 128-byte
+      `byval` parameters, 64-byte aligned, with `nvvm.grid_constant`, so
+      that TMA reads each tensor map in parameter space.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
 #endif // MOSAIC_CONVERSION_PASSES_TD

@@ -5,10 +5,16 @@
 #include "LayoutInference/Passes.h"
 #include "Transforms/Passes.h"
 
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -19,6 +25,7 @@ void mosaic::buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createMosaicGPULower());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createSCFToControlFlowPass());
 
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
@@ -32,6 +39,7 @@ void mosaic::buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
   nvvm.useBarePtrCallConv = true;
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(nvvm));
   pm.addPass(createMosaicGPUMapMemorySpaces());
+  pm.addPass(createMosaicGPUFinalizeKernels());
   // NVVM ops without an LLVM intrinsic (the mbarrier wait loop, predicated
   // mbarrier.init) become inline PTX.
   pm.addPass(createConvertNVVMToLLVMPass());
@@ -39,8 +47,18 @@ void mosaic::buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+}
+
+void mosaic::registerPipelineInterfaces(DialectRegistry &registry) {
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
 }
 
 void mosaic::registerPipeline() {

@@ -27,6 +27,11 @@ struct PipelineOptions : public mlir::PassPipelineOptions<PipelineOptions> {
 /// pointers (their shapes are static).
 void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
 
+/// Registers the external models the pipeline and serialization need: the
+/// NVVM target, the LLVM IR translations, and control flow's conversion to
+/// LLVM (which convert-gpu-to-nvvm applies together with its own).
+void registerPipelineInterfaces(mlir::DialectRegistry &registry);
+
 /// Registers buildPipeline as `mosaic-gpu-pipeline`.
 void registerPipeline();
 

@@ -1,0 +1,178 @@
+//===- KernelLowering.h - State of one mosaic-gpu-lower run -----*- C++ -*-===//
+//
+// The lowering walks each kernel in program order and keeps, for every
+// warpgroup vector, the flat vector of registers one thread holds and the
+// layout they follow. Each group of ops (memory, barriers, TMA, wgmma,
+// reductions) is lowered in its own file; this header is what they share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOSAIC_CONVERSION_MOSAICGPUTONVVM_KERNELLOWERING_H
+#define MOSAIC_CONVERSION_MOSAICGPUTONVVM_KERNELLOWERING_H
+
+#include "LayoutInference/Layouts.h"
+#include "LayoutInference/SmemTransforms.h"
+
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mosaic {
+
+/// The most shared memory one sm_90a block can use (227 KiB).
+inline constexpr int64_t kMaxSharedMemoryBytes = 227 * 1024;
+
+/// Kernel attribute listing the tensor maps the lowering added as kernel
+/// parameters, in parameter order; mosaic-compile copies it to the manifest.
+inline constexpr llvm::StringLiteral kTensorMapsAttr = "mosaic_gpu.tensor_maps";
+/// A CUtensorMap: 128 bytes, passed 64-byte aligned.
+inline constexpr int64_t kTensorMapBytes = 128;
+inline constexpr int64_t kTensorMapAlignment = 64;
+
+bool isRegisterVector(mlir::Value value);
+
+/// The shared-memory address (`!llvm.ptr<3>`) of the first barrier of the
+/// barrier memref `ref`.
+mlir::Value barrierAddress(mlir::OpBuilder &builder, mlir::Location loc,
+                           mlir::Value ref);
+
+/// The registers one thread holds for a warpgroup vector of `type`, as one
+/// flat vector: 1 element for a splat, N / 128 for a strided layout, and
+/// (registers x vector length) for a tiled layout, registers row-major over
+/// TiledLayout::registersShape.
+mlir::FailureOr<mlir::VectorType>
+registerType(mlir::VectorType type, const layout::RegisterLayout &layout);
+
+/// The logical index each register position of thread 0 holds, in order.
+/// Every other thread keeps its elements at the same positions, shifted by
+/// an offset that depends only on the thread (and is zero for a splat).
+llvm::Expected<std::vector<layout::Shape>>
+thread0Elements(const layout::RegisterLayout &layout,
+                llvm::ArrayRef<int64_t> shape);
+
+class KernelLowering {
+public:
+  mlir::LogicalResult run(mlir::Operation *root);
+
+  struct Fragment {
+    mlir::Value registers;
+    layout::RegisterLayout layout;
+  };
+
+private:
+  mlir::FailureOr<layout::RegisterLayout>
+  annotatedLayout(mlir::Operation *op, llvm::StringRef name, unsigned index);
+  mlir::FailureOr<layout::SmemTransforms>
+  annotatedTransforms(mlir::Operation *op, unsigned index);
+  /// A value built once per function, at its entry.
+  mlir::Value atFunctionEntry(
+      mlir::Operation *op,
+      llvm::DenseMap<mlir::Operation *, mlir::Value> &cache,
+      llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location)> build);
+  mlir::Value threadInWarpgroup(mlir::Operation *op);
+  /// Thread 0 of the warpgroup: the one that issues TMA operations.
+  mlir::Value isWarpgroupLeader(mlir::Operation *op);
+  mlir::FailureOr<mlir::Value> operandAs(mlir::Operation *op,
+                                         mlir::OpOperand &operand,
+                                         const layout::RegisterLayout &layout,
+                                         mlir::OpBuilder &builder);
+  mlir::LogicalResult define(mlir::Value result, mlir::Value registers,
+                             const layout::RegisterLayout &layout);
+
+  mlir::LogicalResult lowerConstant(mlir::arith::ConstantOp op);
+  mlir::LogicalResult lowerElementwise(mlir::Operation *op);
+  mlir::LogicalResult lowerLayoutCast(mosaic_gpu::LayoutCastOp op);
+  mlir::LogicalResult lowerOptimizationBarrier(mlir::Operation *op);
+  mlir::LogicalResult lowerIota(mosaic_gpu::BroadcastedIotaOp op);
+
+  // Control flow: the op is kept and retyped in place.
+  mlir::LogicalResult lowerFor(mlir::scf::ForOp op);
+  mlir::LogicalResult lowerIf(mlir::scf::IfOp op);
+  mlir::LogicalResult lowerYield(mlir::scf::YieldOp op);
+  mlir::LogicalResult retypeResults(mlir::Operation *op,
+                                    llvm::ArrayRef<mlir::Value> values);
+
+  // Memory (LowerMemory.cpp).
+  mlir::LogicalResult lowerSliceSmem(mosaic_gpu::SliceSMEMOp op);
+  mlir::Value dynamicSharedMemory(mlir::Operation *op);
+  mlir::LogicalResult lowerVectorLoad(mosaic_gpu::VectorLoadOp op);
+  mlir::LogicalResult lowerVectorStore(mosaic_gpu::VectorStoreOp op);
+  /// Moves registers to (`storedRegisters`) or from (`loaded`) memory.
+  mlir::LogicalResult lowerStridedTransfer(mlir::Operation *op,
+                                           const layout::RegisterLayout &layout,
+                                           mlir::Value ref,
+                                           mlir::Value storedRegisters,
+                                           mlir::Value *loaded);
+  mlir::LogicalResult lowerTiledTransfer(mlir::Operation *op,
+                                         const layout::RegisterLayout &layout,
+                                         mlir::VectorType type, mlir::Value ref,
+                                         mlir::Value storedRegisters,
+                                         mlir::Value *loaded);
+  /// Per logical dim, the index offset of this thread's elements from thread
+  /// 0's under a tiled layout.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  threadOffsets(mlir::Operation *op, const layout::TiledLayout &layout,
+                llvm::ArrayRef<int64_t> shape, mlir::OpBuilder &builder);
+
+  // Barriers (LowerBarriers.cpp).
+  mlir::LogicalResult
+  lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op);
+  mlir::LogicalResult lowerArrive(mosaic_gpu::ArriveOp op);
+  mlir::LogicalResult lowerArriveExpectTx(mosaic_gpu::ArriveExpectTxOp op);
+  mlir::LogicalResult lowerWait(mosaic_gpu::WaitOp op);
+
+  // TMA (LowerTMA.cpp).
+  mlir::LogicalResult lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op);
+  mlir::LogicalResult lowerAsyncStore(mosaic_gpu::AsyncStoreOp op);
+  mlir::LogicalResult lowerAsyncPrefetch(mosaic_gpu::AsyncPrefetchOp op);
+  /// The kernel parameter holding the tensor map for `op`'s global `ref`
+  /// with box `sliceLengths`, added on first use.
+  mlir::FailureOr<mlir::Value>
+  tensorMap(mlir::Operation *op, mlir::Value ref,
+            llvm::ArrayRef<int64_t> sliceLengths,
+            const layout::SmemTransforms &transforms);
+  /// Makes this warpgroup's shared-memory writes visible to the async proxy
+  /// (TMA, wgmma) and waits for all its threads.
+  void fenceSharedWritesForAsyncProxy(mlir::Operation *op,
+                                      mlir::OpBuilder &builder);
+  /// bar.sync over the 128 threads of the executing warpgroup.
+  void warpgroupBarrier(mlir::Operation *op, mlir::OpBuilder &builder);
+  /// Whether threads may have written shared memory that `op` (an async
+  /// proxy reader) reads: a vector_store to shared memory precedes it in
+  /// its function, or shares an enclosing loop with it.
+  bool sharedWritesPending(mlir::Operation *op);
+
+  // wgmma (LowerWgmma.cpp).
+  mlir::LogicalResult lowerWgmma(mosaic_gpu::WGMMAOp op);
+
+  // Reductions, broadcasts and reshapes (LowerReductions.cpp).
+  mlir::LogicalResult lowerMultiReduction(mlir::vector::MultiDimReductionOp op);
+  mlir::LogicalResult lowerBroadcastInDim(mosaic_gpu::BroadcastInDimOp op);
+  mlir::LogicalResult lowerShapeCast(mlir::vector::ShapeCastOp op);
+  mlir::LogicalResult lowerBroadcast(mlir::vector::BroadcastOp op);
+
+  /// The warpgroup vector type of `value`, also for loop arguments and
+  /// results that were already retyped to registers.
+  mlir::VectorType logicalType(mlir::Value value) const;
+
+  llvm::DenseMap<mlir::Value, Fragment> fragments;
+  llvm::DenseMap<mlir::Value, mlir::VectorType> retypedValues;
+  llvm::DenseMap<mlir::Operation *, mlir::Value> threadIds;
+  llvm::DenseMap<mlir::Operation *, mlir::Value> leaders;
+  llvm::DenseMap<mlir::Operation *, mlir::Value> sharedMemoryBases;
+  /// Tensor maps already added, per kernel, keyed by their description.
+  llvm::DenseMap<std::pair<mlir::Operation *, mlir::Attribute>, mlir::Value>
+      tensorMaps;
+  llvm::SmallVector<mlir::Operation *> lowered;
+};
+
+} // namespace mosaic
+
+#endif // MOSAIC_CONVERSION_MOSAICGPUTONVVM_KERNELLOWERING_H

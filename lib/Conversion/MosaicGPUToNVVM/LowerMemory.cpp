@@ -1,0 +1,433 @@
+//===- LowerMemory.cpp - Shared memory slices, vector loads and stores ----===//
+//
+// `slice_smem` becomes a view of the kernel's dynamic shared memory.
+// `vector_load` / `vector_store` move each thread's registers: strided
+// layouts as `v`-element chunks, tiled layouts as one access per register
+// vector. Tiled (and swizzled) shared-memory buffers are addressed by hand:
+// the logical index is split into tile coordinates, linearized with the
+// buffer's strides, and the swizzle XORs the 16-byte chunk bits with the row
+// bits, as TMA and wgmma do.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conversion/MosaicGPUToNVVM/KernelLowering.h"
+#include "LayoutInference/AttributeBridge.h"
+
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+
+using namespace mlir;
+using namespace mosaic;
+using layout::kLanesPerWarp;
+using layout::kThreadsPerWarpgroup;
+using layout::RegisterLayout;
+using layout::Shape;
+using layout::SmemTransforms;
+
+Value KernelLowering::dynamicSharedMemory(Operation *op) {
+  return atFunctionEntry(
+      op, sharedMemoryBases, [](OpBuilder &builder, Location loc) {
+        // A byte view of the kernel's dynamic shared memory.
+        MLIRContext *context = builder.getContext();
+        auto type = MemRefType::get(
+            {ShapedType::kDynamic}, IntegerType::get(context, 8),
+            MemRefLayoutAttrInterface(),
+            gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+        return gpu::DynamicSharedMemoryOp::create(builder, loc, type)
+            .getResult();
+      });
+}
+
+LogicalResult KernelLowering::lowerSliceSmem(mosaic_gpu::SliceSMEMOp op) {
+  MemRefType type = op.getResult().getType();
+  if (!type.getLayout().isIdentity())
+    return op.emitOpError() << "mosaic-gpu-lower only carves buffers with the "
+                               "identity layout out of shared memory, not "
+                            << type;
+  int64_t offset = op.getOffsetAttr().getInt();
+  if (auto transforms = op->getAttrOfType<ArrayAttr>("out_transforms")) {
+    FailureOr<SmemTransforms> parsed =
+        transforms.empty() ? FailureOr<SmemTransforms>(SmemTransforms::none())
+                           : attrToTransforms(transforms[0]);
+    // A swizzle repeats every 8 rows of its width; TMA and wgmma compute it
+    // from the address, so the buffer must start on such a boundary.
+    if (succeeded(parsed) && parsed->swizzle != layout::kNoSwizzle &&
+        offset % (parsed->swizzle * 8) != 0)
+      return op.emitOpError() << "carves a buffer with a " << parsed->swizzle
+                              << "-byte swizzle at offset " << offset
+                              << "; it must start at a multiple of "
+                              << parsed->swizzle * 8 << " bytes";
+  }
+  Value base = dynamicSharedMemory(op);
+  OpBuilder builder(op);
+  Value start = arith::ConstantIndexOp::create(builder, op.getLoc(), offset);
+  Value view = memref::ViewOp::create(builder, op.getLoc(), type, base, start,
+                                      ValueRange{});
+  op.getResult().replaceAllUsesWith(view);
+  return success();
+}
+
+/// Indices of the element at flat position `flat` of `ref`, row-major.
+static SmallVector<Value> unflatten(OpBuilder &builder, Location loc,
+                                    Value flat, MemRefType ref) {
+  SmallVector<Value> indices(ref.getRank());
+  Value rest = flat;
+  for (int64_t dim = ref.getRank() - 1; dim > 0; --dim) {
+    Value size =
+        arith::ConstantIndexOp::create(builder, loc, ref.getDimSize(dim));
+    indices[dim] = arith::RemUIOp::create(builder, loc, rest, size);
+    rest = arith::DivUIOp::create(builder, loc, rest, size);
+  }
+  indices[0] = rest;
+  return indices;
+}
+
+/// The flat element index where chunk `chunk` of `thread` starts in a
+/// strided layout: (chunk * 128 + thread) * vectorSize.
+static Value chunkStart(OpBuilder &builder, Location loc, int64_t chunk,
+                        Value thread, int64_t vectorSize) {
+  Value first = arith::ConstantIndexOp::create(builder, loc,
+                                               chunk * kThreadsPerWarpgroup);
+  Value size = arith::ConstantIndexOp::create(builder, loc, vectorSize);
+  return arith::MulIOp::create(
+      builder, loc, arith::AddIOp::create(builder, loc, first, thread), size);
+}
+
+LogicalResult KernelLowering::lowerStridedTransfer(Operation *op,
+                                                   const RegisterLayout &layout,
+                                                   Value ref, Value stored,
+                                                   Value *loaded) {
+  auto refType = cast<MemRefType>(ref.getType());
+  // Chunks must lie within a row of a statically shaped, untiled buffer.
+  if (!refType.hasStaticShape() ||
+      refType.getShape().back() % layout.vectorSize())
+    return op->emitOpError()
+           << "needs a static shape whose minor dim is a multiple of the "
+              "vector size "
+           << layout.vectorSize() << ", but the buffer is " << refType;
+  if (op->hasAttr(mosaic_gpu::kTransformsAppliedAttr))
+    return op->emitOpError()
+           << "moves a strided vector to or from a tiled shared-memory "
+              "buffer; only tiled layouts follow a tiling (use a layout_cast "
+              "to WGMMA, or leave the buffer untiled)";
+  int64_t vectorSize = layout.vectorSize();
+  int64_t total = refType.getNumElements() / kThreadsPerWarpgroup;
+  auto chunkType = VectorType::get({vectorSize}, refType.getElementType());
+  Value thread = threadInWarpgroup(op);
+  OpBuilder builder(op);
+  Location loc = op->getLoc();
+  Value registers;
+  if (loaded)
+    registers =
+        arith::ConstantOp::create(builder, loc,
+                                  builder.getZeroAttr(VectorType::get(
+                                      {total}, refType.getElementType())));
+  for (int64_t chunk = 0; chunk * vectorSize < total; ++chunk) {
+    Value flat = chunkStart(builder, loc, chunk, thread, vectorSize);
+    SmallVector<Value> indices = unflatten(builder, loc, flat, refType);
+    if (loaded) {
+      Value piece =
+          vector::LoadOp::create(builder, loc, chunkType, ref, indices);
+      registers = vector::InsertStridedSliceOp::create(
+          builder, loc, piece, registers, ArrayRef<int64_t>{chunk * vectorSize},
+          ArrayRef<int64_t>{1});
+    } else {
+      Value piece = vector::ExtractStridedSliceOp::create(
+          builder, loc, stored, ArrayRef<int64_t>{chunk * vectorSize},
+          ArrayRef<int64_t>{vectorSize}, ArrayRef<int64_t>{1});
+      vector::StoreOp::create(builder, loc, piece, ref, indices);
+    }
+  }
+  if (loaded)
+    *loaded = registers;
+  return success();
+}
+
+FailureOr<SmallVector<Value>>
+KernelLowering::threadOffsets(Operation *op, const layout::TiledLayout &layout,
+                              ArrayRef<int64_t> shape, OpBuilder &builder) {
+  // Each warp and lane digit moves the thread's elements by a fixed amount
+  // per dim; probe the layout for those amounts and sum the digits' shares.
+  llvm::Expected<Shape> tiled = layout.tiling().tileShape(shape);
+  if (!tiled)
+    return op->emitOpError() << llvm::toString(tiled.takeError());
+  llvm::Expected<Shape> origin = layout.elementIndex(shape, 0, 0, 0);
+  if (!origin)
+    return op->emitOpError() << llvm::toString(origin.takeError());
+  Location loc = op->getLoc();
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, value);
+  };
+  SmallVector<Value> offsets(shape.size(), constant(0));
+  Value thread = threadInWarpgroup(op);
+  Value warp =
+      arith::DivUIOp::create(builder, loc, thread, constant(kLanesPerWarp));
+  Value lane =
+      arith::RemUIOp::create(builder, loc, thread, constant(kLanesPerWarp));
+  auto addDigits = [&](ArrayRef<layout::PartitionDim> dims, Value id,
+                       int64_t threadsPerId) -> LogicalResult {
+    int64_t stride = 1;
+    for (const layout::PartitionDim &dim : llvm::reverse(dims)) {
+      int64_t size =
+          dim.isReplicated() ? dim.times : (*tiled)[tiled->size() + dim.dim];
+      if (!dim.isReplicated() && size > 1) {
+        llvm::Expected<Shape> moved =
+            layout.elementIndex(shape, stride * threadsPerId, 0, 0);
+        if (!moved)
+          return op->emitOpError() << llvm::toString(moved.takeError());
+        Value digit = arith::RemUIOp::create(
+            builder, loc,
+            arith::DivUIOp::create(builder, loc, id, constant(stride)),
+            constant(size));
+        for (size_t d = 0; d < shape.size(); ++d) {
+          int64_t step = (*moved)[d] - (*origin)[d];
+          if (step == 0)
+            continue;
+          offsets[d] = arith::AddIOp::create(
+              builder, loc, offsets[d],
+              arith::MulIOp::create(builder, loc, digit, constant(step)));
+        }
+      }
+      stride *= size;
+    }
+    return success();
+  };
+  if (failed(addDigits(layout.warpDims(), warp, kLanesPerWarp)) ||
+      failed(addDigits(layout.laneDims(), lane, 1)))
+    return failure();
+  return offsets;
+}
+
+namespace {
+
+/// Addresses elements of a tiled, possibly swizzled shared-memory buffer.
+struct TiledSmemAddressing {
+  Value base;                   // byte address of the buffer's first element
+  SmallVector<int64_t> strides; // of the tiled memref, in elements
+  Shape logicalShape;
+  Shape tile; // effective tile of the minor dims
+  int64_t elementBytes;
+  int64_t swizzle;
+
+  static FailureOr<TiledSmemAddressing>
+  create(Operation *op, OpBuilder &builder, Value ref, ArrayRef<int64_t> shape,
+         const SmemTransforms &transforms) {
+    auto type = cast<MemRefType>(ref.getType());
+    TiledSmemAddressing result;
+    result.logicalShape = Shape(shape);
+    result.elementBytes = type.getElementTypeBitWidth() / 8;
+    result.swizzle = transforms.swizzle;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(result.strides, offset)) ||
+        llvm::any_of(result.strides, ShapedType::isDynamic))
+      return op->emitOpError()
+             << "needs static strides for tiled buffer " << type;
+    Shape tile = transforms.tile.value_or(Shape{});
+    size_t rank = shape.size();
+    if (type.getRank() != static_cast<int64_t>(rank + tile.size()))
+      return op->emitOpError() << "expects the buffer tiled by "
+                               << transforms.str() << " to have rank "
+                               << rank + tile.size() << ", but it is " << type;
+    for (size_t i = 0; i < tile.size(); ++i)
+      tile[i] = std::min(tile[i], shape[rank - tile.size() + i]);
+    result.tile = tile;
+    Location loc = op->getLoc();
+    auto metadata = memref::ExtractStridedMetadataOp::create(builder, loc, ref);
+    Value aligned =
+        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, ref);
+    result.base = arith::AddIOp::create(
+        builder, loc, aligned,
+        arith::MulIOp::create(
+            builder, loc, metadata.getOffset(),
+            arith::ConstantIndexOp::create(builder, loc, result.elementBytes)));
+    return result;
+  }
+
+  /// The byte address of the element at `index` (logical).
+  Value address(OpBuilder &builder, Location loc, ArrayRef<Value> index) const {
+    auto constant = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(builder, loc, value);
+    };
+    // Logical (.., m, n) -> tiled (.., m / t0, n / t1, m % t0, n % t1).
+    size_t rank = index.size();
+    size_t tiled = tile.size();
+    SmallVector<Value> coordinates(index.begin(), index.end() - tiled);
+    SmallVector<Value> inner;
+    for (size_t i = 0; i < tiled; ++i) {
+      Value position = index[rank - tiled + i];
+      coordinates.push_back(
+          arith::DivUIOp::create(builder, loc, position, constant(tile[i])));
+      inner.push_back(
+          arith::RemUIOp::create(builder, loc, position, constant(tile[i])));
+    }
+    coordinates.append(inner);
+    Value linear = constant(0);
+    for (auto [coordinate, stride] : llvm::zip_equal(coordinates, strides))
+      linear = arith::AddIOp::create(
+          builder, loc, linear,
+          arith::MulIOp::create(builder, loc, coordinate, constant(stride)));
+    Value address = arith::AddIOp::create(
+        builder, loc, base,
+        arith::MulIOp::create(builder, loc, linear, constant(elementBytes)));
+    if (swizzle == layout::kNoSwizzle)
+      return address;
+    // Bits 4.. of the address (the 16-byte chunk in a swizzle-wide row) are
+    // XORed with bits 7.. (the row within the 8-row swizzle atom).
+    Value row = arith::AndIOp::create(
+        builder, loc,
+        arith::ShRUIOp::create(builder, loc, address, constant(7)),
+        constant(swizzle / 16 - 1));
+    return arith::XOrIOp::create(
+        builder, loc, address,
+        arith::ShLIOp::create(builder, loc, row, constant(4)));
+  }
+};
+
+/// A pointer to shared memory at byte address `address`.
+Value sharedPointer(OpBuilder &builder, Location loc, Value address) {
+  Value integer =
+      arith::IndexCastOp::create(builder, loc, builder.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      builder, loc, LLVM::LLVMPointerType::get(builder.getContext(), 3),
+      integer);
+}
+
+} // namespace
+
+LogicalResult KernelLowering::lowerTiledTransfer(Operation *op,
+                                                 const RegisterLayout &layout,
+                                                 VectorType type, Value ref,
+                                                 Value stored, Value *loaded) {
+  auto refType = cast<MemRefType>(ref.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  const layout::TiledLayout &tiled = layout.tiledLayout();
+  llvm::Expected<std::vector<Shape>> elements = thread0Elements(layout, shape);
+  if (!elements)
+    return op->emitOpError() << llvm::toString(elements.takeError());
+  FailureOr<SmemTransforms> transforms = annotatedTransforms(op, 0);
+  if (failed(transforms))
+    return failure();
+  bool tiledBuffer =
+      op->hasAttr(mosaic_gpu::kTransformsAppliedAttr) && !transforms->isNone();
+  if (!tiledBuffer && refType.getShape() != shape)
+    return op->emitOpError() << "moves a " << type << " to or from " << refType
+                             << ", whose shape differs";
+
+  OpBuilder builder(op);
+  Location loc = op->getLoc();
+  FailureOr<SmallVector<Value>> offsets =
+      threadOffsets(op, tiled, shape, builder);
+  if (failed(offsets))
+    return failure();
+  std::optional<TiledSmemAddressing> addressing;
+  if (tiledBuffer) {
+    FailureOr<TiledSmemAddressing> created =
+        TiledSmemAddressing::create(op, builder, ref, shape, *transforms);
+    if (failed(created))
+      return failure();
+    addressing = *created;
+  }
+
+  // Move whole register vectors when their elements are contiguous in the
+  // minor dim, within one swizzle chunk; else element by element.
+  int64_t vectorLength = tiled.vectorLength();
+  int64_t count = elements->size();
+  int64_t minor = shape.size() - 1;
+  int64_t elementBytes = refType.getElementTypeBitWidth() / 8;
+  bool contiguous = vectorLength * elementBytes <= 16;
+  for (int64_t start = 0; contiguous && start < count; start += vectorLength)
+    for (int64_t lane = 0; lane < vectorLength; ++lane) {
+      Shape expected = (*elements)[start];
+      expected[minor] += lane;
+      contiguous &= (*elements)[start + lane] == expected &&
+                    (*elements)[start][minor] % vectorLength == 0;
+    }
+  int64_t group = contiguous ? vectorLength : 1;
+  auto groupType = VectorType::get({group}, type.getElementType());
+  Value registers;
+  if (loaded)
+    registers = arith::ConstantOp::create(
+        builder, loc,
+        builder.getZeroAttr(VectorType::get({count}, type.getElementType())));
+  for (int64_t start = 0; start < count; start += group) {
+    SmallVector<Value> index;
+    for (auto [offset, position] :
+         llvm::zip_equal(*offsets, (*elements)[start]))
+      index.push_back(arith::AddIOp::create(
+          builder, loc, offset,
+          arith::ConstantIndexOp::create(builder, loc, position)));
+    Value piece;
+    if (!loaded)
+      piece = vector::ExtractStridedSliceOp::create(
+          builder, loc, stored, ArrayRef<int64_t>{start},
+          ArrayRef<int64_t>{group}, ArrayRef<int64_t>{1});
+    if (addressing) {
+      Value pointer =
+          sharedPointer(builder, loc, addressing->address(builder, loc, index));
+      unsigned alignment = group * elementBytes;
+      if (loaded)
+        piece =
+            LLVM::LoadOp::create(builder, loc, groupType, pointer, alignment);
+      else
+        LLVM::StoreOp::create(builder, loc, piece, pointer, alignment);
+    } else if (loaded) {
+      piece = vector::LoadOp::create(builder, loc, groupType, ref, index);
+    } else {
+      vector::StoreOp::create(builder, loc, piece, ref, index);
+    }
+    if (loaded)
+      registers = vector::InsertStridedSliceOp::create(
+          builder, loc, piece, registers, ArrayRef<int64_t>{start},
+          ArrayRef<int64_t>{1});
+  }
+  if (loaded)
+    *loaded = registers;
+  return success();
+}
+
+LogicalResult KernelLowering::lowerVectorLoad(mosaic_gpu::VectorLoadOp op) {
+  FailureOr<RegisterLayout> layout = annotatedLayout(op, "out_layouts", 0);
+  if (failed(layout))
+    return failure();
+  Value registers;
+  LogicalResult result = failure();
+  if (layout->isStrided())
+    result =
+        lowerStridedTransfer(op, *layout, op.getSource(), Value(), &registers);
+  else if (layout->isTiled())
+    result = lowerTiledTransfer(op, *layout, op.getResult().getType(),
+                                op.getSource(), Value(), &registers);
+  else
+    return op.emitOpError() << "cannot load into a splat layout: a load "
+                               "reads distinct elements";
+  if (failed(result))
+    return failure();
+  return define(op.getResult(), registers, *layout);
+}
+
+LogicalResult KernelLowering::lowerVectorStore(mosaic_gpu::VectorStoreOp op) {
+  FailureOr<RegisterLayout> layout = annotatedLayout(op, "in_layouts", 0);
+  if (failed(layout))
+    return failure();
+  VectorType type = logicalType(op.getValueToStore());
+  if (layout->isSplat()) {
+    // Every thread holds the value: spread it over a strided layout and let
+    // each thread write its chunks.
+    if (std::optional<int64_t> vectorSize = layout::defaultStridedVectorSize(
+            type.getShape(), type.getElementTypeBitWidth()))
+      layout = RegisterLayout::strided(*vectorSize);
+    else
+      return op.emitOpError() << "cannot store a splat " << type
+                              << ": its elements do not fill whole rows of "
+                                 "128 threads";
+  }
+  OpBuilder builder(op);
+  FailureOr<Value> registers =
+      operandAs(op, op->getOpOperand(0), *layout, builder);
+  if (failed(registers))
+    return failure();
+  if (layout->isStrided())
+    return lowerStridedTransfer(op, *layout, op.getDestination(), *registers,
+                                nullptr);
+  return lowerTiledTransfer(op, *layout, type, op.getDestination(), *registers,
+                            nullptr);
+}

@@ -1,0 +1,411 @@
+//===- LowerTMA.cpp - async_load / async_store / async_prefetch -----------===//
+//
+// TMA transfers become `cp.async.bulk.tensor` operations issued by the
+// warpgroup's leader thread. Their tensor maps are derived here from the
+// global view the transfer uses (after apply-transforms, the tiled view of a
+// kernel argument): each distinct (argument, view, box, swizzle) gets one
+// extra kernel parameter, a 128-byte CUtensorMap passed by value
+// (`byval`, `nvvm.grid_constant`, 64-byte aligned), and a description on the
+// kernel (`mosaic_gpu.tensor_maps`) from which the runtime encodes it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conversion/MosaicGPUToNVVM/KernelLowering.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+using namespace mosaic;
+using layout::SmemTransforms;
+
+/// TMA's limits (CUDA driver API, cuTensorMapEncodeTiled).
+static constexpr int64_t kMaxTensorRank = 5;
+static constexpr int64_t kMaxBoxSize = 256;
+
+/// The kernel argument `ref` views, through view-like ops, if any.
+static BlockArgument kernelArgumentOf(Value ref) {
+  while (true) {
+    if (auto argument = dyn_cast<BlockArgument>(ref))
+      return isa<gpu::GPUFuncOp>(argument.getOwner()->getParentOp())
+                 ? argument
+                 : BlockArgument();
+    Operation *producer = ref.getDefiningOp();
+    if (isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp,
+                        memref::TransposeOp, memref::CastOp>(producer))
+      ref = producer->getOperand(0);
+    else if (auto view = dyn_cast_or_null<ViewLikeOpInterface>(producer))
+      ref = view.getViewSource();
+    else
+      return BlockArgument();
+  }
+}
+
+static std::string elementName(Type type) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << type;
+  return name;
+}
+
+FailureOr<Value> KernelLowering::tensorMap(Operation *op, Value ref,
+                                           ArrayRef<int64_t> sliceLengths,
+                                           const SmemTransforms &transforms) {
+  auto type = cast<MemRefType>(ref.getType());
+  BlockArgument argument = kernelArgumentOf(ref);
+  if (!argument)
+    return op->emitOpError()
+           << "transfers from or to a global buffer that is not a kernel "
+              "argument (or a view of one); TMA needs the tensor's base "
+              "address at launch";
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) || offset != 0 ||
+      llvm::any_of(strides, ShapedType::isDynamic) || !type.hasStaticShape())
+    return op->emitOpError()
+           << "needs a statically shaped global view at offset 0 of its "
+              "kernel argument, but the view is "
+           << type
+           << "; index into the argument with the op's indices "
+              "instead of a subview";
+  int64_t rank = type.getRank();
+  if (rank > kMaxTensorRank)
+    return op->emitOpError() << "needs a rank-" << rank
+                             << " tensor map (after tiling); TMA handles at "
+                                "most "
+                             << kMaxTensorRank << " dims";
+  if (strides.back() != 1)
+    return op->emitOpError() << "needs a global view whose minor dim is "
+                                "contiguous, but its stride is "
+                             << strides.back();
+  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+  Builder builder(op->getContext());
+  SmallVector<int64_t> globalDims, globalStrides, boxDims, elementStrides;
+  for (int64_t dim = rank - 1; dim >= 0; --dim) {
+    globalDims.push_back(type.getDimSize(dim));
+    if (dim != rank - 1) {
+      int64_t bytes = strides[dim] * elementBytes;
+      if (bytes % 16 != 0)
+        return op->emitOpError()
+               << "needs global strides that are multiples of 16 bytes, but "
+                  "dim "
+               << dim << " of " << type << " has a stride of " << bytes
+               << " bytes";
+      globalStrides.push_back(bytes);
+    }
+    int64_t box = sliceLengths[dim] < 0 ? 1 : sliceLengths[dim];
+    if (box > kMaxBoxSize)
+      return op->emitOpError()
+             << "transfers " << box << " elements along dim " << dim
+             << "; a TMA box spans at most " << kMaxBoxSize;
+    boxDims.push_back(box);
+    elementStrides.push_back(1);
+  }
+  int64_t swizzle =
+      transforms.swizzle == layout::kNoSwizzle ? 0 : transforms.swizzle;
+  int64_t innerBytes = boxDims.front() * elementBytes;
+  if (innerBytes % 16 != 0)
+    return op->emitOpError() << "has a minor box dim of " << innerBytes
+                             << " bytes; TMA needs a multiple of 16";
+  if (swizzle && innerBytes > swizzle)
+    return op->emitOpError()
+           << "has a minor box dim of " << innerBytes << " bytes, wider than "
+           << "its " << swizzle << "-byte swizzle";
+
+  auto function = cast<gpu::GPUFuncOp>(argument.getOwner()->getParentOp());
+  NamedAttrList description;
+  description.append("buffer",
+                     builder.getI64IntegerAttr(argument.getArgNumber()));
+  description.append("element_type",
+                     builder.getStringAttr(elementName(type.getElementType())));
+  description.append("rank", builder.getI64IntegerAttr(rank));
+  description.append("global_dims", builder.getDenseI64ArrayAttr(globalDims));
+  description.append("global_strides",
+                     builder.getDenseI64ArrayAttr(globalStrides));
+  description.append("box_dims", builder.getDenseI64ArrayAttr(boxDims));
+  description.append("element_strides",
+                     builder.getDenseI64ArrayAttr(elementStrides));
+  description.append("swizzle", builder.getI64IntegerAttr(swizzle));
+  DictionaryAttr key = description.getDictionary(op->getContext());
+  Value &parameter = tensorMaps[{function, key}];
+  if (parameter)
+    return parameter;
+
+  // A new kernel parameter, after every other.
+  MLIRContext *context = op->getContext();
+  unsigned index = function.getNumArguments();
+  // The parameter becomes a by-value, 64-byte aligned grid constant once
+  // the kernel is an LLVM function (mosaic-gpu-finalize-kernels finds it in
+  // the kernel's tensor-map list).
+  if (failed(function.insertArgument(index, LLVM::LLVMPointerType::get(context),
+                                     DictionaryAttr::get(context),
+                                     function.getLoc())))
+    return op->emitOpError()
+           << "cannot add a tensor-map parameter to " << function.getName();
+  parameter = function.getArgument(index);
+
+  description.append("parameter", builder.getI64IntegerAttr(index));
+  SmallVector<Attribute> maps;
+  if (auto existing = function->getAttrOfType<ArrayAttr>(kTensorMapsAttr))
+    maps.append(existing.begin(), existing.end());
+  description.append("index", builder.getI64IntegerAttr(maps.size()));
+  maps.push_back(description.getDictionary(context));
+  function->setAttr(kTensorMapsAttr, builder.getArrayAttr(maps));
+  return parameter;
+}
+
+/// The shared-memory address of the first element of `ref`.
+static Value sharedAddress(OpBuilder &builder, Location loc, Value ref) {
+  auto type = cast<MemRefType>(ref.getType());
+  auto metadata = memref::ExtractStridedMetadataOp::create(builder, loc, ref);
+  Value aligned =
+      memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, ref);
+  Value bytes = arith::MulIOp::create(
+      builder, loc, metadata.getOffset(),
+      arith::ConstantIndexOp::create(builder, loc,
+                                     type.getElementTypeBitWidth() / 8));
+  Value address = arith::IndexCastOp::create(
+      builder, loc, builder.getI64Type(),
+      arith::AddIOp::create(builder, loc, aligned, bytes));
+  return LLVM::IntToPtrOp::create(
+      builder, loc, LLVM::LLVMPointerType::get(builder.getContext(), 3),
+      address);
+}
+
+/// TMA coordinates, innermost dim first.
+static SmallVector<Value> coordinates(OperandRange indices) {
+  SmallVector<Value> reversed(indices.begin(), indices.end());
+  std::reverse(reversed.begin(), reversed.end());
+  return reversed;
+}
+
+/// Runs `body` in the warpgroup's leader thread only, and only where the
+/// op's optional predicate holds.
+static void inLeader(OpBuilder &builder, Location loc, Value leader,
+                     Value predicate, function_ref<void(OpBuilder &)> body) {
+  Value condition = predicate
+                        ? arith::AndIOp::create(builder, loc, leader, predicate)
+                        : leader;
+  auto branch = scf::IfOp::create(builder, loc, condition,
+                                  /*withElseRegion=*/false);
+  OpBuilder inside = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
+  body(inside);
+}
+
+static LogicalResult checkTransferShapes(Operation *op, MemRefType global,
+                                         MemRefType shared,
+                                         ArrayRef<int64_t> sliceLengths) {
+  SmallVector<int64_t> squeezed;
+  for (int64_t length : sliceLengths)
+    if (length >= 0)
+      squeezed.push_back(length);
+  if (ArrayRef<int64_t>(squeezed) != shared.getShape())
+    return op->emitOpError()
+           << "moves a box of " << global.getElementType() << " shaped ["
+           << llvm::make_range(sliceLengths.begin(), sliceLengths.end())
+           << "] but its shared buffer is " << shared;
+  return success();
+}
+
+LogicalResult KernelLowering::lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op) {
+  if (!op.getCollective().empty())
+    return op.emitOpError()
+           << "multicasts over cluster dims (`collective`), which "
+              "mosaic-gpu-lower does not lower yet; load per block instead";
+  FailureOr<SmemTransforms> transforms = annotatedTransforms(op, 0);
+  if (failed(transforms))
+    return failure();
+  if (failed(checkTransferShapes(op, op.getSource().getType(),
+                                 op.getDestination().getType(),
+                                 op.getSliceLengths())))
+    return failure();
+  FailureOr<Value> map =
+      tensorMap(op, op.getSource(), op.getSliceLengths(), *transforms);
+  if (failed(map))
+    return failure();
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  // The load names its destination in the cluster's shared window (address
+  // space 7); this block's own shared memory is part of it.
+  Value destination = LLVM::AddrSpaceCastOp::create(
+      builder, loc, LLVM::LLVMPointerType::get(op.getContext(), 7),
+      sharedAddress(builder, loc, op.getDestination()));
+  Value barrier = barrierAddress(builder, loc, op.getBarrier());
+  SmallVector<Value> coords = coordinates(op.getIndices());
+  inLeader(builder, loc, isWarpgroupLeader(op), op.getPredicate(),
+           [&](OpBuilder &inside) {
+             NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+                 inside, loc, destination, *map, coords, barrier,
+                 /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
+                 /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
+                 /*isCTAOnly=*/false, /*group=*/nullptr,
+                 /*predicate=*/Value());
+           });
+  return success();
+}
+
+void KernelLowering::fenceSharedWritesForAsyncProxy(Operation *op,
+                                                    OpBuilder &builder) {
+  Location loc = op->getLoc();
+  NVVM::FenceProxyOp::create(
+      builder, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(builder.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  warpgroupBarrier(op, builder);
+}
+
+bool KernelLowering::sharedWritesPending(Operation *op) {
+  Operation *function = op->getParentOfType<FunctionOpInterface>();
+  bool pending = false;
+  function->walk([&](mosaic_gpu::VectorStoreOp store) {
+    auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+        store.getDestination().getType().getMemorySpace());
+    if (!space || space.getValue() != gpu::AddressSpace::Workgroup)
+      return WalkResult::advance();
+    // Before `op` in program order, or in a loop around both.
+    Operation *ancestor = store;
+    while (ancestor && !ancestor->isAncestor(op))
+      ancestor = ancestor->getParentOp();
+    Operation *storeSide = store, *opSide = op;
+    while (storeSide->getParentOp() != ancestor)
+      storeSide = storeSide->getParentOp();
+    while (opSide->getParentOp() != ancestor)
+      opSide = opSide->getParentOp();
+    bool before = storeSide != opSide && storeSide->isBeforeInBlock(opSide);
+    bool inSharedLoop = false;
+    for (Operation *loop = ancestor; loop && loop != function;
+         loop = loop->getParentOp())
+      inSharedLoop |= isa<LoopLikeOpInterface>(loop);
+    pending = before || inSharedLoop;
+    return pending ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return pending;
+}
+
+void KernelLowering::warpgroupBarrier(Operation *op, OpBuilder &builder) {
+  // Named barrier 1 + warpgroup index, over the warpgroup's 128 threads
+  // (barrier 0 is the block-wide one that gpu.barrier uses).
+  Location loc = op->getLoc();
+  Value thread = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
+  Value group =
+      arith::DivUIOp::create(builder, loc, thread,
+                             arith::ConstantIndexOp::create(
+                                 builder, loc, layout::kThreadsPerWarpgroup));
+  Value id = arith::IndexCastOp::create(
+      builder, loc, builder.getI32Type(),
+      arith::AddIOp::create(builder, loc, group,
+                            arith::ConstantIndexOp::create(builder, loc, 1)));
+  Value threads = arith::ConstantIntOp::create(
+      builder, loc, layout::kThreadsPerWarpgroup, 32);
+  NVVM::BarrierOp::create(builder, loc, /*res=*/Type(), id, threads,
+                          /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
+}
+
+static FailureOr<NVVM::TMAReduxKind>
+reductionKind(mosaic_gpu::AsyncStoreOp op) {
+  switch (*op.getReductionOp()) {
+  case mosaic_gpu::TMAReduction::Add:
+    return NVVM::TMAReduxKind::ADD;
+  case mosaic_gpu::TMAReduction::Min:
+  case mosaic_gpu::TMAReduction::Smin:
+    return NVVM::TMAReduxKind::MIN;
+  case mosaic_gpu::TMAReduction::Max:
+  case mosaic_gpu::TMAReduction::Smax:
+    return NVVM::TMAReduxKind::MAX;
+  case mosaic_gpu::TMAReduction::Inc:
+    return NVVM::TMAReduxKind::INC;
+  case mosaic_gpu::TMAReduction::Dec:
+    return NVVM::TMAReduxKind::DEC;
+  case mosaic_gpu::TMAReduction::And:
+    return NVVM::TMAReduxKind::AND;
+  case mosaic_gpu::TMAReduction::Or:
+    return NVVM::TMAReduxKind::OR;
+  case mosaic_gpu::TMAReduction::Xor:
+    return NVVM::TMAReduxKind::XOR;
+  case mosaic_gpu::TMAReduction::Umin:
+  case mosaic_gpu::TMAReduction::Umax:
+    break;
+  }
+  return op.emitOpError()
+         << "reduces with an unsigned min/max, which needs an unsigned "
+            "tensor map type; mosaic-gpu-lower encodes integers as signed";
+}
+
+LogicalResult KernelLowering::lowerAsyncStore(mosaic_gpu::AsyncStoreOp op) {
+  FailureOr<SmemTransforms> transforms = annotatedTransforms(op, 0);
+  if (failed(transforms))
+    return failure();
+  if (failed(checkTransferShapes(op, op.getDestination().getType(),
+                                 op.getSource().getType(),
+                                 op.getSliceLengths())))
+    return failure();
+  std::optional<NVVM::TMAReduxKind> reduction;
+  if (op.getReductionOp()) {
+    FailureOr<NVVM::TMAReduxKind> kind = reductionKind(op);
+    if (failed(kind))
+      return failure();
+    reduction = *kind;
+  }
+  FailureOr<Value> map =
+      tensorMap(op, op.getDestination(), op.getSliceLengths(), *transforms);
+  if (failed(map))
+    return failure();
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  // The warpgroup's threads wrote the source with ordinary stores; TMA
+  // reads it through the async proxy.
+  fenceSharedWritesForAsyncProxy(op, builder);
+  Value source = sharedAddress(builder, loc, op.getSource());
+  SmallVector<Value> coords = coordinates(op.getIndices());
+  bool commit = op.getCommitGroup();
+  inLeader(builder, loc, isWarpgroupLeader(op), op.getPredicate(),
+           [&](OpBuilder &inside) {
+             if (reduction)
+               NVVM::CpAsyncBulkTensorReduceOp::create(
+                   inside, loc, *map, source,
+                   NVVM::TMAReduxKindAttr::get(inside.getContext(), *reduction),
+                   NVVM::TMAStoreModeAttr::get(inside.getContext(),
+                                               NVVM::TMAStoreMode::TILE),
+                   coords, /*l2CacheHint=*/Value());
+             else
+               NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+                   inside, loc, *map, source, coords, /*l2CacheHint=*/Value(),
+                   NVVM::TMAStoreMode::TILE, /*predicate=*/Value());
+             if (!commit)
+               return;
+             // The dialect has no op to wait for stores, so a committed store
+             // completes its reads of shared memory before the warpgroup
+             // goes on: the buffer may then be reused, and the block may
+             // exit.
+             NVVM::CpAsyncBulkCommitGroupOp::create(inside, loc);
+             NVVM::CpAsyncBulkWaitGroupOp::create(inside, loc, 0,
+                                                  inside.getUnitAttr());
+           });
+  if (commit)
+    warpgroupBarrier(op, builder);
+  return success();
+}
+
+LogicalResult
+KernelLowering::lowerAsyncPrefetch(mosaic_gpu::AsyncPrefetchOp op) {
+  if (!op.getCollective().empty())
+    return op.emitOpError()
+           << "prefetches collectively over cluster dims (`collective`), "
+              "which mosaic-gpu-lower does not lower yet";
+  FailureOr<Value> map = tensorMap(op, op.getSource(), op.getSliceLengths(),
+                                   SmemTransforms::none());
+  if (failed(map))
+    return failure();
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  SmallVector<Value> coords = coordinates(op.getIndices());
+  inLeader(builder, loc, isWarpgroupLeader(op), op.getPredicate(),
+           [&](OpBuilder &inside) {
+             NVVM::CpAsyncBulkTensorPrefetchOp::create(
+                 inside, loc, *map, coords, /*im2colOffsets=*/ValueRange{},
+                 NVVM::TMALoadMode::TILE, /*l2CacheHint=*/Value());
+           });
+  return success();
+}

@@ -1,0 +1,257 @@
+//===- LowerWgmma.cpp - wgmma to wgmma.mma_async --------------------------===//
+//
+// `wgmma` computes acc + A * B for the whole warpgroup. The accumulator's
+// WGMMA layout holds, per 64-row block, exactly the registers of one
+// `wgmma.mma_async.m64nNkK` accumulator in instruction order, so each block
+// is packed into the instruction's struct as is. A (K-major, row-major M x K)
+// and B (MN-major, row-major K x N) come from tiled, swizzled shared memory;
+// their 64-bit matrix descriptors follow from the tiled buffers' strides:
+//
+//   A: SBO = bytes between 8-row groups; LBO unused for swizzled K-major.
+//   B: LBO = bytes between swizzle-wide column blocks, SBO = bytes between
+//      8-row groups of K.
+//
+// One instruction spans 32 bytes of K; consecutive K steps move the start
+// address within the swizzled row (A) or by whole row groups (B). The
+// instructions are bracketed by wgmma.fence, commit_group and wait_group 0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conversion/MosaicGPUToNVVM/KernelLowering.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace mosaic;
+using layout::RegisterLayout;
+using layout::SmemTransforms;
+
+static constexpr int64_t kInstructionM = 64;
+static constexpr int64_t kInstructionKBytes = 32;
+
+static std::optional<NVVM::WGMMATypes> wgmmaType(Type type) {
+  if (type.isBF16())
+    return NVVM::WGMMATypes::bf16;
+  if (type.isF16())
+    return NVVM::WGMMATypes::f16;
+  if (type.isF32())
+    return NVVM::WGMMATypes::tf32;
+  if (isa<Float8E4M3FNType>(type))
+    return NVVM::WGMMATypes::e4m3;
+  if (isa<Float8E5M2Type>(type))
+    return NVVM::WGMMATypes::e5m2;
+  if (type.isInteger(8))
+    return NVVM::WGMMATypes::s8;
+  return std::nullopt;
+}
+
+static int64_t swizzleMode(int64_t swizzle) {
+  switch (swizzle) {
+  case 128:
+    return 1;
+  case 64:
+    return 2;
+  case 32:
+    return 3;
+  default:
+    return 0;
+  }
+}
+
+namespace {
+
+/// A tiled shared-memory operand: (rows / 8, cols / T, 8, T) with a swizzle
+/// T elements wide.
+struct MmaOperand {
+  Value address; // i64 shared address of the first element
+  SmallVector<int64_t> strideBytes;
+  int64_t swizzle;
+  int64_t elementBytes;
+
+  static FailureOr<MmaOperand> create(Operation *op, OpBuilder &builder,
+                                      StringRef name, Value ref,
+                                      const SmemTransforms &transforms) {
+    auto type = cast<MemRefType>(ref.getType());
+    MmaOperand operand;
+    operand.swizzle = transforms.swizzle;
+    operand.elementBytes = type.getElementTypeBitWidth() / 8;
+    int64_t width = transforms.swizzle / operand.elementBytes;
+    if (transforms.swizzle == layout::kNoSwizzle || !transforms.tile ||
+        *transforms.tile != layout::Shape{8, width} || type.getRank() != 4 ||
+        !op->hasAttr(mosaic_gpu::kTransformsAppliedAttr))
+      return op->emitOpError()
+             << "needs " << name
+             << " in shared memory tiled by (8, swizzle / element bytes) with "
+                "a 32, 64 or 128-byte swizzle (run mosaic-gpu-infer-layouts "
+                "and mosaic-gpu-apply-transforms), but it is "
+             << type << " with transforms " << transforms.str();
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) ||
+        llvm::any_of(strides, ShapedType::isDynamic) || strides[3] != 1 ||
+        strides[2] != width)
+      return op->emitOpError() << "needs the tiles of " << name
+                               << " stored contiguously, but it is " << type;
+    for (int64_t stride : strides)
+      operand.strideBytes.push_back(stride * operand.elementBytes);
+    Location loc = op->getLoc();
+    auto metadata = memref::ExtractStridedMetadataOp::create(builder, loc, ref);
+    Value aligned =
+        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, ref);
+    Value start = arith::AddIOp::create(
+        builder, loc, aligned,
+        arith::MulIOp::create(builder, loc, metadata.getOffset(),
+                              arith::ConstantIndexOp::create(
+                                  builder, loc, operand.elementBytes)));
+    operand.address =
+        arith::IndexCastOp::create(builder, loc, builder.getI64Type(), start);
+    return operand;
+  }
+
+  /// The matrix descriptor of the operand, `offsetBytes` past its start.
+  Value descriptor(OpBuilder &builder, Location loc, int64_t offsetBytes,
+                   int64_t leadingBytes, int64_t strideBytes) const {
+    auto constant = [&](int64_t value) -> Value {
+      return arith::ConstantIntOp::create(builder, loc, value, 64);
+    };
+    Value start =
+        arith::AddIOp::create(builder, loc, address, constant(offsetBytes));
+    // Bits 0-13: start address / 16 (18 address bits).
+    Value encoded = arith::ShRUIOp::create(
+        builder, loc,
+        arith::AndIOp::create(builder, loc, start, constant(0x3FFFF)),
+        constant(4));
+    int64_t fixed = ((leadingBytes >> 4) & 0x3FFF) << 16 |
+                    ((strideBytes >> 4) & 0x3FFF) << 32 |
+                    swizzleMode(swizzle) << 62;
+    return arith::OrIOp::create(builder, loc, encoded, constant(fixed));
+  }
+};
+
+} // namespace
+
+LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
+  if (isa<VectorType>(op.getA().getType()))
+    return op.emitOpError()
+           << "takes A from registers, which mosaic-gpu-lower does not lower "
+              "yet; store A to shared memory and pass the buffer";
+  FailureOr<RegisterLayout> accLayout = annotatedLayout(op, "in_layouts", 0);
+  FailureOr<RegisterLayout> resultLayout =
+      annotatedLayout(op, "out_layouts", 0);
+  if (failed(accLayout) || failed(resultLayout))
+    return failure();
+  const RegisterLayout &wgmma = layout::namedLayout(layout::NamedLayout::Wgmma);
+  if (*accLayout != wgmma || *resultLayout != wgmma)
+    return op.emitOpError() << "needs its accumulator in the WGMMA layout, "
+                               "but it is "
+                            << accLayout->str();
+  VectorType accType = logicalType(op.getAccumulator());
+  Type accElement = accType.getElementType();
+  if (!accElement.isF32() && !accElement.isInteger(32))
+    return op.emitOpError() << "accumulates in " << accElement
+                            << "; mosaic-gpu-lower lowers f32 and i32 "
+                               "accumulators";
+  auto aType = cast<MemRefType>(op.getA().getType());
+  Type element = aType.getElementType();
+  std::optional<NVVM::WGMMATypes> inputType = wgmmaType(element);
+  if (!inputType)
+    return op.emitOpError()
+           << "multiplies " << element << ", which wgmma does not take";
+  if (element.getIntOrFloatBitWidth() != 16)
+    return op.emitOpError()
+           << "multiplies " << element
+           << " with B in row-major (MN-major) order, which wgmma transposes "
+              "only for 16-bit types";
+  FailureOr<SmemTransforms> aTransforms = annotatedTransforms(op, 0);
+  FailureOr<SmemTransforms> bTransforms = annotatedTransforms(op, 1);
+  if (failed(aTransforms) || failed(bTransforms))
+    return failure();
+  if (aTransforms->swizzle != bTransforms->swizzle)
+    return op.emitOpError() << "needs A and B with the same swizzle, but they "
+                               "have "
+                            << aTransforms->swizzle << " and "
+                            << bTransforms->swizzle << " bytes";
+
+  int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
+  auto bType = cast<MemRefType>(op.getB().getType());
+  int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+  int64_t kSpan = kInstructionKBytes / elementBytes;
+  // The tiled buffers: A is (M / 8, K / T, 8, T), B is (K / 8, N / T, 8, T).
+  int64_t k =
+      aType.getRank() == 4 ? aType.getDimSize(1) * aType.getDimSize(3) : -1;
+  if (k <= 0 || k % kSpan != 0)
+    return op.emitOpError()
+           << "needs K to be a multiple of " << kSpan << ", but A is " << aType;
+
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  FailureOr<Value> accRegisters =
+      operandAs(op, op->getOpOperand(0), *accLayout, builder);
+  if (failed(accRegisters))
+    return failure();
+  if (sharedWritesPending(op))
+    fenceSharedWritesForAsyncProxy(op, builder);
+  FailureOr<MmaOperand> a =
+      MmaOperand::create(op, builder, "A", op.getA(), *aTransforms);
+  FailureOr<MmaOperand> b =
+      MmaOperand::create(op, builder, "B", op.getB(), *bTransforms);
+  if (failed(a) || failed(b))
+    return failure();
+  (void)bType;
+
+  MLIRContext *context = op.getContext();
+  int64_t perBlock = n / 2; // accumulator registers of one m64nN instruction
+  SmallVector<Type> fields(perBlock, accElement);
+  auto structType = LLVM::LLVMStructType::getLiteral(context, fields);
+  NVVM::WGMMATypes accumulatorType =
+      accElement.isF32() ? NVVM::WGMMATypes::f32 : NVVM::WGMMATypes::s32;
+  auto shape = NVVM::MMAShapeAttr::get(context, kInstructionM, n, kSpan);
+  int64_t swizzleBytes = a->swizzle;
+
+  NVVM::WgmmaFenceAlignedOp::create(builder, loc);
+  SmallVector<Value> blocks;
+  for (int64_t block = 0; block < m / kInstructionM; ++block) {
+    Value packed = LLVM::UndefOp::create(builder, loc, structType);
+    for (int64_t i = 0; i < perBlock; ++i) {
+      Value scalar = vector::ExtractOp::create(
+          builder, loc, *accRegisters, ArrayRef<int64_t>{block * perBlock + i});
+      packed = LLVM::InsertValueOp::create(builder, loc, packed, scalar,
+                                           ArrayRef<int64_t>{i});
+    }
+    for (int64_t step = 0; step < k / kSpan; ++step) {
+      int64_t kBytes = step * kInstructionKBytes;
+      // A: 64 rows are 8 row groups; K moves within the swizzled row, then
+      // to the next column of tiles.
+      int64_t aOffset = block * 8 * a->strideBytes[0] +
+                        (kBytes / swizzleBytes) * a->strideBytes[1] +
+                        kBytes % swizzleBytes;
+      // B: K moves by whole 8-row groups.
+      int64_t bOffset = (step * kSpan / 8) * b->strideBytes[0];
+      Value aDescriptor = a->descriptor(builder, loc, aOffset,
+                                        /*leadingBytes=*/16, a->strideBytes[0]);
+      Value bDescriptor = b->descriptor(builder, loc, bOffset,
+                                        b->strideBytes[1], b->strideBytes[0]);
+      packed = NVVM::WgmmaMmaAsyncOp::create(
+          builder, loc, structType, packed, aDescriptor, bDescriptor, shape,
+          *inputType, *inputType, accumulatorType, NVVM::WGMMAScaleOut::one,
+          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+          NVVM::MMALayout::row, NVVM::MMALayout::row,
+          /*satfinite=*/nullptr);
+    }
+    blocks.push_back(packed);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(builder, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(builder, loc, 0);
+
+  Value result = arith::ConstantOp::create(
+      builder, loc, builder.getZeroAttr(accRegisters->getType()));
+  for (auto [block, packed] : llvm::enumerate(blocks))
+    for (int64_t i = 0; i < perBlock; ++i) {
+      Value scalar = LLVM::ExtractValueOp::create(builder, loc, packed,
+                                                  ArrayRef<int64_t>{i});
+      result = vector::InsertOp::create(
+          builder, loc, scalar, result,
+          ArrayRef<int64_t>{static_cast<int64_t>(block) * perBlock + i});
+    }
+  return define(op.getResult(), result, *resultLayout);
+}
