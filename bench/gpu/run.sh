@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Benchmarks the compiled kernels against their peers, in one run on a GPU
+# machine that has CUDA, CMake, PyTorch and Triton but no LLVM or MLIR.
+#
+#   bench/gpu/run.sh KERNEL_DIR [bench.py options: --reps N --warmup N --seed S]
+#
+# KERNEL_DIR holds CUBINs and their JSON manifests, compiled beforehand on a
+# build machine with bench/gpu/compile-kernels.sh. This script builds
+# runtime/ on its own (no LLVM), runs its tests (the GPU ones run here),
+# checks and times every kernel with mosaic-run and its peers with
+# bench/gpu/bench.py, and appends the table to docs/BENCHMARKS.md when every
+# check passed. With $OUT set (the device tool's output folder) it also
+# writes the table and the raw results there. It exits non-zero when the
+# build, a test or a numerical check failed.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if [ $# -lt 1 ]; then
+  echo "usage: bench/gpu/run.sh KERNEL_DIR [bench.py options]" >&2
+  exit 2
+fi
+command="bench/gpu/run.sh$(printf ' %q' "$@")"
+kernels=$(cd "$1" && pwd)
+shift
+
+build=${MOSAIC_RUNTIME_BUILD:-$root/build-runtime}
+generator=()
+if command -v ninja >/dev/null; then generator=(-G Ninja); fi
+cmake -S "$root/runtime" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$build" -j "$(nproc)"
+(cd "$build" && ctest --output-on-failure)
+
+out_args=()
+if [ -n "${OUT:-}" ]; then out_args=(--out "$OUT"); fi
+python3 "$root/bench/gpu/bench.py" --kernels "$kernels" \
+  --mosaic-run "$build/bin/mosaic-run" --docs "$root/docs/BENCHMARKS.md" \
+  --command "$command" "${out_args[@]}" "$@"
