@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace mosaic::runtime {
@@ -87,6 +88,16 @@ int hexValue(char c) {
   return -1;
 }
 
+/// "character 'x'", or "byte 0xEF" when it does not print.
+std::string describeCharacter(char c) {
+  if (c > 0x20 && c < 0x7F)
+    return std::string("character '") + c + "'";
+  char text[16];
+  std::snprintf(text, sizeof(text), "byte 0x%02X",
+                static_cast<unsigned char>(c));
+  return text;
+}
+
 void appendUtf8(std::string &out, uint32_t codePoint) {
   if (codePoint < 0x80) {
     out += static_cast<char>(codePoint);
@@ -164,8 +175,7 @@ private:
       return parseArray(depth);
     if (c == '"') {
       Expected<std::string> s = parseString();
-      if (!s.ok())
-        return Error{s.message()};
+      MOSAIC_RETURN_IF_ERROR(s);
       return JsonValue::string(std::move(*s));
     }
     if (c == '-' || isDigit(c))
@@ -176,8 +186,8 @@ private:
       return JsonValue::boolean(false);
     if (consumeWord("null"))
       return JsonValue::null();
-    return fail(std::string("unexpected character '") + c +
-                "' where a value should start");
+    return fail("unexpected " + describeCharacter(c) +
+                " where a value should start");
   }
 
   Expected<JsonValue> parseObject(int depth) {
@@ -194,8 +204,7 @@ private:
         return fail("expected a string key in an object");
       size_t keyPos = pos;
       Expected<std::string> key = parseString();
-      if (!key.ok())
-        return Error{key.message()};
+      MOSAIC_RETURN_IF_ERROR(key);
       for (const JsonValue::Member &member : members) {
         if (member.first == *key) {
           pos = keyPos;
@@ -350,8 +359,7 @@ private:
         break;
       case 'u': {
         Expected<uint32_t> unit = parseHex4();
-        if (!unit.ok())
-          return Error{unit.message()};
+        MOSAIC_RETURN_IF_ERROR(unit);
         uint32_t codePoint = *unit;
         if (codePoint >= 0xDC00 && codePoint <= 0xDFFF)
           return fail("unpaired low surrogate in \\u escape");
@@ -359,8 +367,7 @@ private:
           if (!consumeWord("\\u"))
             return fail("high surrogate not followed by a \\u low surrogate");
           Expected<uint32_t> low = parseHex4();
-          if (!low.ok())
-            return Error{low.message()};
+          MOSAIC_RETURN_IF_ERROR(low);
           if (*low < 0xDC00 || *low > 0xDFFF)
             return fail("high surrogate not followed by a \\u low surrogate");
           codePoint = 0x10000 + ((codePoint - 0xD800) << 10) + (*low - 0xDC00);

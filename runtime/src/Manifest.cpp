@@ -103,8 +103,7 @@ public:
 
   Expected<std::string> string(const std::string &key) const {
     Expected<const JsonValue *> value = get(key, JsonValue::Kind::String);
-    if (!value.ok())
-      return Error{value.message()};
+    MOSAIC_RETURN_IF_ERROR(value);
     if ((*value)->asString().empty())
       return Error{"`" + pathOf(key) + "` is empty"};
     return (*value)->asString();
@@ -113,23 +112,20 @@ public:
   Expected<int64_t> integer(const std::string &key, int64_t low,
                             int64_t high) const {
     Expected<const JsonValue *> value = get(key, JsonValue::Kind::Number);
-    if (!value.ok())
-      return Error{value.message()};
+    MOSAIC_RETURN_IF_ERROR(value);
     return checkInteger(**value, pathOf(key), low, high);
   }
 
   Expected<std::vector<int64_t>> integers(const std::string &key, int64_t low,
                                           int64_t high) const {
     Expected<const JsonValue *> value = get(key, JsonValue::Kind::Array);
-    if (!value.ok())
-      return Error{value.message()};
+    MOSAIC_RETURN_IF_ERROR(value);
     std::vector<int64_t> result;
     const std::vector<JsonValue> &elements = (*value)->elements();
     for (size_t i = 0; i < elements.size(); ++i) {
       Expected<int64_t> element =
           checkInteger(elements[i], index(pathOf(key), i), low, high);
-      if (!element.ok())
-        return Error{element.message()};
+      MOSAIC_RETURN_IF_ERROR(element);
       result.push_back(*element);
     }
     return result;
@@ -140,8 +136,7 @@ public:
   choice(const std::string &key,
          const std::vector<std::pair<const char *, unsigned>> &choices) const {
     Expected<std::string> value = string(key);
-    if (!value.ok())
-      return Error{value.message()};
+    MOSAIC_RETURN_IF_ERROR(value);
     std::string allowed;
     for (const auto &[name, result] : choices) {
       if (*value == name)
@@ -172,8 +167,7 @@ private:
 Expected<std::array<uint32_t, 3>> readDim3(const ObjectReader &reader,
                                            const std::string &key) {
   Expected<std::vector<int64_t>> values = reader.integers(key, 1, kMaxInt32);
-  if (!values.ok())
-    return Error{values.message()};
+  MOSAIC_RETURN_IF_ERROR(values);
   if (values->size() != 3)
     return Error{"`" + key + "` must have 3 entries (x, y, z), got " +
                  std::to_string(values->size())};
@@ -207,8 +201,7 @@ Status readArch(const std::string &arch, Manifest &manifest) {
 
 Expected<ElementType> readElementType(const ObjectReader &reader) {
   Expected<std::string> name = reader.string("element_type");
-  if (!name.ok())
-    return Error{name.message()};
+  MOSAIC_RETURN_IF_ERROR(name);
   std::optional<ElementType> type = parseElementType(*name);
   if (!type)
     return Error{"`" + reader.pathOf("element_type") + "` is \"" + *name +
@@ -221,12 +214,10 @@ Expected<BufferParameter> readBuffer(const ObjectReader &reader,
   BufferParameter buffer;
   buffer.index = position;
   Expected<ElementType> type = readElementType(reader);
-  if (!type.ok())
-    return Error{type.message()};
+  MOSAIC_RETURN_IF_ERROR(type);
   buffer.elementType = *type;
   Expected<std::vector<int64_t>> shape = reader.integers("shape", 1, kMaxInt64);
-  if (!shape.ok())
-    return Error{shape.message()};
+  MOSAIC_RETURN_IF_ERROR(shape);
   buffer.shape = *shape;
   uint64_t bytes = byteSize(buffer.elementType);
   for (int64_t dim : buffer.shape) {
@@ -236,8 +227,7 @@ Expected<BufferParameter> readBuffer(const ObjectReader &reader,
     bytes *= static_cast<uint64_t>(dim);
   }
   Expected<int64_t> alignment = reader.integer("alignment", 1, 1 << 30);
-  if (!alignment.ok())
-    return Error{alignment.message()};
+  MOSAIC_RETURN_IF_ERROR(alignment);
   if ((*alignment & (*alignment - 1)) != 0)
     return Error{"`" + reader.pathOf("alignment") + "` is " +
                  std::to_string(*alignment) + ", expected a power of two"};
@@ -249,8 +239,7 @@ template <typename T>
 Expected<std::vector<T>> readArray(const ObjectReader &reader,
                                    const std::string &key, int64_t high) {
   Expected<std::vector<int64_t>> values = reader.integers(key, 0, high);
-  if (!values.ok())
-    return Error{values.message()};
+  MOSAIC_RETURN_IF_ERROR(values);
   return std::vector<T>(values->begin(), values->end());
 }
 
@@ -304,8 +293,7 @@ Expected<TensorMapEntry> readTensorMap(const ObjectReader &reader,
 Expected<const std::vector<JsonValue> *> readList(const ObjectReader &reader,
                                                   const std::string &key) {
   Expected<const JsonValue *> list = reader.get(key, JsonValue::Kind::Array);
-  if (!list.ok())
-    return Error{list.message()};
+  MOSAIC_RETURN_IF_ERROR(list);
   return &(*list)->elements();
 }
 

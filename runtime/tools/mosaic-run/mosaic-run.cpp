@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <random>
 #include <set>
@@ -55,9 +56,10 @@ options:
   --warmup=N        untimed runs before timing (default 10)
   --reps=N          timed runs; the median is reported (default 100)
   --seed=S          seed of the random inputs (default: drawn, and printed)
-  --flops=F         floating-point operations per run (default: from the
-                    reference, e.g. 2*M*N*K for gemm)
-  --bytes=B         bytes moved per run (default: every buffer once)
+  --flops=F         floating-point operations per run, for TFLOP/s
+                    (default: from the reference, e.g. 2*M*N*K for gemm)
+  --bytes=B         bytes moved per run, for GB/s (default: every buffer
+                    read or written once)
   --device=N        CUDA device ordinal (default 0)
   --json=PATH       also write the result as JSON to PATH
 
@@ -67,6 +69,7 @@ libcuda.so.1.
 )";
 
 struct Options {
+  bool help = false;
   std::string manifest;
   std::optional<std::string> check;
   std::optional<std::vector<unsigned>> outputs;
@@ -127,7 +130,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
       return *number;
     };
     if (name == "--help") {
-      return Error{""};
+      options.help = true;
+      return options;
     } else if (name == "--check") {
       options.check = value;
     } else if (name == "--outputs") {
@@ -144,6 +148,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
         outputs.push_back(*index);
         start = comma + 1;
       }
+      std::sort(outputs.begin(), outputs.end());
+      outputs.erase(std::unique(outputs.begin(), outputs.end()), outputs.end());
       options.outputs = outputs;
     } else if (name == "--samples" || name == "--warmup" || name == "--reps" ||
                name == "--seed" || name == "--device") {
@@ -157,10 +163,9 @@ Expected<Options> parseOptions(int argc, char **argv) {
         options.reps = *number;
       else if (name == "--seed")
         options.seed = *number;
-      else if (*number > 1024)
-        return Error{"--device " + value + " is not a device ordinal"};
-      else
-        options.device = static_cast<int>(*number);
+      else // Context::open reports an ordinal without a device.
+        options.device = static_cast<int>(
+            std::min<uint64_t>(*number, std::numeric_limits<int>::max()));
     } else if (name == "--flops" || name == "--bytes") {
       Expected<double> number = real();
       MOSAIC_RETURN_IF_ERROR(number);
@@ -174,8 +179,6 @@ Expected<Options> parseOptions(int argc, char **argv) {
                  std::to_string(positional.size()) + " arguments"};
   if (options.reps == 0)
     return Error{"--reps must be at least 1"};
-  if (options.flops && options.bytes)
-    return Error{"give --flops or --bytes, not both"};
   options.manifest = positional[0];
   return options;
 }
@@ -222,7 +225,7 @@ Expected<Plan> makePlan(const Manifest &manifest, const Options &options) {
 /// A stream and the events timing it, destroyed with this object.
 class Timer {
 public:
-  Timer(const Driver &cuda) : cuda(cuda) {}
+  explicit Timer(const Driver &cuda) : cuda(cuda) {}
   Timer(const Timer &) = delete;
   ~Timer() {
     for (CUevent event : events)
@@ -557,11 +560,11 @@ Status writeJson(const std::string &path, const Manifest &manifest,
 
 int main(int argc, char **argv) {
   Expected<Options> options = parseOptions(argc, argv);
+  if (options.ok() && options->help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
   if (!options.ok()) {
-    if (options.message().empty()) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
     std::fprintf(stderr,
                  "mosaic-run: error: %s\n(mosaic-run --help lists "
                  "the options)\n",
