@@ -26,12 +26,9 @@ std::string writeTempFile(const std::string &name,
   return path;
 }
 
-Outcome runMosaicRun(const std::string &arguments,
-                     const std::string &environment) {
-  std::string command =
-      environment + " " + MOSAIC_RUN_PATH + " " + arguments + " 2>&1";
+Outcome runCommand(const std::string &command) {
   Outcome outcome;
-  FILE *pipe = popen(command.c_str(), "r");
+  FILE *pipe = popen((command + " 2>&1").c_str(), "r");
   if (!pipe)
     return outcome;
   char chunk[4096];
@@ -41,6 +38,11 @@ Outcome runMosaicRun(const std::string &arguments,
   int status = pclose(pipe);
   outcome.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return outcome;
+}
+
+Outcome runMosaicRun(const std::string &arguments,
+                     const std::string &environment) {
+  return runCommand(environment + " " + MOSAIC_RUN_PATH + " " + arguments);
 }
 
 } // namespace mosaic::runtime::test

@@ -69,6 +69,9 @@ struct Outcome {
   std::string output; // stdout and stderr together.
 };
 
+/// Runs `command` with /bin/sh, capturing stdout and stderr together.
+Outcome runCommand(const std::string &command);
+
 /// Runs the mosaic-run binary with `arguments`, after `environment`
 /// assignments (shell syntax).
 Outcome runMosaicRun(const std::string &arguments,
