@@ -41,6 +41,23 @@ TEST(Driver, LibraryWithoutTheDriverApiIsAClearError) {
                 " and needs a driver at least that new");
 }
 
+// The toolkit's stub libcuda exports every entry point of the driver API
+// and fails cuInit: every symbol the runtime looks up must resolve in it.
+TEST(Driver, StubDriverHasEveryEntryPoint) {
+#ifndef MOSAIC_CUDA_STUB_DRIVER
+  GTEST_SKIP() << "no stub libcuda.so beside cuda.h";
+#else
+  Expected<std::unique_ptr<Driver>> driver =
+      Driver::load(MOSAIC_CUDA_STUB_DRIVER);
+  ASSERT_FALSE(driver.ok());
+  EXPECT_TRUE(
+      startsWith(driver.message(), std::string("the CUDA driver ") +
+                                       MOSAIC_CUDA_STUB_DRIVER +
+                                       " is present, but cuInit failed: "))
+      << driver.message();
+#endif
+}
+
 // The process's driver is libcuda.so.1 unless MOSAIC_CUDA_DRIVER names
 // another. On a machine without one the error says so; with one, it loads.
 TEST(Driver, DefaultDriverLoadsOrSaysWhyNot) {
