@@ -195,6 +195,13 @@ const char *kRoundTripManifest = R"({
      "l2_promotion": "none", "oob_fill": "none"}]
 })";
 
+/// Declares `name` as the value of `expr`, an `Expected`, or ends the test
+/// with its message.
+#define ASSIGN_OR_FAIL(name, expr)                                             \
+  auto name##Expected = (expr);                                                \
+  ASSERT_TRUE(name##Expected.ok()) << name##Expected.message();                \
+  auto &name = *name##Expected
+
 class Gpu : public testing::Test {
 protected:
   void SetUp() override {
@@ -214,26 +221,22 @@ protected:
     writeTempFile("mosaic_gpu_roundtrip.ptx", kRoundTripPtx);
   }
 
-  Kernel load(const std::string &json) {
+  /// Parses `json` (relative paths from the temporary directory) and loads
+  /// the kernel.
+  Expected<Kernel> load(const std::string &json) {
     Expected<Manifest> manifest = parseManifest(json, testing::TempDir());
-    EXPECT_TRUE(manifest.ok()) << manifest.message();
-    Expected<Kernel> kernel = Kernel::load(*context, *manifest);
-    EXPECT_TRUE(kernel.ok()) << kernel.message();
-    return std::move(*kernel);
+    MOSAIC_RETURN_IF_ERROR(manifest);
+    return Kernel::load(*context, *manifest);
   }
 
   std::string loadError(const std::string &json) {
-    Expected<Manifest> manifest = parseManifest(json, testing::TempDir());
-    EXPECT_TRUE(manifest.ok()) << manifest.message();
-    Expected<Kernel> kernel = Kernel::load(*context, *manifest);
+    Expected<Kernel> kernel = load(json);
     EXPECT_FALSE(kernel.ok());
     return kernel.message();
   }
 
-  DeviceBuffer allocate(size_t bytes) {
-    Expected<DeviceBuffer> buffer = DeviceBuffer::allocate(*context, bytes);
-    EXPECT_TRUE(buffer.ok()) << buffer.message();
-    return std::move(*buffer);
+  Expected<DeviceBuffer> allocate(size_t bytes) {
+    return DeviceBuffer::allocate(*context, bytes);
   }
 
   void synchronize() {
@@ -246,7 +249,7 @@ protected:
 };
 
 TEST_F(Gpu, DeviceBufferCopiesAndFills) {
-  DeviceBuffer buffer = allocate(1 << 20);
+  ASSIGN_OR_FAIL(buffer, allocate(1 << 20));
   std::vector<uint8_t> pattern(1 << 20), back(1 << 20);
   for (size_t i = 0; i < pattern.size(); ++i)
     pattern[i] = static_cast<uint8_t>(i * 7 + 3);
@@ -260,15 +263,16 @@ TEST_F(Gpu, DeviceBufferCopiesAndFills) {
 
 TEST_F(Gpu, LaunchesAnElementwiseKernel) {
   constexpr int kElements = 8192;
-  Kernel kernel = load(elementwiseManifest("mosaic_gpu_elementwise.ptx",
-                                           kElements, kElements / 128));
+  ASSIGN_OR_FAIL(kernel, load(elementwiseManifest("mosaic_gpu_elementwise.ptx",
+                                                  kElements, kElements / 128)));
   std::vector<float> x(kElements), y(kElements), out(kElements);
   for (int i = 0; i < kElements; ++i) {
     x[i] = 0.25f * (i % 97) - 7;
     y[i] = 1.5f - 0.125f * (i % 31);
   }
-  DeviceBuffer dx = allocate(4 * kElements), dy = allocate(4 * kElements),
-               dout = allocate(4 * kElements);
+  ASSIGN_OR_FAIL(dx, allocate(4 * kElements));
+  ASSIGN_OR_FAIL(dy, allocate(4 * kElements));
+  ASSIGN_OR_FAIL(dout, allocate(4 * kElements));
   ASSERT_TRUE(dx.upload(x.data()).ok());
   ASSERT_TRUE(dy.upload(y.data()).ok());
   std::vector<int64_t> shape = {kElements};
@@ -286,9 +290,9 @@ TEST_F(Gpu, LaunchesAnElementwiseKernel) {
 }
 
 TEST_F(Gpu, DriverChecksOfPointers) {
-  Kernel kernel =
-      load(elementwiseManifest("mosaic_gpu_elementwise.ptx", 8192, 64));
-  DeviceBuffer good = allocate(4 * 8192);
+  ASSIGN_OR_FAIL(kernel, load(elementwiseManifest("mosaic_gpu_elementwise.ptx",
+                                                  8192, 64)));
+  ASSIGN_OR_FAIL(good, allocate(4 * 8192));
   std::vector<int64_t> shape = {8192};
   alignas(16) static float host[8192];
   Expected<Launch> hostPointer = kernel.prepare(
@@ -303,7 +307,7 @@ TEST_F(Gpu, DriverChecksOfPointers) {
       << hostPointer.message();
 
   // 1024 bytes before the end of a 4 MiB allocation.
-  DeviceBuffer large = allocate(4 << 20);
+  ASSIGN_OR_FAIL(large, allocate(4 << 20));
   CUdeviceptr tail = large.pointer() + (4 << 20) - 1024;
   Expected<Launch> tooSmall =
       kernel.prepare({{good.pointer(), ElementType::F32, shape},
@@ -318,10 +322,11 @@ TEST_F(Gpu, DriverChecksOfPointers) {
 
 TEST_F(Gpu, LaunchesClusters) {
   for (uint32_t cluster : {1u, 2u, 4u}) {
-    Kernel kernel = load(
-        replaceOnce(kClusterManifest, "\"cluster\": [2, 1, 1]",
-                    "\"cluster\": [" + std::to_string(cluster) + ", 1, 1]"));
-    DeviceBuffer out = allocate(4 * 8);
+    ASSIGN_OR_FAIL(kernel,
+                   load(replaceOnce(kClusterManifest, "\"cluster\": [2, 1, 1]",
+                                    "\"cluster\": [" + std::to_string(cluster) +
+                                        ", 1, 1]")));
+    ASSIGN_OR_FAIL(out, allocate(4 * 8));
     ASSERT_TRUE(out.fill(0).ok());
     Expected<Launch> launch =
         kernel.prepare({{out.pointer(), ElementType::I32, {8}}});
@@ -337,12 +342,12 @@ TEST_F(Gpu, LaunchesClusters) {
 }
 
 TEST_F(Gpu, TmaRoundTripThroughTheRuntime) {
-  Kernel kernel = load(kRoundTripManifest);
+  ASSIGN_OR_FAIL(kernel, load(kRoundTripManifest));
   const BufferParameter &parameter = kernel.manifest().buffers[0];
   std::mt19937_64 rng(11);
   mosaic::run::HostBuffer input = mosaic::run::randomBuffer(parameter, rng);
-  DeviceBuffer in = allocate(parameter.byteSize());
-  DeviceBuffer out = allocate(parameter.byteSize());
+  ASSIGN_OR_FAIL(in, allocate(parameter.byteSize()));
+  ASSIGN_OR_FAIL(out, allocate(parameter.byteSize()));
   ASSERT_TRUE(in.upload(input.bytes.data()).ok());
   ASSERT_TRUE(out.fill(mosaic::run::kPoisonByte).ok());
   Expected<Launch> launch =

@@ -26,9 +26,10 @@ inline const std::string kElementwiseManifest = R"({
   "tensor_maps": []
 })";
 
-/// examples/tma_roundtrip.mlir as the manifest contract describes it: each
-/// 4096x64 bf16 buffer is read or written in 128x64 boxes through the (8, 64)
-/// tiling with the 128-byte swizzle, so each map has rank 4.
+/// What mosaic-compile writes for examples/tma_roundtrip.mlir (keys in
+/// another order, ptxas report left out): each 4096x64 bf16 buffer is read
+/// or written in 128x64 boxes through the (8, 64) tiling with the 128-byte
+/// swizzle, so each map has rank 4.
 inline const std::string kRoundTripManifest = R"({
   "arch": "sm_90a",
   "block": [128, 1, 1],
