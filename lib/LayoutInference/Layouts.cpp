@@ -456,7 +456,7 @@ std::optional<int64_t> defaultStridedVectorSize(ArrayRef<int64_t> shape,
     elements *= dim;
   if (bitwidth == 0 || elements % kThreadsPerWarpgroup != 0)
     return std::nullopt;
-  int64_t vectorSize = std::min<int64_t>(std::max<int64_t>(64 / bitwidth, 1),
+  int64_t vectorSize = std::min<int64_t>(std::max<int64_t>(128 / bitwidth, 1),
                                          elements / kThreadsPerWarpgroup);
   while (vectorSize > 0 && elements % (vectorSize * kThreadsPerWarpgroup) != 0)
     vectorSize /= 2;

@@ -147,9 +147,11 @@ private:
 llvm::Error checkStridedLayout(llvm::ArrayRef<int64_t> shape,
                                int64_t vectorSize);
 
-/// The strided vector size the reference picks for a shape: start at
-/// min(64 / bitwidth, elements / 128) and halve until it divides; none when
-/// no size works or the chunk is not a whole number of bytes.
+/// The strided vector size for a shape: start at min(128 / bitwidth,
+/// elements / 128) and halve until it divides; none when no size works or
+/// the chunk is not a whole number of bytes. The reference starts at 64
+/// bits; 16-byte chunks let every thread move its data with 16-byte
+/// accesses, the widest a GPU thread has.
 std::optional<int64_t> defaultStridedVectorSize(llvm::ArrayRef<int64_t> shape,
                                                 unsigned bitwidth);
 

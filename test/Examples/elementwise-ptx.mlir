@@ -1,7 +1,7 @@
 // The elementwise example goes through mosaic-gpu-pipeline to PTX for
 // sm_90a (and, where ptxas is installed, to a CUBIN). Kernel arguments are
 // bare, 16-byte aligned pointers: one parameter per buffer, and each thread's
-// 2-element chunks become 8-byte vector accesses.
+// 4-element chunks become 16-byte vector accesses.
 // RUN: mosaic-opt %mosaic_src_root/examples/elementwise.mlir -mosaic-gpu-pipeline --gpu-module-to-binary=format=isa | FileCheck %s
 // RUN: %if ptxas %{ mosaic-opt %mosaic_src_root/examples/elementwise.mlir -mosaic-gpu-pipeline --gpu-module-to-binary=format=bin | FileCheck %s --check-prefix=CUBIN %}
 // The pipeline's options reach the target.
@@ -14,10 +14,10 @@
 // CHECK-SAME: .param .u64 .ptr .align 16 elementwise_param_1,
 // CHECK-SAME: .param .u64 .ptr .align 16 elementwise_param_2
 // CHECK-SAME: %tid.x
-// CHECK-SAME: ld.global.v2.b32
+// CHECK-SAME: ld.global.v4.b32
 // CHECK-SAME: mul.rn.f32
 // CHECK-SAME: add.rn.f32
-// CHECK-SAME: st.global.v2.b32
+// CHECK-SAME: st.global.v4.b32
 
 // CUBIN: gpu.binary @kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, bin = "{{.+}}">]
 

@@ -30,7 +30,7 @@
 // RUN: mosaic-opt %mosaic_src_root/examples/tma_roundtrip.mlir -mosaic-gpu-infer-layouts -mosaic-gpu-apply-transforms | FileCheck %s --check-prefix=TMA-INFER
 // RUN: mosaic-opt %mosaic_src_root/examples/gemm_bf16.mlir -mosaic-gpu-infer-layouts -mosaic-gpu-apply-transforms | FileCheck %s --check-prefix=GEMM-INFER
 
-// ELEMENTWISE-INFER: arith.addf {{.*}} out_layouts = [#mosaic_gpu.WGStridedFragLayout<[8192], 2>]
+// ELEMENTWISE-INFER: arith.addf {{.*}} out_layouts = [#mosaic_gpu.WGStridedFragLayout<[8192], 4>]
 
 // SOFTMAX-INFER: vector.multi_reduction <maximumf>, {{.*}} out_layouts = [#wgmma_row]
 // SOFTMAX-INFER: math.exp {{.*}} out_layouts = [#wgmma]

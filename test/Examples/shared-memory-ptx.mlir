@@ -3,9 +3,9 @@
 // RUN: mosaic-opt %s -mosaic-gpu-pipeline --gpu-module-to-binary=format=isa | FileCheck %s
 
 // CHECK: .extern .shared .align 1024 .b8 __dynamic_shmem__0[]
-// CHECK-SAME: st.shared
+// CHECK-SAME: st.shared.v4.b32
 // CHECK-SAME: bar.sync
-// CHECK-SAME: ld.shared
+// CHECK-SAME: ld.shared.v4.b32
 gpu.module @kernels {
   gpu.func @through_shared_memory(%in: memref<128x64xf32>, %out: memref<128x64xf32>) kernel {
     %s = mosaic_gpu.slice_smem 1024 : memref<128x64xf32, #gpu.address_space<workgroup>>

@@ -10,7 +10,7 @@ func.func @unsatisfiable_cast_chain(%ref: memref<128x64xf32>) {
   // expected-note @+6 {{WGMMA is ruled out by: 'mosaic_gpu.layout_cast' converts its operand to `new_layout`; operand #0 of 'mosaic_gpu.layout_cast' is WGMMA (chosen by the search); result #0 of 'mosaic_gpu.layout_cast' is Strided(vector_size = 2) ('mosaic_gpu.layout_cast' fixes its result's layout)}}
   // expected-note @+5 {{Strided(vector_size = 2) is ruled out by: 'mosaic_gpu.layout_cast' can only use a value in a layout its producer's layout converts to (operand #0); result #0 of 'mosaic_gpu.layout_cast' is WGMMA}}
   // expected-note @+4 {{Splat is ruled out by}}
-  // expected-note @+3 {{Strided(vector_size = 1) is ruled out by}}
+  // expected-note @+3 {{Strided(vector_size = 4) is ruled out by}}
   // expected-note @+2 {{7 other candidate layouts are ruled out as well}}
   // expected-note @+1 {{'mosaic_gpu.layout_cast' fixes its result's layout: Strided(vector_size = 2)}}
   %b = mosaic_gpu.layout_cast %a : vector<128x64xf32> to #mosaic_gpu.WGStridedFragLayout<[128, 64], 2>
@@ -94,7 +94,7 @@ func.func @reduction_of_strided(%ref: memref<128x64xf32>) -> vector<128xf32> {
   // expected-note @+5 {{Strided(vector_size = 2) is ruled out by: 'vector.multi_reduction' reduces along axes, which a Strided operand does not support}}
   // expected-note @+4 {{WGMMA is ruled out by: 'vector.multi_reduction' can only use a value in a layout its producer's layout converts to}}
   // expected-note @+3 {{WGMMA_TRANSPOSED is ruled out by}}
-  // expected-note @+2 {{Splat is ruled out by}}
+  // expected-note @+2 {{Strided(vector_size = 4) is ruled out by: 'vector.multi_reduction' can only use a value in a layout its producer's layout converts to}}
   // expected-note @+1 {{7 other candidate layouts are ruled out as well}}
   %r = vector.multi_reduction <add>, %s, %z [1] : vector<128x64xf32> to vector<128xf32>
   return %r : vector<128xf32>

@@ -7,17 +7,17 @@
 func.func @pointwise_splat_and_strided(%ref: memref<128x64xf32>) -> vector<128x64xf32> {
   // CHECK: arith.constant {out_layouts = [#mosaic_gpu.WGSplatFragLayout<[128, 64]>]}
   %c = arith.constant dense<2.0> : vector<128x64xf32>
-  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]}
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>]}
   %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
-  // CHECK: arith.addf {{.*}} {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>, #mosaic_gpu.WGStridedFragLayout<[128, 64], 2>], out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]}
+  // CHECK: arith.addf {{.*}} {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>, #mosaic_gpu.WGStridedFragLayout<[128, 64], 4>], out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>]}
   %s = arith.addf %v, %c : vector<128x64xf32>
-  // CHECK: math.exp {{.*}} out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]
+  // CHECK: math.exp {{.*}} out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>]
   %e = math.exp %s : vector<128x64xf32>
-  // CHECK: arith.truncf {{.*}} out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]
+  // CHECK: arith.truncf {{.*}} out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>]
   %t = arith.truncf %e : vector<128x64xf32> to vector<128x64xbf16>
-  // CHECK: arith.cmpf {{.*}} out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]
+  // CHECK: arith.cmpf {{.*}} out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>]
   %p = arith.cmpf olt, %e, %v : vector<128x64xf32>
-  // CHECK: arith.select {{.*}} out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]
+  // CHECK: arith.select {{.*}} out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>]
   %r = arith.select %p, %e, %v : vector<128x64xi1>, vector<128x64xf32>
   return %r : vector<128x64xf32>
 }
@@ -67,7 +67,7 @@ func.func @reductions(%ref: memref<128x64xf32>, %out: memref<128x64xf32>) {
 func.func @reduce_to_scalar(%ref: memref<128x64xf32>) -> f32 {
   %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
   %z = arith.constant 0.0 : f32
-  // CHECK: vector.multi_reduction <add>, {{.*}} {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]} [0, 1] : vector<128x64xf32> to f32
+  // CHECK: vector.multi_reduction <add>, {{.*}} {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>]} [0, 1] : vector<128x64xf32> to f32
   %s = vector.multi_reduction <add>, %v, %z [0, 1] : vector<128x64xf32> to f32
   return %s : f32
 }
@@ -93,7 +93,7 @@ func.func @broadcast_leading(%ref: memref<128xf32>, %out: memref<4x128xf32>) {
 // CHECK-LABEL: func @shape_casts
 func.func @shape_casts(%ref: memref<128x64xf32>, %ref3: memref<2x64x64xf32>) {
   %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
-  // CHECK: vector.shape_cast {{.*}} {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>], out_layouts = [#mosaic_gpu.WGStridedFragLayout<[8192], 2>]}
+  // CHECK: vector.shape_cast {{.*}} {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>], out_layouts = [#mosaic_gpu.WGStridedFragLayout<[8192], 4>]}
   %flat = vector.shape_cast %v : vector<128x64xf32> to vector<8192xf32>
   %w = mosaic_gpu.vector_load %ref3 : memref<2x64x64xf32> -> vector<2x64x64xf32>
   %t = mosaic_gpu.layout_cast %w : vector<2x64x64xf32> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
@@ -286,15 +286,15 @@ func.func @while_loop(%ref: memref<128x64xf32>, %n: i32) -> vector<128x64xf32> {
 // CHECK-LABEL: func @index_switch
 func.func @index_switch(%ref: memref<128x64xf32>, %i: index) -> vector<128x64xf32> {
   %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
-  // CHECK: scf.index_switch %{{.*}} {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]}
+  // CHECK: scf.index_switch %{{.*}} {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>]}
   %r = scf.index_switch %i -> vector<128x64xf32>
   case 0 {
     %c = arith.constant dense<1.0> : vector<128x64xf32>
-    // CHECK: scf.yield {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]}
+    // CHECK: scf.yield {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>]}
     scf.yield %c : vector<128x64xf32>
   }
   default {
-    // CHECK: scf.yield {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 2>]}
+    // CHECK: scf.yield {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>]}
     scf.yield %v : vector<128x64xf32>
   }
   return %r : vector<128x64xf32>

@@ -1,7 +1,7 @@
 // RUN: mosaic-opt %s -split-input-file -mosaic-gpu-infer-layouts -mosaic-gpu-lower | FileCheck %s
 
-// A strided elementwise kernel: each thread loads its 2-element chunks
-// (chunk i of thread t starts at (i * 128 + t) * 2), computes on its 64
+// A strided elementwise kernel: each thread loads its 4-element chunks
+// (chunk i of thread t starts at (i * 128 + t) * 4), computes on its 64
 // registers, and stores them back; the splat constant is spread over the
 // registers where it is used.
 // CHECK-LABEL: func @elementwise
@@ -11,22 +11,22 @@
 // CHECK: %[[SPLAT:.*]] = arith.constant dense<2.000000e+00> : vector<1xf32>
 // CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<64xf32>
 // CHECK: %[[FIRST0:.*]] = arith.constant 0 : index
-// CHECK: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK: %[[FOUR:.*]] = arith.constant 4 : index
 // CHECK: %[[IDX0:.*]] = arith.addi %[[FIRST0]], %[[T]] : index
-// CHECK: %[[OFF0:.*]] = arith.muli %[[IDX0]], %[[TWO]] : index
+// CHECK: %[[OFF0:.*]] = arith.muli %[[IDX0]], %[[FOUR]] : index
 // CHECK: %[[C64:.*]] = arith.constant 64 : index
 // CHECK: %[[COL0:.*]] = arith.remui %[[OFF0]], %[[C64]] : index
 // CHECK: %[[ROW0:.*]] = arith.divui %[[OFF0]], %[[C64]] : index
-// CHECK: %[[CHUNK0:.*]] = vector.load %{{.*}}[%[[ROW0]], %[[COL0]]] : memref<128x64xf32>, vector<2xf32>
-// CHECK: vector.insert_strided_slice %[[CHUNK0]], %[[ZERO]] {offsets = [0], strides = [1]} : vector<2xf32> into vector<64xf32>
-// CHECK-COUNT-31: vector.load {{.*}} : memref<128x64xf32>, vector<2xf32>
-// CHECK: %[[LAST:.*]] = vector.insert_strided_slice {{.*}} {offsets = [62], strides = [1]} : vector<2xf32> into vector<64xf32>
+// CHECK: %[[CHUNK0:.*]] = vector.load %{{.*}}[%[[ROW0]], %[[COL0]]] : memref<128x64xf32>, vector<4xf32>
+// CHECK: vector.insert_strided_slice %[[CHUNK0]], %[[ZERO]] {offsets = [0], strides = [1]} : vector<4xf32> into vector<64xf32>
+// CHECK-COUNT-15: vector.load {{.*}} : memref<128x64xf32>, vector<4xf32>
+// CHECK: %[[LAST:.*]] = vector.insert_strided_slice {{.*}} {offsets = [60], strides = [1]} : vector<4xf32> into vector<64xf32>
 // CHECK: %[[SCALAR:.*]] = vector.extract %[[SPLAT]][0] : f32 from vector<1xf32>
 // CHECK: %[[SPREAD:.*]] = vector.broadcast %[[SCALAR]] : f32 to vector<64xf32>
 // CHECK: %[[SUM:.*]] = arith.addf %[[LAST]], %[[SPREAD]] : vector<64xf32>
 // CHECK: %[[EXP:.*]] = math.exp %[[SUM]] : vector<64xf32>
-// CHECK: vector.extract_strided_slice %[[EXP]] {offsets = [0], sizes = [2], strides = [1]} : vector<64xf32> to vector<2xf32>
-// CHECK-COUNT-32: vector.store {{.*}} : memref<128x64xf32>, vector<2xf32>
+// CHECK: vector.extract_strided_slice %[[EXP]] {offsets = [0], sizes = [4], strides = [1]} : vector<64xf32> to vector<4xf32>
+// CHECK-COUNT-16: vector.store {{.*}} : memref<128x64xf32>, vector<4xf32>
 // CHECK-NOT: mosaic_gpu
 // CHECK: return
 func.func @elementwise(%in: memref<128x64xf32>, %out: memref<128x64xf32>) {
@@ -65,9 +65,9 @@ func.func @splat_only(%out: memref<256xf32>) {
 // CHECK: %[[BASE:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: %[[OFFSET:.*]] = arith.constant 1024 : index
 // CHECK: %[[VIEW:.*]] = memref.view %[[BASE]][%[[OFFSET]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x64xf32, #gpu.address_space<workgroup>>
-// CHECK: vector.store {{.*}}, %[[VIEW]][{{.*}}] : memref<128x64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: vector.store {{.*}}, %[[VIEW]][{{.*}}] : memref<128x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK: gpu.barrier
-// CHECK: vector.load %[[VIEW]][{{.*}}] : memref<128x64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: vector.load %[[VIEW]][{{.*}}] : memref<128x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK-NOT: mosaic_gpu
 gpu.module @kernels {
   gpu.func @through_shared_memory(%in: memref<128x64xf32>, %out: memref<128x64xf32>) kernel {
