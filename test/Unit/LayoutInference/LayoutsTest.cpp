@@ -193,7 +193,10 @@ TEST(RegisterLayoutTest, RelayoutsAndDefaults) {
   EXPECT_FALSE(isLegalRelayout(wgmma, transposed, 8));
   EXPECT_FALSE(isLegalRelayout(wgmma, strided, 32));
   EXPECT_FALSE(isLegalRelayout(strided, RegisterLayout::splat(), 32));
-  EXPECT_EQ(defaultStridedVectorSize({128, 64}, 16), 4);
+  // 16-byte chunks where the shape allows them.
+  EXPECT_EQ(defaultStridedVectorSize({128, 64}, 16), 8);
+  EXPECT_EQ(defaultStridedVectorSize({128, 64}, 32), 4);
+  EXPECT_EQ(defaultStridedVectorSize({384}, 32), 1);
   EXPECT_EQ(defaultStridedVectorSize({128}, 32), 1);
   EXPECT_EQ(defaultStridedVectorSize({64}, 32), std::nullopt);
   EXPECT_EQ(defaultStridedVectorSize({256}, 4), 2);
