@@ -456,9 +456,10 @@ std::optional<int64_t> defaultStridedVectorSize(ArrayRef<int64_t> shape,
     elements *= dim;
   if (bitwidth == 0 || elements % kThreadsPerWarpgroup != 0)
     return std::nullopt;
-  int64_t vectorSize = std::min<int64_t>(std::max<int64_t>(128 / bitwidth, 1),
-                                         elements / kThreadsPerWarpgroup);
-  while (vectorSize > 0 && elements % (vectorSize * kThreadsPerWarpgroup) != 0)
+  // Powers of two only, so that chunks stay naturally aligned.
+  int64_t vectorSize = std::max<int64_t>(128 / bitwidth, 1);
+  while (vectorSize > 0 &&
+         elements % (vectorSize * kThreadsPerWarpgroup) != 0)
     vectorSize /= 2;
   if (vectorSize == 0 || (vectorSize * bitwidth) % 8 != 0)
     return std::nullopt;

@@ -147,8 +147,8 @@ private:
 llvm::Error checkStridedLayout(llvm::ArrayRef<int64_t> shape,
                                int64_t vectorSize);
 
-/// The strided vector size for a shape: start at min(128 / bitwidth,
-/// elements / 128) and halve until it divides; none when no size works or
+/// The strided vector size for a shape: start at 128 / bitwidth and halve
+/// until 128 chunks of it divide the element count; none when no size works or
 /// the chunk is not a whole number of bytes. The reference starts at 64
 /// bits; 16-byte chunks let every thread move its data with 16-byte
 /// accesses, the widest a GPU thread has.
