@@ -35,6 +35,8 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Support/FormatVariadic.h"
+
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
@@ -47,6 +49,7 @@
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include <chrono>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -65,19 +68,49 @@ static cl::opt<Emit>
                                "CUBIN and its JSON manifest (default)")));
 static cl::opt<std::string> arch("arch", cl::desc("Target (only sm_90a)"),
                                  cl::init("sm_90a"));
-static cl::opt<std::string> ptxFeatures("ptx-features",
-                                        cl::desc("PTX ISA version feature"),
-                                        cl::init("+ptx80"));
+static cl::opt<std::string> ptxFeatures(
+    "ptx-features",
+    cl::desc("PTX ISA version feature, e.g. +ptx85 (default: the newest ISA "
+             "both the installed ptxas and LLVM accept)"),
+    cl::init(""));
 static cl::opt<unsigned> optLevel("O", cl::desc("Optimization level (0-3)"),
                                   cl::init(3), cl::Prefix);
 static cl::opt<bool> lineInfo("lineinfo", cl::desc("Pass -lineinfo to ptxas"),
                               cl::init(true));
+static cl::opt<bool>
+    timeStages("time-stages",
+               cl::desc("Print the wall time of each compilation stage, in ms"),
+               cl::init(false));
 
 namespace {
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "mosaic-compile: error: " << message << "\n";
   return 1;
+}
+
+/// Wall times of the compilation stages, printed with --time-stages.
+SmallVector<std::pair<std::string, double>> stageTimes;
+
+struct StageTimer {
+  explicit StageTimer(StringRef name)
+      : name(name), start(std::chrono::steady_clock::now()) {}
+  ~StageTimer() {
+    std::chrono::duration<double, std::milli> elapsed =
+        std::chrono::steady_clock::now() - start;
+    stageTimes.emplace_back(name, elapsed.count());
+  }
+  std::string name;
+  std::chrono::steady_clock::time_point start;
+};
+
+void printStageTimes() {
+  if (!timeStages)
+    return;
+  llvm::errs() << "stage times (ms):";
+  for (auto &[name, ms] : stageTimes)
+    llvm::errs() << " " << name << "=" << llvm::formatv("{0:f3}", ms);
+  llvm::errs() << "\n";
 }
 
 /// What the manifest says about the kernel, read before lowering.
@@ -225,6 +258,76 @@ std::optional<std::string> findCudaTool(StringRef name) {
   return std::nullopt;
 }
 
+/// The CUDA toolkit root: the one ptxas belongs to, else CUDA_HOME,
+/// CUDA_ROOT, CUDA_PATH or /usr/local/cuda.
+std::string findCudaRoot(const std::optional<std::string> &ptxas) {
+  if (ptxas) {
+    SmallString<256> root(*ptxas);
+    llvm::sys::path::remove_filename(root); // bin/
+    llvm::sys::path::remove_filename(root);
+    SmallString<256> libdevice(root);
+    llvm::sys::path::append(libdevice, "nvvm", "libdevice");
+    if (llvm::sys::fs::is_directory(libdevice))
+      return std::string(root);
+  }
+  for (const char *variable : {"CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"})
+    if (const char *root = std::getenv(variable))
+      return root;
+  return "/usr/local/cuda";
+}
+
+/// The newest PTX ISA LLVM 22 emits for sm_90a (`+ptx90`); LLVM ignores
+/// newer features with a warning and falls back to 8.0.
+constexpr int kNewestLlvmPtxIsa = 90;
+/// sm_90a needs PTX ISA 8.0 (CUDA 12.0).
+constexpr int kOldestSm90aPtxIsa = 80;
+
+/// The newest PTX ISA (times 10) that the ptxas of CUDA `major.minor`
+/// accepts, from the CUDA release notes.
+int newestPtxIsaOf(int major, int minor) {
+  if (major < 12)
+    return 0;
+  if (major > 12)
+    return major == 13 && minor == 0 ? 90 : kNewestLlvmPtxIsa;
+  static const int isaOfMinor[] = {80, 81, 82, 83, 84, 85, 85, 86, 87, 88};
+  return minor < 10 ? isaOfMinor[minor] : 88;
+}
+
+/// Picks the PTX ISA: the newest one both LLVM and the installed ptxas
+/// accept, or 8.0 without ptxas (PTX output only). Fails for a ptxas too old
+/// for sm_90a.
+FailureOr<int> choosePtxIsa(std::optional<std::string> ptxas) {
+  if (!ptxas)
+    return kOldestSm90aPtxIsa;
+  SmallString<128> outputPath;
+  if (llvm::sys::fs::createTemporaryFile("mosaic-ptxas", "version", outputPath))
+    return failure();
+  std::optional<StringRef> redirects[] = {std::nullopt, outputPath.str(),
+                                          outputPath.str()};
+  llvm::sys::ExecuteAndWait(*ptxas, {*ptxas, "--version"}, std::nullopt,
+                            redirects);
+  auto output = llvm::MemoryBuffer::getFile(outputPath);
+  llvm::sys::fs::remove(outputPath);
+  SmallVector<StringRef> version;
+  if (!output || !llvm::Regex("release ([0-9]+)\\.([0-9]+)")
+                      .match((*output)->getBuffer(), &version)) {
+    llvm::errs() << "mosaic-compile: error: cannot read the CUDA release from `"
+                 << *ptxas << " --version`\n";
+    return failure();
+  }
+  int major = 0, minor = 0;
+  version[1].getAsInteger(10, major);
+  version[2].getAsInteger(10, minor);
+  int isa = std::min(newestPtxIsaOf(major, minor), kNewestLlvmPtxIsa);
+  if (isa < kOldestSm90aPtxIsa) {
+    llvm::errs() << "mosaic-compile: error: " << *ptxas << " is from CUDA "
+                 << major << "." << minor
+                 << "; sm_90a needs CUDA 12.0 or newer\n";
+    return failure();
+  }
+  return isa;
+}
+
 int64_t matchNumber(StringRef text, StringRef pattern) {
   SmallVector<StringRef> groups;
   if (llvm::Regex(pattern).match(text, &groups) && groups.size() > 1) {
@@ -268,8 +371,11 @@ int main(int argc, char **argv) {
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  OwningOpRef<ModuleOp> module;
+  {
+    StageTimer timer("parse");
+    module = parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  }
   if (!module)
     return 1;
 
@@ -277,12 +383,19 @@ int main(int argc, char **argv) {
   if (failed(info))
     return 1;
 
-  PassManager pm(&context);
+  std::optional<std::string> ptxas = findCudaTool("ptxas");
+  std::string cudaRoot = findCudaRoot(ptxas);
+  std::string features = ptxFeatures;
+  if (features.empty()) {
+    FailureOr<int> isa = choosePtxIsa(ptxas);
+    if (failed(isa))
+      return 1;
+    features = "+ptx" + std::to_string(*isa);
+  }
   mosaic::PipelineOptions options;
   options.chip = arch;
-  options.features = ptxFeatures;
+  options.features = features;
   options.optLevel = optLevel;
-  mosaic::buildPipeline(pm, options);
 
   // MOSAIC_GPU_DUMP_TO=dir: the MLIR after every pass, the kernel's LLVM IR,
   // its PTX and (when nvdisasm is installed) its SASS, for debugging.
@@ -293,19 +406,26 @@ int main(int argc, char **argv) {
       return fail("cannot create MOSAIC_GPU_DUMP_TO directory '" + dumpDir +
                   "': " + error.message());
     context.disableMultithreading();
-    pm.enableIRPrintingToFileTree([](Pass *, Operation *) { return false; },
-                                  [](Pass *, Operation *) { return true; },
-                                  /*printModuleScope=*/true,
-                                  /*printAfterOnlyOnChange=*/true,
-                                  /*printAfterOnlyOnFailure=*/false, dumpDir);
   }
   auto dumpPath = [&](StringRef extension) {
     SmallString<256> path(dumpDir);
     llvm::sys::path::append(path, info->name + extension.str());
     return std::string(path);
   };
-  if (failed(pm.run(*module)))
-    return 1;
+  // The stages run one by one, so that each can be timed.
+  for (mosaic::PipelineStage stage : mosaic::kPipelineStages) {
+    PassManager pm(&context);
+    mosaic::buildPipelineStage(pm, stage, options);
+    if (!dumpDir.empty())
+      pm.enableIRPrintingToFileTree([](Pass *, Operation *) { return false; },
+                                    [](Pass *, Operation *) { return true; },
+                                    /*printModuleScope=*/true,
+                                    /*printAfterOnlyOnChange=*/true,
+                                    /*printAfterOnlyOnFailure=*/false, dumpDir);
+    StageTimer timer(mosaic::pipelineStageName(stage));
+    if (failed(pm.run(*module)))
+      return 1;
+  }
 
   StringRef stem = llvm::sys::path::stem(inputFile);
   auto outputPath = [&](StringRef extension) {
@@ -325,6 +445,8 @@ int main(int argc, char **argv) {
     PassManager serializer(&context);
     GpuModuleToBinaryPassOptions binary;
     binary.compilationTarget = target.str();
+    // libdevice (math functions such as expf) comes from the toolkit.
+    binary.toolkitPath = cudaRoot;
     serializer.addPass(createGpuModuleToBinaryPass(binary));
     if (failed(serializer.run(*copy)))
       return failure();
@@ -358,18 +480,39 @@ int main(int argc, char **argv) {
     if (emit == Emit::Llvm)
       return writeFile(outputPath(".ll"), text);
   }
-  FailureOr<std::string> ptx = serialize("isa");
+  FailureOr<std::string> ptx = failure();
+  {
+    StageTimer timer("llvm-to-ptx");
+    ptx = serialize("isa");
+  }
   if (failed(ptx))
     return fail("the pipeline produced no PTX for the kernel");
+  // Math functions come from libdevice; without it they stay undefined.
+  SmallVector<StringRef> undefined;
+  if (llvm::Regex("\\.extern \\.func [^\n]*\\) ([A-Za-z_0-9]+)")
+          .match(*ptx, &undefined))
+    return fail("the kernel calls `" + undefined[1] +
+                "`, which libdevice defines, but libdevice was not found under "
+                "'" +
+                cudaRoot + "/nvvm/libdevice'; set CUDA_HOME");
+  // LLVM falls back to PTX 8.0 for ISA features it does not know.
+  std::string expectedVersion = ".version " +
+                                features.substr(4, features.size() - 5) + "." +
+                                features.substr(features.size() - 1);
+  if (StringRef(features).starts_with("+ptx") && features.size() == 6 &&
+      !StringRef(*ptx).contains(expectedVersion + "\n"))
+    return fail("the PTX is not of the requested ISA (" + expectedVersion +
+                "); LLVM does not know `" + features + "`");
   std::string code = std::move(*ptx);
   if (!dumpDir.empty())
     if (int status = writeFile(dumpPath(".ptx"), code))
       return status;
-  if (emit == Emit::Ptx)
+  if (emit == Emit::Ptx) {
+    printStageTimes();
     return writeFile(outputPath(".ptx"), code);
+  }
 
   // CUBIN: run ptxas ourselves, to capture its resource report.
-  std::optional<std::string> ptxas = findCudaTool("ptxas");
   if (!ptxas)
     return fail("ptxas not found on PATH, under CUDA_HOME, CUDA_ROOT, "
                 "CUDA_PATH or /usr/local/cuda; install CUDA 13 or use "
@@ -389,8 +532,12 @@ int main(int argc, char **argv) {
   std::optional<StringRef> redirects[] = {std::nullopt, logPath.str(),
                                           logPath.str()};
   std::string error;
-  int status = llvm::sys::ExecuteAndWait(*ptxas, args, std::nullopt, redirects,
-                                         0, 0, &error);
+  int status;
+  {
+    StageTimer timer("ptxas");
+    status = llvm::sys::ExecuteAndWait(*ptxas, args, std::nullopt, redirects, 0,
+                                       0, &error);
+  }
   auto log = llvm::MemoryBuffer::getFile(logPath);
   std::string report = log ? (*log)->getBuffer().str() : "";
   llvm::sys::fs::remove(logPath);
@@ -410,6 +557,7 @@ int main(int argc, char **argv) {
   llvm::json::Object manifest{
       {"entry", info->name},
       {"arch", arch.getValue()},
+      {"ptx_features", features},
       {"cubin", llvm::sys::path::filename(cubinPath).str()},
       {"parameters", std::move(info->parameters)},
       {"grid", std::move(info->grid)},
@@ -442,5 +590,6 @@ int main(int argc, char **argv) {
   if (int written = writeFile(manifestPath, json))
     return written;
   llvm::outs() << report;
+  printStageTimes();
   return 0;
 }

@@ -19,13 +19,38 @@
 
 using namespace mlir;
 
-void mosaic::buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
-  pm.addPass(createMosaicGPUInferLayouts());
-  pm.addPass(createMosaicGPUApplyTransforms());
-  pm.addPass(createMosaicGPULower());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createSCFToControlFlowPass());
+StringRef mosaic::pipelineStageName(PipelineStage stage) {
+  switch (stage) {
+  case PipelineStage::InferLayouts:
+    return "inference";
+  case PipelineStage::ApplyTransforms:
+    return "tiling";
+  case PipelineStage::Lower:
+    return "lowering";
+  case PipelineStage::ToLLVM:
+    return "nvvm-llvm";
+  }
+  llvm_unreachable("unknown pipeline stage");
+}
+
+void mosaic::buildPipelineStage(OpPassManager &pm, PipelineStage stage,
+                                const PipelineOptions &options) {
+  switch (stage) {
+  case PipelineStage::InferLayouts:
+    pm.addPass(createMosaicGPUInferLayouts());
+    return;
+  case PipelineStage::ApplyTransforms:
+    pm.addPass(createMosaicGPUApplyTransforms());
+    return;
+  case PipelineStage::Lower:
+    pm.addPass(createMosaicGPULower());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    pm.addPass(createSCFToControlFlowPass());
+    return;
+  case PipelineStage::ToLLVM:
+    break;
+  }
 
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
@@ -50,6 +75,11 @@ void mosaic::buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+}
+
+void mosaic::buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
+  for (PipelineStage stage : kPipelineStages)
+    buildPipelineStage(pm, stage, options);
 }
 
 void mosaic::registerPipelineInterfaces(DialectRegistry &registry) {

@@ -27,6 +27,16 @@ struct PipelineOptions : public mlir::PassPipelineOptions<PipelineOptions> {
 /// pointers (their shapes are static).
 void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
 
+/// The pipeline's stages, in order; buildPipeline runs them all. Tools that
+/// time or dump the stages run them one by one.
+enum class PipelineStage { InferLayouts, ApplyTransforms, Lower, ToLLVM };
+inline constexpr PipelineStage kPipelineStages[] = {
+    PipelineStage::InferLayouts, PipelineStage::ApplyTransforms,
+    PipelineStage::Lower, PipelineStage::ToLLVM};
+llvm::StringRef pipelineStageName(PipelineStage stage);
+void buildPipelineStage(mlir::OpPassManager &pm, PipelineStage stage,
+                        const PipelineOptions &options);
+
 /// Registers the external models the pipeline and serialization need: the
 /// NVVM target, the LLVM IR translations, and control flow's conversion to
 /// LLVM (which convert-gpu-to-nvvm applies together with its own).
