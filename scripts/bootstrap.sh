@@ -12,15 +12,15 @@ echo "== Layout inference and shared-memory tilings for $example =="
 build/bin/mosaic-opt -mosaic-gpu-infer-layouts -mosaic-gpu-apply-transforms "$example"
 echo "== $example: layouts inferred, tilings applied, IR verified =="
 
-# The lowering covers the elementwise example so far (see the README).
-example=examples/elementwise.mlir
+# The main job: the bf16 GEMM (TMA ring, mbarriers, wgmma) to CUBIN, with
+# ptxas's resource summary.
 echo
 echo "== Compiling $example to CUBIN =="
 export PATH="$PATH:${CUDA_HOME:-/usr/local/cuda}/bin"
 if command -v ptxas >/dev/null; then
-  build/bin/mosaic-compile "$example" -o build/elementwise.cubin
-  echo "== wrote build/elementwise.cubin and build/elementwise.json =="
+  build/bin/mosaic-compile "$example" -o build/gemm_bf16.cubin
+  echo "== wrote build/gemm_bf16.cubin and build/gemm_bf16.json =="
 else
-  build/bin/mosaic-compile "$example" --emit=ptx -o build/elementwise.ptx
-  echo "== no ptxas found: wrote build/elementwise.ptx instead of a CUBIN =="
+  build/bin/mosaic-compile "$example" --emit=ptx -o build/gemm_bf16.ptx
+  echo "== no ptxas found: wrote build/gemm_bf16.ptx instead of a CUBIN =="
 fi
