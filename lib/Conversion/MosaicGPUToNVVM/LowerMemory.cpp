@@ -197,6 +197,29 @@ KernelLowering::threadOffsets(Operation *op, const layout::TiledLayout &layout,
   return offsets;
 }
 
+/// Each thread's index offset from thread 0's elements (the same for all of
+/// its registers), for all 128 threads; none if the layout cannot say.
+static std::optional<std::vector<Shape>>
+threadIndexSamples(const layout::TiledLayout &layout, ArrayRef<int64_t> shape) {
+  llvm::Expected<Shape> origin = layout.elementIndex(shape, 0, 0, 0);
+  if (!origin) {
+    llvm::consumeError(origin.takeError());
+    return std::nullopt;
+  }
+  std::vector<Shape> samples;
+  for (int64_t thread = 0; thread < kThreadsPerWarpgroup; ++thread) {
+    llvm::Expected<Shape> index = layout.elementIndex(shape, thread, 0, 0);
+    if (!index) {
+      llvm::consumeError(index.takeError());
+      return std::nullopt;
+    }
+    for (auto [value, base] : llvm::zip_equal(*index, *origin))
+      value -= base;
+    samples.push_back(std::move(*index));
+  }
+  return samples;
+}
+
 namespace {
 
 /// Addresses elements of a tiled, possibly swizzled shared-memory buffer.
@@ -240,6 +263,30 @@ struct TiledSmemAddressing {
             builder, loc, metadata.getOffset(),
             arith::ConstantIndexOp::create(builder, loc, result.elementBytes)));
     return result;
+  }
+
+  /// The unswizzled byte offset of the element at `index` from the buffer's
+  /// start, computed at compile time.
+  int64_t offsetBytes(ArrayRef<int64_t> index) const {
+    size_t rank = index.size(), tiled = tile.size();
+    SmallVector<int64_t> coordinates(index.begin(), index.end() - tiled);
+    for (size_t i = 0; i < tiled; ++i)
+      coordinates.push_back(index[rank - tiled + i] / tile[i]);
+    for (size_t i = 0; i < tiled; ++i)
+      coordinates.push_back(index[rank - tiled + i] % tile[i]);
+    int64_t linear = 0;
+    for (auto [coordinate, stride] : llvm::zip_equal(coordinates, strides))
+      linear += coordinate * stride;
+    return linear * elementBytes;
+  }
+
+  /// The swizzle as a function of a byte offset from a swizzle-atom aligned
+  /// start: XOR is linear over bits, so offsets with disjoint bits swizzle
+  /// independently.
+  int64_t swizzled(int64_t offset) const {
+    if (swizzle == layout::kNoSwizzle)
+      return offset;
+    return offset ^ (((offset >> 7) & (swizzle / 16 - 1)) << 4);
   }
 
   /// The byte address of the element at `index` (logical).
@@ -343,6 +390,39 @@ LogicalResult KernelLowering::lowerTiledTransfer(Operation *op,
     }
   int64_t group = contiguous ? vectorLength : 1;
   auto groupType = VectorType::get({group}, type.getElementType());
+
+  // Swizzled buffers: when the thread's share of each index and the
+  // register's share combine without carries, both the tiling and the
+  // swizzle (an XOR of address bits) split over them. The thread's swizzled
+  // offset is then computed once, and each register only XORs in its own
+  // constant: one instruction instead of an address computation. The split
+  // is checked for every thread and register before it is used.
+  std::optional<Value> threadSwizzled;
+  if (addressing) {
+    std::optional<std::vector<Shape>> threadIndices =
+        threadIndexSamples(tiled, shape);
+    bool disjoint = threadIndices.has_value();
+    for (size_t t = 0; disjoint && t < threadIndices->size(); ++t) {
+      const Shape &thread = (*threadIndices)[t];
+      int64_t threadPart =
+          addressing->swizzled(addressing->offsetBytes(thread));
+      for (int64_t start = 0; disjoint && start < count; start += group) {
+        const Shape &own = (*elements)[start];
+        Shape index(own);
+        for (auto [value, shift] : llvm::zip_equal(index, thread))
+          value += shift;
+        disjoint &=
+            addressing->swizzled(addressing->offsetBytes(index)) ==
+            (threadPart ^ addressing->swizzled(addressing->offsetBytes(own)));
+      }
+    }
+    if (disjoint) {
+      Value threadOffset = arith::SubIOp::create(
+          builder, loc, addressing->address(builder, loc, *offsets),
+          addressing->base);
+      threadSwizzled = threadOffset;
+    }
+  }
   Value registers;
   if (loaded)
     registers = arith::ConstantOp::create(
@@ -361,8 +441,19 @@ LogicalResult KernelLowering::lowerTiledTransfer(Operation *op,
           builder, loc, stored, ArrayRef<int64_t>{start},
           ArrayRef<int64_t>{group}, ArrayRef<int64_t>{1});
     if (addressing) {
-      Value pointer =
-          sharedPointer(builder, loc, addressing->address(builder, loc, index));
+      Value address;
+      if (threadSwizzled) {
+        int64_t constant =
+            addressing->swizzled(addressing->offsetBytes((*elements)[start]));
+        address = arith::AddIOp::create(
+            builder, loc, addressing->base,
+            arith::XOrIOp::create(
+                builder, loc, *threadSwizzled,
+                arith::ConstantIndexOp::create(builder, loc, constant)));
+      } else {
+        address = addressing->address(builder, loc, index);
+      }
+      Value pointer = sharedPointer(builder, loc, address);
       unsigned alignment = group * elementBytes;
       if (loaded)
         piece =
