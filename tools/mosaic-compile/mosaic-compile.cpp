@@ -177,34 +177,30 @@ FailureOr<KernelInfo> describeKernel(ModuleOp module) {
                            {"alignment", 16}});
   }
   // The dynamic shared memory must cover every slice.
-  WalkResult walk = kernel.walk([&](mosaic_gpu::SliceSMEMOp slice) {
-    MemRefType type = slice.getResult().getType();
-    Type element = type.getElementType();
-    int64_t bytes = isa<mosaic_gpu::BarrierType>(element)
-                        ? 8
-                        : (element.getIntOrFloatBitWidth() + 7) / 8;
-    info.dynamicSharedBytes =
-        std::max(info.dynamicSharedBytes, slice.getOffsetAttr().getInt() +
-                                              type.getNumElements() * bytes);
-    return WalkResult::advance();
-  });
-  (void)walk;
+  info.dynamicSharedBytes = mosaic::sliceExtent(kernel);
   return info;
 }
 
 /// The tensor maps the lowering added as kernel parameters: one parameter
 /// entry each, after the buffers, and their encoding arguments for the
-/// runtime (cuTensorMapEncodeTiled's, innermost dim first).
+/// runtime (cuTensorMapEncodeTiled's, innermost dim first); and the dynamic
+/// shared memory the lowered kernel needs.
 LogicalResult describeTensorMaps(ModuleOp module, StringRef kernel,
                                  llvm::json::Array &parameters,
-                                 llvm::json::Array &tensorMaps) {
+                                 llvm::json::Array &tensorMaps,
+                                 int64_t &dynamicSharedBytes) {
   ArrayAttr maps;
   module.walk([&](Operation *op) {
     auto symbol =
         op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
-    if (symbol && symbol.getValue() == kernel)
-      if (auto found = op->getAttrOfType<ArrayAttr>(mosaic::kTensorMapsAttr))
-        maps = found;
+    if (!symbol || symbol.getValue() != kernel)
+      return;
+    if (auto found = op->getAttrOfType<ArrayAttr>(mosaic::kTensorMapsAttr))
+      maps = found;
+    // The lowering's count includes its reduction scratch.
+    if (auto bytes =
+            op->getAttrOfType<IntegerAttr>(mosaic::kDynamicSharedBytesAttr))
+      dynamicSharedBytes = bytes.getInt();
   });
   if (!maps)
     return success();
@@ -552,7 +548,7 @@ int main(int argc, char **argv) {
 
   llvm::json::Array tensorMaps;
   if (failed(describeTensorMaps(*module, info->name, info->parameters,
-                                tensorMaps)))
+                                tensorMaps, info->dynamicSharedBytes)))
     return 1;
   llvm::json::Object manifest{
       {"entry", info->name},

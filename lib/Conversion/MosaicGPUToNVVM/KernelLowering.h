@@ -32,6 +32,13 @@ inline constexpr int64_t kMaxSharedMemoryBytes = 227 * 1024;
 /// Kernel attribute listing the tensor maps the lowering added as kernel
 /// parameters, in parameter order; mosaic-compile copies it to the manifest.
 inline constexpr llvm::StringLiteral kTensorMapsAttr = "mosaic_gpu.tensor_maps";
+/// Kernel attribute: the dynamic shared memory the kernel needs, its slices
+/// and the lowering's scratch space included.
+inline constexpr llvm::StringLiteral kDynamicSharedBytesAttr =
+    "mosaic_gpu.dynamic_smem_bytes";
+
+/// The end of the last `slice_smem` buffer of `function`, in bytes.
+int64_t sliceExtent(mlir::Operation *function);
 /// A CUtensorMap: 128 bytes, passed 64-byte aligned.
 inline constexpr int64_t kTensorMapBytes = 128;
 inline constexpr int64_t kTensorMapAlignment = 64;
@@ -94,10 +101,22 @@ private:
 
   // Control flow: the op is kept and retyped in place.
   mlir::LogicalResult lowerFor(mlir::scf::ForOp op);
-  mlir::LogicalResult lowerIf(mlir::scf::IfOp op);
+  /// scf.if and scf.index_switch: results retyped, yields forward.
+  mlir::LogicalResult lowerBranches(mlir::Operation *op);
+  mlir::LogicalResult lowerWhile(mlir::scf::WhileOp op);
   mlir::LogicalResult lowerYield(mlir::scf::YieldOp op);
+  mlir::LogicalResult lowerCondition(mlir::scf::ConditionOp op);
+  /// Retypes the vectors among `values` to the registers of the layouts in
+  /// `op`'s `layouts` attribute, in order.
   mlir::LogicalResult retypeResults(mlir::Operation *op,
-                                    llvm::ArrayRef<mlir::Value> values);
+                                    llvm::ArrayRef<mlir::Value> values,
+                                    llvm::StringRef layouts);
+  /// Makes a terminator pass registers: each vector operand becomes the
+  /// registers of the layout its (already retyped) target holds.
+  mlir::LogicalResult
+  forwardRegisters(mlir::Operation *terminator,
+                   llvm::MutableArrayRef<mlir::OpOperand> operands,
+                   mlir::ValueRange targets);
 
   // Memory (LowerMemory.cpp).
   mlir::LogicalResult lowerSliceSmem(mosaic_gpu::SliceSMEMOp op);
@@ -157,6 +176,17 @@ private:
   mlir::LogicalResult lowerBroadcastInDim(mosaic_gpu::BroadcastInDimOp op);
   mlir::LogicalResult lowerShapeCast(mlir::vector::ShapeCastOp op);
   mlir::LogicalResult lowerBroadcast(mlir::vector::BroadcastOp op);
+  /// Combines `partial` (this thread's result registers) with those of the
+  /// threads in the other warps selected by `warpDigits` ((stride, size)
+  /// pairs in the warp index), through shared-memory scratch.
+  mlir::LogicalResult
+  combineAcrossWarps(mlir::Operation *op, mlir::OpBuilder &builder,
+                     llvm::SmallVector<mlir::Value> &partial,
+                     mlir::vector::CombiningKind kind,
+                     llvm::ArrayRef<std::pair<int64_t, int64_t>> warpDigits);
+  /// Where the lowering's scratch space starts in `function`'s dynamic
+  /// shared memory: after the last `slice_smem` buffer, 16-byte aligned.
+  int64_t scratchOffset(mlir::Operation *function);
 
   /// The warpgroup vector type of `value`, also for loop arguments and
   /// results that were already retyped to registers.
@@ -171,6 +201,9 @@ private:
   llvm::DenseMap<std::pair<mlir::Operation *, mlir::Attribute>, mlir::Value>
       tensorMaps;
   llvm::SmallVector<mlir::Operation *> lowered;
+  /// Scratch bytes each function's reductions need.
+  llvm::DenseMap<mlir::Operation *, int64_t> scratchBytes;
+  llvm::DenseMap<mlir::Operation *, int64_t> scratchOffsets;
 };
 
 } // namespace mosaic

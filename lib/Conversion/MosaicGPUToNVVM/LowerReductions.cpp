@@ -250,6 +250,126 @@ static Value shuffleXor(OpBuilder &builder, Location loc, Value value,
   return moved;
 }
 
+/// The number of warpgroups in `op`'s kernel, from its known block size.
+static FailureOr<int64_t> warpgroupsOf(Operation *op) {
+  auto function = op->getParentOfType<gpu::GPUFuncOp>();
+  DenseI32ArrayAttr block =
+      function ? function.getKnownBlockSizeAttr() : DenseI32ArrayAttr();
+  if (!block)
+    return op->emitOpError()
+           << "exchanges partial results between warps through shared "
+              "memory, which needs the kernel's `known_block_size` to size "
+              "the scratch space";
+  int64_t threads = 1;
+  for (int32_t size : block.asArrayRef())
+    threads *= size;
+  return std::max<int64_t>(threads / kThreadsPerWarpgroup, 1);
+}
+
+LogicalResult KernelLowering::combineAcrossWarps(
+    Operation *op, OpBuilder &builder, SmallVector<Value> &partial,
+    vector::CombiningKind kind,
+    ArrayRef<std::pair<int64_t, int64_t>> warpDigits) {
+  Type element = partial.front().getType();
+  unsigned bits = element.getIntOrFloatBitWidth();
+  if (bits % 8 != 0)
+    return op->emitOpError() << "exchanges " << element
+                             << " partial results between warps; only whole "
+                                "bytes go through shared memory";
+  FailureOr<int64_t> groups = warpgroupsOf(op);
+  if (failed(groups))
+    return failure();
+  int64_t bytes = bits / 8;
+  int64_t count = partial.size();
+  int64_t perGroup = kThreadsPerWarpgroup * count * bytes;
+  Operation *function = op->getParentOfType<FunctionOpInterface>();
+  int64_t &needed = scratchBytes[function];
+  needed = std::max(needed, perGroup * *groups);
+
+  Location loc = op->getLoc();
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, value);
+  };
+  // This warpgroup's scratch rows, one per thread, after the kernel's slices.
+  Value shared = memref::ExtractAlignedPointerAsIndexOp::create(
+      builder, loc, dynamicSharedMemory(op));
+  Value group = arith::DivUIOp::create(
+      builder, loc, gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x),
+      constant(kThreadsPerWarpgroup));
+  Value base = arith::AddIOp::create(
+      builder, loc,
+      arith::AddIOp::create(builder, loc, shared,
+                            constant(scratchOffset(function))),
+      arith::MulIOp::create(builder, loc, group, constant(perGroup)));
+  auto pointer = [&](Value thread, int64_t position) {
+    Value address = arith::AddIOp::create(
+        builder, loc, base,
+        arith::AddIOp::create(builder, loc,
+                              arith::MulIOp::create(builder, loc, thread,
+                                                    constant(count * bytes)),
+                              constant(position * bytes)));
+    Value integer =
+        arith::IndexCastOp::create(builder, loc, builder.getI64Type(), address);
+    return LLVM::IntToPtrOp::create(
+               builder, loc,
+               LLVM::LLVMPointerType::get(builder.getContext(), 3), integer)
+        .getResult();
+  };
+  Value thread = threadInWarpgroup(op);
+  for (auto [position, value] : llvm::enumerate(partial))
+    LLVM::StoreOp::create(builder, loc, value, pointer(thread, position),
+                          bytes);
+  warpgroupBarrier(op, builder);
+
+  // The threads holding partials of the same results differ from this one
+  // only in the warp digits that split reduced dims.
+  Value warp = arith::DivUIOp::create(builder, loc, thread,
+                                      constant(layout::kLanesPerWarp));
+  Value lane = arith::RemUIOp::create(builder, loc, thread,
+                                      constant(layout::kLanesPerWarp));
+  Value ownDigits = constant(0);
+  for (auto [stride, size] : warpDigits)
+    ownDigits = arith::AddIOp::create(
+        builder, loc, ownDigits,
+        arith::MulIOp::create(
+            builder, loc,
+            arith::RemUIOp::create(
+                builder, loc,
+                arith::DivUIOp::create(builder, loc, warp, constant(stride)),
+                constant(size)),
+            constant(stride)));
+  Value otherDigits = arith::SubIOp::create(builder, loc, warp, ownDigits);
+  int64_t combinations = 1;
+  for (auto [stride, size] : warpDigits)
+    combinations *= size;
+  SmallVector<Value> combined(count);
+  for (int64_t combination = 0; combination < combinations; ++combination) {
+    int64_t digits = 0, rest = combination;
+    for (auto [stride, size] : warpDigits) {
+      digits += (rest % size) * stride;
+      rest /= size;
+    }
+    Value peer = arith::AddIOp::create(
+        builder, loc,
+        arith::MulIOp::create(
+            builder, loc,
+            arith::AddIOp::create(builder, loc, otherDigits, constant(digits)),
+            constant(layout::kLanesPerWarp)),
+        lane);
+    for (int64_t position = 0; position < count; ++position) {
+      Value loaded = LLVM::LoadOp::create(builder, loc, element,
+                                          pointer(peer, position), bytes);
+      Value &slot = combined[position];
+      slot = slot ? vector::makeArithReduction(builder, loc, kind, loaded, slot)
+                  : loaded;
+    }
+  }
+  // The scratch may be reused once every thread has read its peers.
+  warpgroupBarrier(op, builder);
+  partial = std::move(combined);
+  return success();
+}
+
 LogicalResult
 KernelLowering::lowerMultiReduction(vector::MultiDimReductionOp op) {
   VectorType sourceType = logicalType(op.getSource());
@@ -257,30 +377,49 @@ KernelLowering::lowerMultiReduction(vector::MultiDimReductionOp op) {
   FailureOr<RegisterLayout> sourceLayout = annotatedLayout(op, "in_layouts", 0);
   if (failed(sourceLayout))
     return failure();
+  // A reduction to a scalar has one result position and no result layout.
   auto resultType = dyn_cast<VectorType>(op.getDestType());
-  if (!resultType)
-    return op.emitOpError()
-           << "reduces to a scalar, across all 128 threads; mosaic-gpu-lower "
-              "does not lower that yet (it needs a shared-memory exchange "
-              "between warps): keep at least one dim";
-  FailureOr<RegisterLayout> resultLayout =
-      annotatedLayout(op, "out_layouts", 0);
-  if (failed(resultLayout))
-    return failure();
-  FailureOr<VectorType> target = resultRegisters(op, resultType, *resultLayout);
-  if (failed(target))
-    return failure();
+  std::optional<RegisterLayout> resultLayout;
+  VectorType target = VectorType::get({1}, sourceType.getElementType());
+  if (resultType) {
+    FailureOr<RegisterLayout> annotated = annotatedLayout(op, "out_layouts", 0);
+    if (failed(annotated))
+      return failure();
+    resultLayout = *annotated;
+    FailureOr<VectorType> registers =
+        resultRegisters(op, resultType, *resultLayout);
+    if (failed(registers))
+      return failure();
+    target = *registers;
+  }
   OpBuilder builder(op);
   Location loc = op.getLoc();
   FailureOr<Value> source =
       operandAs(op, op->getOpOperand(0), *sourceLayout, builder);
-  // The accumulator combines with the result element by element.
-  FailureOr<Value> acc =
-      operandAs(op, op->getOpOperand(1), *resultLayout, builder);
-  if (failed(source) || failed(acc))
+  if (failed(source))
     return failure();
+  // The accumulator combines with the result element by element.
+  Value acc = op.getAcc();
+  if (resultType) {
+    FailureOr<Value> registers =
+        operandAs(op, op->getOpOperand(1), *resultLayout, builder);
+    if (failed(registers))
+      return failure();
+    acc = *registers;
+  }
   vector::CombiningKind kind = op.getKind();
   SmallVector<bool> reduced = op.getReductionMask();
+  auto finish = [&](Value registers) -> LogicalResult {
+    if (!resultType) {
+      Value scalar = vector::ExtractOp::create(builder, loc, registers,
+                                               ArrayRef<int64_t>{0});
+      op.getResult().replaceAllUsesWith(
+          vector::makeArithReduction(builder, loc, kind, scalar, acc));
+      return success();
+    }
+    registers = vector::makeArithReduction(builder, loc, kind, registers, acc);
+    return define(op.getResult(), registers, *resultLayout);
+  };
 
   if (sourceLayout->isSplat()) {
     // Every element is the same value x: idempotent kinds give x, a sum
@@ -315,26 +454,24 @@ KernelLowering::lowerMultiReduction(vector::MultiDimReductionOp op) {
     default:
       break; // min, max, and, or: x itself
     }
-    Value registers =
-        vector::BroadcastOp::create(builder, loc, *target, scalar);
-    registers = vector::makeArithReduction(builder, loc, kind, registers, *acc);
-    return define(op.getResult(), registers, *resultLayout);
+    return finish(vector::BroadcastOp::create(builder, loc, target, scalar));
   }
 
   // 1. In-thread: fold every source register into the result position of
   // the element it reduces to.
   llvm::Expected<std::vector<Shape>> sourceElements =
       thread0Elements(*sourceLayout, sourceShape);
-  llvm::Expected<std::vector<Shape>> resultElements =
-      thread0Elements(*resultLayout, resultType.getShape());
-  if (!sourceElements || !resultElements) {
-    std::string message = !sourceElements
-                              ? llvm::toString(sourceElements.takeError())
-                              : llvm::toString(resultElements.takeError());
-    return op.emitOpError() << message;
+  if (!sourceElements)
+    return op.emitOpError() << llvm::toString(sourceElements.takeError());
+  std::map<Shape, int64_t> resultPositions{{Shape{}, 0}};
+  if (resultType) {
+    llvm::Expected<std::vector<Shape>> resultElements =
+        thread0Elements(*resultLayout, resultType.getShape());
+    if (!resultElements)
+      return op.emitOpError() << llvm::toString(resultElements.takeError());
+    resultPositions = positionsOf(*resultElements);
   }
-  std::map<Shape, int64_t> resultPositions = positionsOf(*resultElements);
-  SmallVector<Value> partial(target->getNumElements());
+  SmallVector<Value> partial(target.getNumElements());
   for (auto [position, index] : llvm::enumerate(*sourceElements)) {
     Shape kept;
     for (auto [dim, value] : llvm::enumerate(index))
@@ -353,46 +490,49 @@ KernelLowering::lowerMultiReduction(vector::MultiDimReductionOp op) {
   }
   for (auto [position, slot] : llvm::enumerate(partial))
     if (!slot)
-      return op.emitOpError() << "leaves result register " << position << " of "
-                              << resultLayout->str() << " empty";
+      return op.emitOpError()
+             << "leaves result register " << position << " of its result empty";
 
-  // 2. Across lanes: the lanes that split a reduced dim exchange partials.
+  // 2. Across threads: the lanes that split a reduced dim exchange partials
+  // with butterfly shuffles (lane digits as (stride, size) in the lane id),
+  // the warps that split one through shared memory.
+  SmallVector<std::pair<int64_t, int64_t>> laneDigits, warpDigits;
   if (sourceLayout->isTiled()) {
     const layout::TiledLayout &tiled = sourceLayout->tiledLayout();
     int64_t baseOffset = sourceShape.size() - tiled.baseTileShape().size();
     llvm::Expected<Shape> tiledShape = tiled.tiling().tileShape(sourceShape);
     if (!tiledShape)
       return op.emitOpError() << llvm::toString(tiledShape.takeError());
-    auto splitsReducedDim = [&](const layout::PartitionDim &dim) {
-      return !dim.isReplicated() &&
-             reduced[baseOffset + tiled.baseDimOfTiledDim(dim.dim)];
+    auto digits = [&](ArrayRef<layout::PartitionDim> dims,
+                      SmallVector<std::pair<int64_t, int64_t>> &out) {
+      int64_t stride = 1;
+      for (const layout::PartitionDim &dim : llvm::reverse(dims)) {
+        int64_t size = dim.isReplicated()
+                           ? dim.times
+                           : (*tiledShape)[tiledShape->size() + dim.dim];
+        if (!dim.isReplicated() && size > 1 &&
+            reduced[baseOffset + tiled.baseDimOfTiledDim(dim.dim)])
+          out.push_back({stride, size});
+        stride *= size;
+      }
     };
-    for (const layout::PartitionDim &dim : tiled.warpDims())
-      if (splitsReducedDim(dim) &&
-          (*tiledShape)[tiledShape->size() + dim.dim] > 1)
-        return op.emitOpError()
-               << "reduces over a dim that " << sourceLayout->str()
-               << " splits across warps; mosaic-gpu-lower does not lower "
-                  "that yet (it needs a shared-memory exchange between "
-                  "warps)";
-    int64_t stride = 1;
-    for (const layout::PartitionDim &dim : llvm::reverse(tiled.laneDims())) {
-      int64_t size = dim.isReplicated()
-                         ? dim.times
-                         : (*tiledShape)[tiledShape->size() + dim.dim];
-      if (splitsReducedDim(dim))
-        for (int64_t offset = stride; offset < stride * size; offset *= 2)
-          for (Value &slot : partial)
-            slot = vector::makeArithReduction(
-                builder, loc, kind, shuffleXor(builder, loc, slot, offset),
-                slot);
-      stride *= size;
-    }
+    digits(tiled.laneDims(), laneDigits);
+    digits(tiled.warpDims(), warpDigits);
+  } else if (!resultType) {
+    // A strided vector reduced to a scalar: every thread holds a share.
+    laneDigits.push_back({1, layout::kLanesPerWarp});
+    warpDigits.push_back({1, layout::kWarpsPerWarpgroup});
   }
-  // Strided layouts only lose leading dims, which each thread holds whole.
+  // (A strided vector reduced to a vector only loses leading dims, which
+  // each thread holds whole.)
+  for (auto [stride, size] : laneDigits)
+    for (int64_t offset = stride; offset < stride * size; offset *= 2)
+      for (Value &slot : partial)
+        slot = vector::makeArithReduction(
+            builder, loc, kind, shuffleXor(builder, loc, slot, offset), slot);
+  if (!warpDigits.empty() &&
+      failed(combineAcrossWarps(op, builder, partial, kind, warpDigits)))
+    return failure();
 
-  Value registers =
-      vector::FromElementsOp::create(builder, loc, *target, partial);
-  registers = vector::makeArithReduction(builder, loc, kind, registers, *acc);
-  return define(op.getResult(), registers, *resultLayout);
+  return finish(vector::FromElementsOp::create(builder, loc, target, partial));
 }

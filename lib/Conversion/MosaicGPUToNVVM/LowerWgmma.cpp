@@ -173,31 +173,29 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
                             << bTransforms->swizzle << " bytes";
 
   int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
-  auto bType = cast<MemRefType>(op.getB().getType());
-  int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
-  int64_t kSpan = kInstructionKBytes / elementBytes;
-  // The tiled buffers: A is (M / 8, K / T, 8, T), B is (K / 8, N / T, 8, T).
-  int64_t k =
-      aType.getRank() == 4 ? aType.getDimSize(1) * aType.getDimSize(3) : -1;
-  if (k <= 0 || k % kSpan != 0)
-    return op.emitOpError()
-           << "needs K to be a multiple of " << kSpan << ", but A is " << aType;
-
   OpBuilder builder(op);
   Location loc = op.getLoc();
+  FailureOr<MmaOperand> a =
+      MmaOperand::create(op, builder, "A", op.getA(), *aTransforms);
+  if (failed(a))
+    return failure();
+  FailureOr<MmaOperand> b =
+      MmaOperand::create(op, builder, "B", op.getB(), *bTransforms);
+  if (failed(b))
+    return failure();
+  // The tiled buffers: A is (M / 8, K / T, 8, T), B is (K / 8, N / T, 8, T).
+  int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+  int64_t kSpan = kInstructionKBytes / elementBytes;
+  int64_t k = aType.getDimSize(1) * aType.getDimSize(3);
+  if (k % kSpan != 0)
+    return op.emitOpError()
+           << "needs K to be a multiple of " << kSpan << ", but A is " << aType;
   FailureOr<Value> accRegisters =
       operandAs(op, op->getOpOperand(0), *accLayout, builder);
   if (failed(accRegisters))
     return failure();
   if (sharedWritesPending(op))
     fenceSharedWritesForAsyncProxy(op, builder);
-  FailureOr<MmaOperand> a =
-      MmaOperand::create(op, builder, "A", op.getA(), *aTransforms);
-  FailureOr<MmaOperand> b =
-      MmaOperand::create(op, builder, "B", op.getB(), *bTransforms);
-  if (failed(a) || failed(b))
-    return failure();
-  (void)bType;
 
   MLIRContext *context = op.getContext();
   int64_t perBlock = n / 2; // accumulator registers of one m64nN instruction

@@ -372,13 +372,14 @@ LogicalResult KernelLowering::lowerIota(mosaic_gpu::BroadcastedIotaOp op) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult KernelLowering::retypeResults(Operation *op,
-                                            ArrayRef<Value> values) {
+                                            ArrayRef<Value> values,
+                                            StringRef layouts) {
   unsigned vectorIndex = 0;
   for (Value value : values) {
     if (!isRegisterVector(value))
       continue;
     FailureOr<RegisterLayout> layout =
-        annotatedLayout(op, "out_layouts", vectorIndex++);
+        annotatedLayout(op, layouts, vectorIndex++);
     if (failed(layout))
       return failure();
     FailureOr<VectorType> type =
@@ -410,45 +411,109 @@ LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
   }
   SmallVector<Value> carried(op.getRegionIterArgs());
   SmallVector<Value> results(op.getResults());
-  if (failed(retypeResults(op, carried)) || failed(retypeResults(op, results)))
+  if (failed(retypeResults(op, carried, "out_layouts")) ||
+      failed(retypeResults(op, results, "out_layouts")))
     return failure();
   op->removeAttr("in_layouts");
   op->removeAttr("out_layouts");
   return success();
 }
 
-LogicalResult KernelLowering::lowerIf(scf::IfOp op) {
-  SmallVector<Value> results(op.getResults());
-  if (failed(retypeResults(op, results)))
+LogicalResult KernelLowering::lowerBranches(Operation *op) {
+  SmallVector<Value> results(op->getResults());
+  if (failed(retypeResults(op, results, "out_layouts")))
     return failure();
   op->removeAttr("in_layouts");
   op->removeAttr("out_layouts");
+  return success();
+}
+
+LogicalResult KernelLowering::lowerWhile(scf::WhileOp op) {
+  OpBuilder builder(op);
+  unsigned vectorIndex = 0;
+  for (OpOperand &init : op.getInitsMutable()) {
+    if (!isRegisterVector(init.get()))
+      continue;
+    FailureOr<RegisterLayout> layout =
+        annotatedLayout(op, "in_layouts", vectorIndex++);
+    if (failed(layout))
+      return failure();
+    FailureOr<Value> registers = operandAs(op, init, *layout, builder);
+    if (failed(registers))
+      return failure();
+    init.set(*registers);
+  }
+  SmallVector<Value> before(op.getBeforeArguments());
+  SmallVector<Value> after(op.getAfterArguments());
+  SmallVector<Value> results(op.getResults());
+  if (failed(retypeResults(op, before, "in_layouts")) ||
+      failed(retypeResults(op, after, "out_layouts")) ||
+      failed(retypeResults(op, results, "out_layouts")))
+    return failure();
+  op->removeAttr("in_layouts");
+  op->removeAttr("out_layouts");
+  return success();
+}
+
+LogicalResult
+KernelLowering::forwardRegisters(Operation *terminator,
+                                 MutableArrayRef<OpOperand> operands,
+                                 ValueRange targets) {
+  OpBuilder builder(terminator);
+  for (auto [operand, target] : llvm::zip_equal(operands, targets)) {
+    if (!isRegisterVector(operand.get()))
+      continue;
+    // The parent has been retyped already: pass what its values hold.
+    auto carried = fragments.find(target);
+    if (carried == fragments.end())
+      return terminator->emitOpError()
+             << "passes on a vector its parent does not carry";
+    FailureOr<Value> registers =
+        operandAs(terminator, operand, carried->second.layout, builder);
+    if (failed(registers))
+      return failure();
+    operand.set(*registers);
+  }
+  terminator->removeAttr("in_layouts");
   return success();
 }
 
 LogicalResult KernelLowering::lowerYield(scf::YieldOp op) {
   Operation *parent = op->getParentOp();
-  if (!isa<scf::ForOp, scf::IfOp>(parent))
+  if (auto loop = dyn_cast<scf::WhileOp>(parent))
+    return forwardRegisters(op, op->getOpOperands(), loop.getBeforeArguments());
+  if (!isa<scf::ForOp, scf::IfOp, scf::IndexSwitchOp>(parent))
     return op.emitOpError() << "mosaic-gpu-lower carries vectors through "
-                               "scf.for and scf.if only, not "
+                               "scf.for, scf.while, scf.if and "
+                               "scf.index_switch only, not "
                             << parent->getName();
-  OpBuilder builder(op);
-  for (OpOperand &operand : op->getOpOperands()) {
-    if (!isRegisterVector(operand.get()))
-      continue;
-    // The parent has been retyped already: yield what its results hold.
-    auto parentResult =
-        fragments.find(parent->getResult(operand.getOperandNumber()));
-    if (parentResult == fragments.end())
-      return op.emitOpError() << "yields a vector its parent does not carry";
-    FailureOr<Value> registers =
-        operandAs(op, operand, parentResult->second.layout, builder);
-    if (failed(registers))
-      return failure();
-    operand.set(*registers);
-  }
-  op->removeAttr("in_layouts");
-  return success();
+  return forwardRegisters(op, op->getOpOperands(), parent->getResults());
+}
+
+LogicalResult KernelLowering::lowerCondition(scf::ConditionOp op) {
+  auto loop = cast<scf::WhileOp>(op->getParentOp());
+  return forwardRegisters(op, op.getArgsMutable(), loop.getAfterArguments());
+}
+
+int64_t mosaic::sliceExtent(Operation *function) {
+  int64_t extent = 0;
+  function->walk([&](mosaic_gpu::SliceSMEMOp slice) {
+    MemRefType type = slice.getResult().getType();
+    Type element = type.getElementType();
+    int64_t bytes = isa<mosaic_gpu::BarrierType>(element)
+                        ? 8
+                        : (element.getIntOrFloatBitWidth() + 7) / 8;
+    extent = std::max(extent, slice.getOffsetAttr().getInt() +
+                                  type.getNumElements() * bytes);
+  });
+  return extent;
+}
+
+int64_t KernelLowering::scratchOffset(Operation *function) {
+  auto [entry, inserted] = scratchOffsets.try_emplace(function, 0);
+  if (inserted)
+    entry->second = llvm::alignTo(sliceExtent(function), 16);
+  return entry->second;
 }
 
 /// Barrier memrefs become i64 memrefs once no barrier op needs their type.
@@ -500,8 +565,16 @@ LogicalResult KernelLowering::run(Operation *root) {
     } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
       result = lowerFor(loop);
       keep = true;
-    } else if (auto branch = dyn_cast<scf::IfOp>(op)) {
-      result = lowerIf(branch);
+    } else if (isa<scf::IfOp, scf::IndexSwitchOp>(op)) {
+      result = lowerBranches(op);
+      keep = true;
+    } else if (auto loop = dyn_cast<scf::WhileOp>(op)) {
+      result = lowerWhile(loop);
+      keep = true;
+    } else if (auto condition = dyn_cast<scf::ConditionOp>(op)) {
+      if (!touchesVectors)
+        return WalkResult::advance();
+      result = lowerCondition(condition);
       keep = true;
     } else if (auto yield = dyn_cast<scf::YieldOp>(op)) {
       if (!touchesVectors)
@@ -561,11 +634,29 @@ LogicalResult KernelLowering::run(Operation *root) {
   });
   if (walk.wasInterrupted())
     return failure();
+  // Record the dynamic shared memory each kernel needs (slices and scratch)
+  // while the slices still exist.
+  SmallVector<std::pair<gpu::GPUFuncOp, int64_t>> sharedBytes;
+  root->walk([&](gpu::GPUFuncOp function) {
+    int64_t bytes = sliceExtent(function);
+    if (int64_t scratch = scratchBytes.lookup(function))
+      bytes = std::max(bytes, scratchOffset(function) + scratch);
+    sharedBytes.push_back({function, bytes});
+  });
   for (Operation *op : llvm::reverse(lowered)) {
     if (!op->use_empty())
       return op->emitOpError()
              << "still has users after lowering; they were not lowered";
     op->erase();
+  }
+  for (auto [function, bytes] : sharedBytes) {
+    if (bytes > kMaxSharedMemoryBytes)
+      return function.emitOpError()
+             << "needs " << bytes << " bytes of shared memory (its slices and "
+             << "the lowering's reduction scratch), more than the "
+             << kMaxSharedMemoryBytes << " an sm_90a block has";
+    function->setAttr(kDynamicSharedBytesAttr,
+                      Builder(function.getContext()).getI64IntegerAttr(bytes));
   }
   replaceBarrierTypes(root);
   return success();
