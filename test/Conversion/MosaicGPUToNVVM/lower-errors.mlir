@@ -1,26 +1,13 @@
-// RUN: mosaic-opt %s -split-input-file -mosaic-gpu-infer-layouts -mosaic-gpu-lower -verify-diagnostics
+// RUN: mosaic-opt %s -split-input-file -mosaic-gpu-infer-layouts -mosaic-gpu-apply-transforms -mosaic-gpu-lower -verify-diagnostics
 
 // What the lowering does not handle yet is an error on the op, never a
 // wrong kernel.
 func.func @reduction_across_warps(%ref: memref<128x64xf32>, %out: memref<64xf32>) {
   %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
   %z = arith.constant dense<0.0> : vector<64xf32>
-  // expected-error @+1 {{reduces over a dim that WGMMA splits across warps; mosaic-gpu-lower does not lower that yet (it needs a shared-memory exchange between warps)}}
+  // expected-error @+1 {{exchanges partial results between warps through shared memory, which needs the kernel's `known_block_size` to size the scratch space}}
   %r = vector.multi_reduction <add>, %v, %z [0] : vector<128x64xf32> to vector<64xf32>
   mosaic_gpu.vector_store %r, %out : vector<64xf32>, memref<64xf32>
-  return
-}
-
-// -----
-
-func.func @reduction_to_scalar(%ref: memref<128x64xf32>, %out: memref<128xf32>) {
-  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
-  %s = mosaic_gpu.layout_cast %v : vector<128x64xf32> to #mosaic_gpu.WGStridedFragLayout<[128, 64], 2>
-  %z = arith.constant 0.0 : f32
-  // expected-error @+1 {{reduces to a scalar, across all 128 threads; mosaic-gpu-lower does not lower that yet}}
-  %r = vector.multi_reduction <add>, %s, %z [0, 1] : vector<128x64xf32> to f32
-  %b = vector.broadcast %r : f32 to vector<128xf32>
-  mosaic_gpu.vector_store %b, %out : vector<128xf32>, memref<128xf32>
   return
 }
 
@@ -75,3 +62,279 @@ func.func @orders_tensor_core_arrive(%b: memref<!mosaic_gpu.barrier, #gpu.addres
 
 // expected-error @+1 {{'mosaic_gpu.slice_smem' op is outside a function; mosaic-gpu-lower lowers kernel bodies}}
 %outside = mosaic_gpu.slice_smem 0 : memref<128xf32, #gpu.address_space<workgroup>>
+
+// -----
+
+// TMA reads the tensor's base address from a tensor map encoded at launch,
+// so the global buffer must be a kernel argument; a plain function's
+// argument is not one.
+func.func @tma_from_function_argument(%in: memref<4096x64xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>) {
+  %c0 = arith.constant 0 : i32
+  %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{transfers from or to a global buffer that is not a kernel argument (or a view of one); TMA needs the tensor's base address at launch}}
+  mosaic_gpu.async_load %in[%c0, %c0] to %s, %bar slice_lengths [128, 64]
+      : memref<4096x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// Nor is a buffer the kernel allocates itself.
+gpu.module @kernels {
+  gpu.func @tma_from_alloc(%bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : i32
+    %in = memref.alloc() : memref<256x64xbf16>
+    %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{transfers from or to a global buffer that is not a kernel argument}}
+    mosaic_gpu.async_load %in[%c0, %c0] to %s, %bar slice_lengths [128, 64]
+        : memref<256x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// The tensor map describes the whole argument; a subview at an offset would
+// need its own base address.
+gpu.module @kernels {
+  gpu.func @tma_from_offset_view(%in: memref<4096x64xf32>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : i32
+    %s = mosaic_gpu.slice_smem 0 : memref<128x64xf32, #gpu.address_space<workgroup>>
+    %rows = memref.subview %in[128, 0] [128, 64] [1, 1] : memref<4096x64xf32> to memref<128x64xf32, strided<[64, 1], offset: 8192>>
+    // expected-error @+1 {{needs a statically shaped global view at offset 0 of its kernel argument, but the view is 'memref<128x64xf32, strided<[64, 1], offset: 8192>>'; index into the argument with the op's indices instead of a subview}}
+    mosaic_gpu.async_load %rows[%c0, %c0] to %s, %bar slice_lengths [128, 64]
+        : memref<128x64xf32, strided<[64, 1], offset: 8192>>, memref<128x64xf32, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// cuTensorMapEncodeTiled takes at most 5 dims.
+gpu.module @kernels {
+  gpu.func @tma_rank_6(%in: memref<2x2x2x2x8x64xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : i32
+    %s = mosaic_gpu.slice_smem 0 : memref<8x64xbf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{needs a rank-6 tensor map (after tiling); TMA handles at most 5 dims}}
+    mosaic_gpu.async_load %in[%c0, %c0, %c0, %c0, %c0, %c0] to %s, %bar slice_lengths [-1, -1, -1, -1, 8, 64]
+        : memref<2x2x2x2x8x64xbf16>, memref<8x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// TMA global strides are multiples of 16 bytes: rows of 2 f32 are 8 bytes.
+gpu.module @kernels {
+  gpu.func @tma_global_stride(%in: memref<4096x2xf32>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : i32
+    %s = mosaic_gpu.slice_smem 0 : memref<256x2xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{needs global strides that are multiples of 16 bytes, but dim 0 of 'memref<4096x2xf32>' has a stride of 8 bytes}}
+    mosaic_gpu.async_load %in[%c0, %c0] to %s, %bar slice_lengths [256, 2]
+        : memref<4096x2xf32>, memref<256x2xf32, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// A TMA box spans at most 256 elements per dim.
+gpu.module @kernels {
+  gpu.func @tma_box_too_long(%in: memref<4096x64xf32>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : i32
+    %s = mosaic_gpu.slice_smem 0 : memref<512x64xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{transfers 512 elements along dim 0; a TMA box spans at most 256}}
+    mosaic_gpu.async_load %in[%c0, %c0] to %s, %bar slice_lengths [512, 64]
+        : memref<4096x64xf32>, memref<512x64xf32, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// The minor box dim must span a multiple of 16 bytes: 2 f32 are 8.
+gpu.module @kernels {
+  gpu.func @tma_narrow_box(%in: memref<4096x64xf32>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : i32
+    %s = mosaic_gpu.slice_smem 0 : memref<128x2xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{has a minor box dim of 8 bytes; TMA needs a multiple of 16}}
+    mosaic_gpu.async_load %in[%c0, %c0] to %s, %bar slice_lengths [128, 2]
+        : memref<4096x64xf32>, memref<128x2xf32, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// Multicast loads over a cluster are not lowered yet.
+gpu.module @kernels {
+  gpu.func @collective_load(%in: memref<4096x64xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : i32
+    %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{multicasts over cluster dims (`collective`), which mosaic-gpu-lower does not lower yet; load per block instead}}
+    mosaic_gpu.async_load %in[%c0, %c0] to %s, %bar slice_lengths [128, 64] {collective = [#mosaic_gpu.dim<x>]}
+        : memref<4096x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// Nor are collective prefetches.
+gpu.module @kernels {
+  gpu.func @collective_prefetch(%in: memref<4096x64xbf16>) kernel {
+    %c0 = arith.constant 0 : i32
+    // expected-error @+1 {{prefetches collectively over cluster dims (`collective`), which mosaic-gpu-lower does not lower yet}}
+    mosaic_gpu.async_prefetch %in[%c0, %c0] slice_lengths [128, 64] {collective = [#mosaic_gpu.dim<x>]} : memref<4096x64xbf16>
+    gpu.return
+  }
+}
+
+// -----
+
+// Tensor maps encode integers as signed, so an unsigned min or max would
+// compare the wrong way.
+gpu.module @kernels {
+  gpu.func @unsigned_min_store(%out: memref<4096x64xi32>) kernel {
+    %c0 = arith.constant 0 : i32
+    %s = mosaic_gpu.slice_smem 0 : memref<128x64xi32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{reduces with an unsigned min/max, which needs an unsigned tensor map type; mosaic-gpu-lower encodes integers as signed}}
+    mosaic_gpu.async_store %s to %out[%c0, %c0] slice_lengths [128, 64] {reduction_op = #mosaic_gpu.tma_reduction<umin>}
+        : memref<128x64xi32, #gpu.address_space<workgroup>>, memref<4096x64xi32>
+    gpu.return
+  }
+}
+
+// -----
+
+// A 128-byte swizzle repeats every 8 rows of 128 bytes and is computed from
+// the address, so a swizzled buffer starts on a 1024-byte boundary.
+func.func @swizzled_slice_offset() {
+  // expected-error @+1 {{carves a buffer with a 128-byte swizzle at offset 512; it must start at a multiple of 1024 bytes}}
+  %s = mosaic_gpu.slice_smem 512 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %t = mosaic_gpu.with_transforms %s : memref<128x64xbf16, #gpu.address_space<workgroup>>
+      with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+  %v = mosaic_gpu.vector_load %t : memref<128x64xbf16, #gpu.address_space<workgroup>> -> vector<128x64xbf16>
+  mosaic_gpu.vector_store %v, %t : vector<128x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// slice_smem views the dynamic shared memory at a byte offset; a strided or
+// offset layout has no such view.
+func.func @strided_slice() {
+  // expected-error @+1 {{mosaic-gpu-lower only carves buffers with the identity layout out of shared memory, not 'memref<128xf32, strided<[1], offset: 4>, #gpu.address_space<workgroup>>'}}
+  %s = mosaic_gpu.slice_smem 0 : memref<128xf32, strided<[1], offset: 4>, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// A splat is stored as a strided vector, whose chunks of one row per thread
+// need at least 128 elements.
+func.func @splat_store_too_small(%out: memref<64xf32>) {
+  %c = arith.constant dense<1.0> : vector<64xf32>
+  // expected-error @+1 {{cannot store a splat 'vector<64xf32>': its elements do not fill whole rows of 128 threads}}
+  mosaic_gpu.vector_store %c, %out : vector<64xf32>, memref<64xf32>
+  return
+}
+
+// -----
+
+// Strided vectors are stored untiled; a tiled, swizzled buffer takes tiled
+// layouts only, even for a splat.
+func.func @splat_store_to_tiled() {
+  %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %t = mosaic_gpu.with_transforms %s : memref<128x64xbf16, #gpu.address_space<workgroup>>
+      with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+  %c = arith.constant dense<0.0> : vector<128x64xbf16>
+  // expected-error @+1 {{moves a strided vector to or from a tiled shared-memory buffer; only tiled layouts follow a tiling (use a layout_cast to WGMMA, or leave the buffer untiled)}}
+  mosaic_gpu.vector_store %c, %t : vector<128x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// Only splat constants lower to registers; every thread holds different
+// elements of a non-uniform one.
+func.func @non_splat_constant(%out: memref<128xi32>) {
+  // expected-error @+1 {{mosaic-gpu-lower only lowers splat vector constants; build non-uniform vectors with broadcasted_iota and arithmetic}}
+  %c = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127]> : vector<128xi32>
+  mosaic_gpu.vector_store %c, %out : vector<128xi32>, memref<128xi32>
+  return
+}
+
+// -----
+
+// iota registers are built from integer indices.
+func.func @float_iota(%out: memref<128xf32>) {
+  // expected-error @+1 {{mosaic-gpu-lower builds iotas of integer elements only, not 'f32'}}
+  %i = mosaic_gpu.broadcasted_iota 0 : vector<128xf32>
+  mosaic_gpu.vector_store %i, %out : vector<128xf32>, memref<128xf32>
+  return
+}
+
+// -----
+
+// Vectors enter a kernel body only through loads, constants and iotas; a
+// vector function argument has no registers.
+func.func @vector_argument(%v: vector<128xf32>, %out: memref<128xf32>) {
+  // expected-error @+1 {{uses a vector that mosaic-gpu-lower has not lowered (operand #0)}}
+  mosaic_gpu.vector_store %v, %out : vector<128xf32>, memref<128xf32>
+  return
+}
+
+// -----
+
+// Layout inference accepts vector.extract_strided_slice, but the lowering
+// has no pattern for it yet. (Control flow cannot reach the lowering's
+// "carries vectors through scf.for, ..." diagnostic: the scf ops whose
+// scf.yield could carry a vector are either lowered or, like
+// scf.execute_region, rejected by inference first.)
+func.func @extract_strided_slice(%in: memref<256xf32>, %out: memref<128xf32>) {
+  %v = mosaic_gpu.vector_load %in : memref<256xf32> -> vector<256xf32>
+  // expected-error @+1 {{'vector.extract_strided_slice' op is not lowered by mosaic-gpu-lower yet}}
+  %s = vector.extract_strided_slice %v {offsets = [0], sizes = [128], strides = [1]} : vector<256xf32> to vector<128xf32>
+  mosaic_gpu.vector_store %s, %out : vector<128xf32>, memref<128xf32>
+  return
+}
+
+// -----
+
+// A product of n equal values is x^n, which the splat shortcut does not
+// compute.
+func.func @splat_product(%out: memref<128xf32>) {
+  %c = arith.constant dense<3.0> : vector<128x64xf32>
+  %one = arith.constant dense<1.0> : vector<128xf32>
+  // expected-error @+1 {{reduces a splat with mul; lay the operand out as strided or tiled instead}}
+  %r = vector.multi_reduction <mul>, %c, %one [1] : vector<128x64xf32> to vector<128xf32>
+  mosaic_gpu.vector_store %r, %out : vector<128xf32>, memref<128xf32>
+  return
+}
+
+// -----
+
+// wgmma with A in registers is not lowered yet.
+func.func @wgmma_a_in_registers(%acc: vector<64x64xf32>, %a: vector<64x64xbf16>, %b: memref<64x64xbf16, #gpu.address_space<workgroup>>) -> vector<64x64xf32> {
+  // expected-error @+1 {{takes A from registers, which mosaic-gpu-lower does not lower yet; store A to shared memory and pass the buffer}}
+  %r = mosaic_gpu.wgmma %acc, %a, %b
+      : vector<64x64xf32>, vector<64x64xbf16>, memref<64x64xbf16, #gpu.address_space<workgroup>> -> vector<64x64xf32>
+  return %r : vector<64x64xf32>
+}
+
+// -----
+
+// The dialect allows f16 accumulators for f16 inputs; the lowering packs
+// only 32-bit accumulator registers.
+func.func @wgmma_f16_accumulator(%out: memref<64x64xf16>) {
+  %a = mosaic_gpu.slice_smem 0 : memref<64x64xf16, #gpu.address_space<workgroup>>
+  %b = mosaic_gpu.slice_smem 8192 : memref<64x64xf16, #gpu.address_space<workgroup>>
+  %z = arith.constant dense<0.0> : vector<64x64xf16>
+  // expected-error @+1 {{accumulates in 'f16'; mosaic-gpu-lower lowers f32 and i32 accumulators}}
+  %r = mosaic_gpu.wgmma %z, %a, %b
+      : vector<64x64xf16>, memref<64x64xf16, #gpu.address_space<workgroup>>,
+        memref<64x64xf16, #gpu.address_space<workgroup>> -> vector<64x64xf16>
+  mosaic_gpu.vector_store %r, %out : vector<64x64xf16>, memref<64x64xf16>
+  return
+}

@@ -1,0 +1,164 @@
+// RUN: mosaic-opt %s -split-input-file -mosaic-gpu-infer-layouts -mosaic-gpu-apply-transforms -mosaic-gpu-lower | FileCheck %s
+
+// TMA loads into a 128-byte-swizzled buffer tiled (8, 64). After
+// apply-transforms the global operand is the tiled view
+// memref<512x1x8x64xbf16, strided<[512, 64, 64, 1]>> of the 4096x64 argument
+// and the box is [16, 1, 8, 64] tiles. The tensor map lists dims innermost
+// first:
+//   global_dims    = [64, 8, 1, 512]      (the view's shape, reversed)
+//   global_strides = [128, 128, 1024]     (strides of dims 2, 1, 0 in bytes:
+//                                          64 * 2, 64 * 2, 512 * 2; the
+//                                          innermost stride is implicit)
+//   box_dims       = [64, 8, 1, 16]       (slice_lengths, reversed)
+//   swizzle        = 128
+// It becomes one `!llvm.ptr` kernel parameter, appended after the others;
+// both loads use the same view and box, so they share it.
+//
+// arrive_expect_tx: every thread arrives, the warpgroup leader (thread 0 of
+// the warpgroup) expects the bytes and the others 0. The loads are issued by
+// the leader only (scf.if), into the destination cast to the cluster's
+// shared window (address space 7), with coordinates innermost first; the
+// second load's predicate is and-ed with the leader test.
+// CHECK-LABEL: gpu.func @load
+// CHECK-SAME: (%[[IN:.*]]: memref<4096x64xbf16> {llvm.align = 16 : i64}, %{{.*}}: i32, %[[P:.*]]: i1, %[[MAP:.*]]: !llvm.ptr) kernel
+// CHECK-SAME: mosaic_gpu.tensor_maps = [{box_dims = array<i64: 64, 8, 1, 16>, buffer = 0 : i64, element_strides = array<i64: 1, 1, 1, 1>, element_type = "bf16", global_dims = array<i64: 64, 8, 1, 512>, global_strides = array<i64: 128, 128, 1024>, index = 0 : i64, parameter = 3 : i64, rank = 4 : i64, swizzle = 128 : i64}]}
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: %[[T:.*]] = arith.remui %[[TID]], %[[C128]] : index
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[LEADER:.*]] = arith.cmpi eq, %[[T]], %[[C0]] : index
+// CHECK: %[[ROW:.*]] = arith.muli
+// CHECK: %[[A:.*]] = memref.view %{{.*}} to memref<16x1x8x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[BAR:.*]] = memref.view %{{.*}} to memref<i64, #gpu.address_space<workgroup>>
+// CHECK: %[[BYTES:.*]] = arith.constant 32768 : i32
+// CHECK: %[[NONE:.*]] = arith.constant 0 : i32
+// CHECK: %[[EXPECT:.*]] = arith.select %[[LEADER]], %[[BYTES]], %[[NONE]] : i32
+// CHECK: memref.extract_strided_metadata %[[BAR]]
+// CHECK: %[[BAR_PTR:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CHECK: nvvm.mbarrier.arrive.expect_tx %[[BAR_PTR]], %[[EXPECT]] : !llvm.ptr<3>, i32
+// CHECK: %[[EXPANDED:.*]] = memref.expand_shape %[[IN]] {{\[}}[0, 1], [2, 3]] output_shape [512, 8, 1, 64]
+// CHECK: memref.transpose %[[EXPANDED]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<512x8x1x64xbf16> to memref<512x1x8x64xbf16, strided<[512, 64, 64, 1]>>
+// CHECK: %[[C8:.*]] = arith.constant 8 : i32
+// CHECK: %[[ROW_TILE:.*]] = arith.divui %[[ROW]], %[[C8]] : i32
+// CHECK: %[[COL_TILE:.*]] = arith.divui %{{.*}}, %{{.*}} : i32
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK: memref.extract_strided_metadata %[[A]]
+// CHECK: %[[A_PTR:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CHECK: %[[A_CLUSTER:.*]] = llvm.addrspacecast %[[A_PTR]] : !llvm.ptr<3> to !llvm.ptr<7>
+// CHECK: memref.extract_strided_metadata %[[BAR]]
+// CHECK: %[[BAR_PTR2:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CHECK: scf.if %[[LEADER]] {
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[A_CLUSTER]], %[[MAP]], %[[BAR_PTR2]], box[%[[ZERO]], %[[ZERO]], %[[COL_TILE]], %[[ROW_TILE]]] : !llvm.ptr<7>, !llvm.ptr
+// CHECK-NEXT: }
+// CHECK: %[[B_CLUSTER:.*]] = llvm.addrspacecast %{{.*}} : !llvm.ptr<3> to !llvm.ptr<7>
+// CHECK: %[[GUARD:.*]] = arith.andi %[[LEADER]], %[[P]] : i1
+// CHECK: scf.if %[[GUARD]] {
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[B_CLUSTER]], %[[MAP]], %{{.*}}, box[{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+// CHECK-NEXT: }
+// CHECK-NOT: mosaic_gpu.
+// CHECK: gpu.return
+gpu.module @kernels {
+  gpu.func @load(%in: memref<4096x64xbf16>, %block: i32, %p: i1) kernel {
+    %c0 = arith.constant 0 : i32
+    %c128 = arith.constant 128 : i32
+    %row = arith.muli %block, %c128 : i32
+    %a = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+    %b = mosaic_gpu.slice_smem 16384 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+    %bar = mosaic_gpu.slice_smem 32768 : memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    %at = mosaic_gpu.with_transforms %a : memref<128x64xbf16, #gpu.address_space<workgroup>>
+        with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+    %bt = mosaic_gpu.with_transforms %b : memref<128x64xbf16, #gpu.address_space<workgroup>>
+        with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+    mosaic_gpu.arrive_expect_tx %bar, 32768 : memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    mosaic_gpu.async_load %in[%row, %c0] to %at, %bar slice_lengths [128, 64]
+        : memref<4096x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    mosaic_gpu.async_load %in[%c0, %c0] to %bt, %bar if %p slice_lengths [128, 64]
+        : memref<4096x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// TMA stores: the threads' shared-memory writes are made visible to the
+// async proxy (fence.proxy async_shared) and the warpgroup synchronizes on
+// named barrier 1 + warpgroup index over its 128 threads; the leader issues
+// the store. A committed store (the default) closes a bulk group and waits
+// until the group has read shared memory, then the warpgroup synchronizes
+// again so the buffer may be reused. A reduction store without
+// commit_group does neither. Each destination argument gets its own
+// tensor map, in the order the transfers appear.
+// CHECK-LABEL: gpu.func @store
+// CHECK-SAME: (%{{.*}}: memref<4096x64xbf16> {llvm.align = 16 : i64}, %{{.*}}: memref<4096x64xbf16> {llvm.align = 16 : i64}, %{{.*}}: i32, %[[OUT_MAP:.*]]: !llvm.ptr, %[[SUM_MAP:.*]]: !llvm.ptr) kernel
+// CHECK-SAME: mosaic_gpu.tensor_maps = [{box_dims{{.*}}buffer = 0 : i64{{.*}}index = 0 : i64, parameter = 3 : i64{{.*}}}, {box_dims{{.*}}buffer = 1 : i64{{.*}}index = 1 : i64, parameter = 4 : i64{{.*}}}]}
+// CHECK: %[[LEADER:.*]] = arith.cmpi eq
+// CHECK: %[[SRC:.*]] = memref.view %{{.*}} to memref<16x1x8x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: %[[GROUP:.*]] = arith.divui %[[TID]], %[[C128]] : index
+// CHECK: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: %[[ID:.*]] = arith.addi %[[GROUP]], %[[C1]] : index
+// CHECK: %[[ID32:.*]] = arith.index_cast %[[ID]] : index to i32
+// CHECK: %[[THREADS:.*]] = arith.constant 128 : i32
+// CHECK: nvvm.barrier id = %[[ID32]] number_of_threads = %[[THREADS]]
+// CHECK: memref.extract_strided_metadata %[[SRC]]
+// CHECK: %[[SRC_PTR:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CHECK: scf.if %[[LEADER]] {
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta %[[OUT_MAP]], %[[SRC_PTR]], box[{{.*}}] : !llvm.ptr, <3>
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: }
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// The reduction store.
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: scf.if %[[LEADER]] {
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.reduce %[[SUM_MAP]], %{{.*}}, box[{{.*}}] {redKind = #nvvm.tma_redux_kind<add>} : !llvm.ptr, <3>
+// CHECK-NEXT: }
+// CHECK-NOT: nvvm.barrier
+// CHECK-NOT: nvvm.cp.async.bulk.commit.group
+// CHECK: gpu.return
+gpu.module @kernels {
+  gpu.func @store(%out: memref<4096x64xbf16>, %sum: memref<4096x64xbf16>, %block: i32) kernel {
+    %c0 = arith.constant 0 : i32
+    %c128 = arith.constant 128 : i32
+    %row = arith.muli %block, %c128 : i32
+    %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+    %t = mosaic_gpu.with_transforms %s : memref<128x64xbf16, #gpu.address_space<workgroup>>
+        with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+    mosaic_gpu.async_store %t to %out[%row, %c0] slice_lengths [128, 64]
+        : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<4096x64xbf16>
+    mosaic_gpu.async_store %t to %sum[%row, %c0] slice_lengths [128, 64]
+        {commit_group = false, reduction_op = #mosaic_gpu.tma_reduction<add>}
+        : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<4096x64xbf16>
+    gpu.return
+  }
+}
+
+// -----
+
+// Prefetches read the untiled global buffer (no swizzle): a rank-2 map with
+// global_dims [64, 4096], a 128-byte row stride and the box reversed. Two
+// different boxes of one argument are two tensor maps. Coordinates are
+// innermost first: (column, row).
+// CHECK-LABEL: gpu.func @prefetch
+// CHECK-SAME: (%{{.*}}: memref<4096x64xbf16> {llvm.align = 16 : i64}, %[[ROW:.*]]: i32, %[[P:.*]]: i1, %[[BIG:.*]]: !llvm.ptr, %[[SMALL:.*]]: !llvm.ptr) kernel
+// CHECK-SAME: mosaic_gpu.tensor_maps = [{box_dims = array<i64: 64, 128>, buffer = 0 : i64, element_strides = array<i64: 1, 1>, element_type = "bf16", global_dims = array<i64: 64, 4096>, global_strides = array<i64: 128>, index = 0 : i64, parameter = 3 : i64, rank = 2 : i64, swizzle = 0 : i64}, {box_dims = array<i64: 64, 64>, {{.*}}index = 1 : i64, parameter = 4 : i64, rank = 2 : i64, swizzle = 0 : i64}]}
+// CHECK: %[[LEADER:.*]] = arith.cmpi eq
+// CHECK: %[[COL:.*]] = arith.constant 0 : i32
+// CHECK: scf.if %[[LEADER]] {
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.prefetch %[[BIG]], box[%[[COL]], %[[ROW]]] : !llvm.ptr
+// CHECK-NEXT: }
+// CHECK: %[[GUARD:.*]] = arith.andi %[[LEADER]], %[[P]] : i1
+// CHECK: scf.if %[[GUARD]] {
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.prefetch %[[SMALL]], box[%[[COL]], %[[ROW]]] : !llvm.ptr
+// CHECK-NEXT: }
+gpu.module @kernels {
+  gpu.func @prefetch(%in: memref<4096x64xbf16>, %row: i32, %p: i1) kernel {
+    %c0 = arith.constant 0 : i32
+    mosaic_gpu.async_prefetch %in[%row, %c0] slice_lengths [128, 64] : memref<4096x64xbf16>
+    mosaic_gpu.async_prefetch %in[%row, %c0] if %p slice_lengths [64, 64] : memref<4096x64xbf16>
+    gpu.return
+  }
+}
