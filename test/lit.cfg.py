@@ -19,6 +19,12 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 llvm_config.use_default_substitutions()
 config.substitutions.append(("%mosaic_src_root", config.mosaic_src_root))
 config.substitutions.append(("%mosaic_obj_root", config.mosaic_obj_root))
+# mlir-runner's support libraries, for tests that run lowered code on the host.
+config.substitutions.append(
+    ("%mlir_runner_libs",
+     ",".join(os.path.join(config.llvm_tools_dir, "..", "lib", name)
+              for name in ("libmlir_c_runner_utils.so",
+                           "libmlir_runner_utils.so"))))
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(

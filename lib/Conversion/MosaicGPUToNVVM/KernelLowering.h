@@ -45,6 +45,10 @@ inline constexpr int64_t kTensorMapAlignment = 64;
 
 bool isRegisterVector(mlir::Value value);
 
+/// The number of warpgroups in `op`'s kernel, from its known block size;
+/// an error on `op` when the kernel does not say.
+mlir::FailureOr<int64_t> warpgroupsOf(mlir::Operation *op);
+
 /// The shared-memory address (`!llvm.ptr<3>`) of the first barrier of the
 /// barrier memref `ref`.
 mlir::Value barrierAddress(mlir::OpBuilder &builder, mlir::Location loc,
@@ -128,12 +132,20 @@ private:
                                            const layout::RegisterLayout &layout,
                                            mlir::Value ref,
                                            mlir::Value storedRegisters,
-                                           mlir::Value *loaded);
+                                           mlir::Value *loaded, bool scratch);
   mlir::LogicalResult lowerTiledTransfer(mlir::Operation *op,
                                          const layout::RegisterLayout &layout,
                                          mlir::VectorType type, mlir::Value ref,
                                          mlir::Value storedRegisters,
-                                         mlir::Value *loaded);
+                                         mlir::Value *loaded, bool scratch);
+  /// Moves registers from layout `from` to `to` through this warpgroup's
+  /// shared-memory scratch: every thread stores its elements, the
+  /// warpgroup synchronizes, every thread loads the ones `to` gives it.
+  mlir::FailureOr<mlir::Value>
+  relayoutThroughSharedMemory(mlir::Operation *op, mlir::Value registers,
+                              const layout::RegisterLayout &from,
+                              const layout::RegisterLayout &to,
+                              mlir::VectorType type);
   /// Per logical dim, the index offset of this thread's elements from thread
   /// 0's under a tiled layout.
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>

@@ -95,7 +95,8 @@ static Value chunkStart(OpBuilder &builder, Location loc, int64_t chunk,
 LogicalResult KernelLowering::lowerStridedTransfer(Operation *op,
                                                    const RegisterLayout &layout,
                                                    Value ref, Value stored,
-                                                   Value *loaded) {
+                                                   Value *loaded,
+                                                   bool scratch) {
   auto refType = cast<MemRefType>(ref.getType());
   // Chunks must lie within a row of a statically shaped, untiled buffer.
   if (!refType.hasStaticShape() ||
@@ -104,7 +105,7 @@ LogicalResult KernelLowering::lowerStridedTransfer(Operation *op,
            << "needs a static shape whose minor dim is a multiple of the "
               "vector size "
            << layout.vectorSize() << ", but the buffer is " << refType;
-  if (op->hasAttr(mosaic_gpu::kTransformsAppliedAttr))
+  if (!scratch && op->hasAttr(mosaic_gpu::kTransformsAppliedAttr))
     return op->emitOpError()
            << "moves a strided vector to or from a tiled shared-memory "
               "buffer; only tiled layouts follow a tiling (use a layout_cast "
@@ -343,18 +344,21 @@ Value sharedPointer(OpBuilder &builder, Location loc, Value address) {
 LogicalResult KernelLowering::lowerTiledTransfer(Operation *op,
                                                  const RegisterLayout &layout,
                                                  VectorType type, Value ref,
-                                                 Value stored, Value *loaded) {
+                                                 Value stored, Value *loaded,
+                                                 bool scratch) {
   auto refType = cast<MemRefType>(ref.getType());
   ArrayRef<int64_t> shape = type.getShape();
   const layout::TiledLayout &tiled = layout.tiledLayout();
   llvm::Expected<std::vector<Shape>> elements = thread0Elements(layout, shape);
   if (!elements)
     return op->emitOpError() << llvm::toString(elements.takeError());
-  FailureOr<SmemTransforms> transforms = annotatedTransforms(op, 0);
+  FailureOr<SmemTransforms> transforms =
+      scratch ? SmemTransforms::none() : annotatedTransforms(op, 0);
   if (failed(transforms))
     return failure();
-  bool tiledBuffer =
-      op->hasAttr(mosaic_gpu::kTransformsAppliedAttr) && !transforms->isNone();
+  bool tiledBuffer = !scratch &&
+                     op->hasAttr(mosaic_gpu::kTransformsAppliedAttr) &&
+                     !transforms->isNone();
   if (!tiledBuffer && refType.getShape() != shape)
     return op->emitOpError() << "moves a " << type << " to or from " << refType
                              << ", whose shape differs";
@@ -482,11 +486,12 @@ LogicalResult KernelLowering::lowerVectorLoad(mosaic_gpu::VectorLoadOp op) {
   Value registers;
   LogicalResult result = failure();
   if (layout->isStrided())
-    result =
-        lowerStridedTransfer(op, *layout, op.getSource(), Value(), &registers);
+    result = lowerStridedTransfer(op, *layout, op.getSource(), Value(),
+                                  &registers, /*scratch=*/false);
   else if (layout->isTiled())
     result = lowerTiledTransfer(op, *layout, op.getResult().getType(),
-                                op.getSource(), Value(), &registers);
+                                op.getSource(), Value(), &registers,
+                                /*scratch=*/false);
   else
     return op.emitOpError() << "cannot load into a splat layout: a load "
                                "reads distinct elements";
@@ -518,7 +523,55 @@ LogicalResult KernelLowering::lowerVectorStore(mosaic_gpu::VectorStoreOp op) {
     return failure();
   if (layout->isStrided())
     return lowerStridedTransfer(op, *layout, op.getDestination(), *registers,
-                                nullptr);
+                                nullptr, /*scratch=*/false);
   return lowerTiledTransfer(op, *layout, type, op.getDestination(), *registers,
-                            nullptr);
+                            nullptr, /*scratch=*/false);
+}
+
+FailureOr<Value> KernelLowering::relayoutThroughSharedMemory(
+    Operation *op, Value registers, const RegisterLayout &from,
+    const RegisterLayout &to, VectorType type) {
+  FailureOr<int64_t> groups = warpgroupsOf(op);
+  if (failed(groups))
+    return failure();
+  int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  Operation *function = op->getParentOfType<FunctionOpInterface>();
+  int64_t &needed = scratchBytes[function];
+  needed = std::max(needed, bytes * *groups);
+  // This warpgroup's scratch, viewed as a row-major buffer of the vector.
+  OpBuilder builder(op);
+  Location loc = op->getLoc();
+  Value group = arith::DivUIOp::create(
+      builder, loc, gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x),
+      arith::ConstantIndexOp::create(builder, loc, kThreadsPerWarpgroup));
+  Value shift = arith::AddIOp::create(
+      builder, loc,
+      arith::ConstantIndexOp::create(builder, loc, scratchOffset(function)),
+      arith::MulIOp::create(
+          builder, loc, group,
+          arith::ConstantIndexOp::create(builder, loc, bytes)));
+  auto bufferType = MemRefType::get(
+      type.getShape(), type.getElementType(), MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(op->getContext(),
+                                 gpu::AddressSpace::Workgroup));
+  Value buffer = memref::ViewOp::create(
+      builder, loc, bufferType, dynamicSharedMemory(op), shift, ValueRange{});
+  auto transfer = [&](const RegisterLayout &layout, Value stored,
+                      Value *loaded) {
+    return layout.isStrided()
+               ? lowerStridedTransfer(op, layout, buffer, stored, loaded,
+                                      /*scratch=*/true)
+               : lowerTiledTransfer(op, layout, type, buffer, stored, loaded,
+                                    /*scratch=*/true);
+  };
+  if (failed(transfer(from, registers, nullptr)))
+    return failure();
+  warpgroupBarrier(op, builder);
+  Value relaid;
+  if (failed(transfer(to, Value(), &relaid)))
+    return failure();
+  // The scratch may be reused once every thread has read its elements.
+  OpBuilder after(op);
+  warpgroupBarrier(op, after);
+  return relaid;
 }

@@ -250,16 +250,15 @@ static Value shuffleXor(OpBuilder &builder, Location loc, Value value,
   return moved;
 }
 
-/// The number of warpgroups in `op`'s kernel, from its known block size.
-static FailureOr<int64_t> warpgroupsOf(Operation *op) {
+FailureOr<int64_t> mosaic::warpgroupsOf(Operation *op) {
   auto function = op->getParentOfType<gpu::GPUFuncOp>();
   DenseI32ArrayAttr block =
       function ? function.getKnownBlockSizeAttr() : DenseI32ArrayAttr();
   if (!block)
     return op->emitOpError()
-           << "exchanges partial results between warps through shared "
-              "memory, which needs the kernel's `known_block_size` to size "
-              "the scratch space";
+           << "needs shared-memory scratch (to exchange values between "
+              "warps), which is sized from the kernel's `known_block_size`; "
+              "lower it inside a gpu.func kernel that has one";
   int64_t threads = 1;
   for (int32_t size : block.asArrayRef())
     threads *= size;

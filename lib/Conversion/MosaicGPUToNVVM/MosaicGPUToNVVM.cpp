@@ -188,6 +188,13 @@ FailureOr<Value> KernelLowering::operandAs(Operation *op, OpOperand &operand,
     return vector::BroadcastOp::create(builder, loc, *target, scalar)
         .getResult();
   }
+  // Inference only asks for legal relayouts (WGMMA <-> WGMMA_TRANSPOSED);
+  // they go through shared memory rather than lane shuffles.
+  if (succeeded(target) && !fragment.layout.isSplat() &&
+      layout::isLegalRelayout(fragment.layout, layout,
+                              type.getElementTypeBitWidth()))
+    return relayoutThroughSharedMemory(op, fragment.registers, fragment.layout,
+                                       layout, type);
   return op->emitOpError() << "cannot relayout operand #"
                            << operand.getOperandNumber() << " from "
                            << fragment.layout.str() << " to " << layout.str()
@@ -328,33 +335,55 @@ LogicalResult KernelLowering::lowerIota(mosaic_gpu::BroadcastedIotaOp op) {
   OpBuilder builder(op);
   Location loc = op.getLoc();
   VectorType target = *registerType(type, *layout);
-  // Thread 0's indices along `dim`, plus this thread's offset.
+  auto constantIndex = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, value);
+  };
+  if (layout->isStrided()) {
+    // A thread's flat positions are thread 0's shifted by t * v; the index
+    // along `dim` follows from each flat position (a shift can carry into
+    // the next row, so it is not one offset for all registers).
+    auto flatType = VectorType::get(target.getShape(), builder.getIndexType());
+    int64_t vector = layout->vectorSize();
+    SmallVector<Attribute> firstFlat;
+    for (int64_t position = 0; position < target.getNumElements(); ++position)
+      firstFlat.push_back(builder.getIndexAttr(
+          (position / vector) * kThreadsPerWarpgroup * vector +
+          position % vector));
+    Value flat = arith::AddIOp::create(
+        builder, loc,
+        arith::ConstantOp::create(builder, loc,
+                                  DenseElementsAttr::get(flatType, firstFlat)),
+        vector::BroadcastOp::create(
+            builder, loc, flatType,
+            arith::MulIOp::create(builder, loc, threadInWarpgroup(op),
+                                  constantIndex(vector))));
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t inner = 1;
+    for (int64_t d = shape.size() - 1; d > dim; --d)
+      inner *= shape[d];
+    auto splat = [&](int64_t value) -> Value {
+      return arith::ConstantOp::create(
+          builder, loc,
+          DenseElementsAttr::get(flatType, builder.getIndexAttr(value)));
+    };
+    Value index = arith::RemUIOp::create(
+        builder, loc, arith::DivUIOp::create(builder, loc, flat, splat(inner)),
+        splat(shape[dim]));
+    if (!element.isIndex())
+      index = arith::IndexCastOp::create(builder, loc, target, index);
+    return define(op.getResult(), index, *layout);
+  }
+  // Tiled: thread 0's indices along `dim`, plus this thread's offset.
   SmallVector<Attribute> base;
   for (const Shape &index : *elements)
     base.push_back(builder.getIntegerAttr(element, index[dim]));
   Value registers = arith::ConstantOp::create(
       builder, loc, DenseElementsAttr::get(target, base));
-  Value offset;
-  if (layout->isStrided()) {
-    // Thread t's chunks start t * v elements after thread 0's.
-    Value flat = arith::MulIOp::create(
-        builder, loc, threadInWarpgroup(op),
-        arith::ConstantIndexOp::create(builder, loc, layout->vectorSize()));
-    ArrayRef<int64_t> shape = type.getShape();
-    for (int64_t d = shape.size() - 1; d > dim; --d)
-      flat = arith::DivUIOp::create(
-          builder, loc, flat,
-          arith::ConstantIndexOp::create(builder, loc, shape[d]));
-    offset = arith::RemUIOp::create(
-        builder, loc, flat,
-        arith::ConstantIndexOp::create(builder, loc, shape[dim]));
-  } else {
-    FailureOr<SmallVector<Value>> offsets =
-        threadOffsets(op, layout->tiledLayout(), type.getShape(), builder);
-    if (failed(offsets))
-      return failure();
-    offset = (*offsets)[dim];
-  }
+  FailureOr<SmallVector<Value>> offsets =
+      threadOffsets(op, layout->tiledLayout(), type.getShape(), builder);
+  if (failed(offsets))
+    return failure();
+  Value offset = (*offsets)[dim];
   if (!element.isIndex())
     offset = arith::IndexCastOp::create(builder, loc, element, offset);
   Value shifted = arith::AddIOp::create(
@@ -617,7 +646,9 @@ LogicalResult KernelLowering::run(Operation *root) {
       result = lowerBroadcast(broadcast);
     } else if (auto reshape = dyn_cast<vector::ShapeCastOp>(op)) {
       result = lowerShapeCast(reshape);
-    } else if (isa<mosaic_gpu::WithTransformsOp>(op)) {
+    } else if (isa<mosaic_gpu::WithTransformsOp, mosaic_gpu::AssumeMultipleOp>(
+                   op)) {
+      // Hints for inference and tiling; the value itself is unchanged.
       op->getResult(0).replaceAllUsesWith(op->getOperand(0));
     } else if (touchesVectors && op->hasTrait<OpTrait::Elementwise>()) {
       result = lowerElementwise(op);

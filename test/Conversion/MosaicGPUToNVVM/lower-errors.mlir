@@ -5,7 +5,7 @@
 func.func @reduction_across_warps(%ref: memref<128x64xf32>, %out: memref<64xf32>) {
   %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
   %z = arith.constant dense<0.0> : vector<64xf32>
-  // expected-error @+1 {{exchanges partial results between warps through shared memory, which needs the kernel's `known_block_size` to size the scratch space}}
+  // expected-error @+1 {{needs shared-memory scratch (to exchange values between warps), which is sized from the kernel's `known_block_size`}}
   %r = vector.multi_reduction <add>, %v, %z [0] : vector<128x64xf32> to vector<64xf32>
   mosaic_gpu.vector_store %r, %out : vector<64xf32>, memref<64xf32>
   return

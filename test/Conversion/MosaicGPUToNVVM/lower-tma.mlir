@@ -162,3 +162,26 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// assume_multiple tells inference and tiling that a dynamic row index is
+// tile-aligned; once they have used it, it lowers to its operand.
+// CHECK-LABEL: gpu.func @dynamic_rows
+// CHECK-NOT: mosaic_gpu.assume_multiple
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+gpu.module @kernels {
+  gpu.func @dynamic_rows(%in: memref<4096x64xbf16>, %row: i32) kernel {
+    %c0 = arith.constant 0 : i32
+    %r = mosaic_gpu.assume_multiple %row, 128 : i32
+    %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+    %bar = mosaic_gpu.slice_smem 16384 : memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    %t = mosaic_gpu.with_transforms %s : memref<128x64xbf16, #gpu.address_space<workgroup>>
+        with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+    mosaic_gpu.arrive_expect_tx %bar, 16384 : memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    mosaic_gpu.async_load %in[%r, %c0] to %t, %bar slice_lengths [128, 64]
+        : memref<4096x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
