@@ -130,11 +130,55 @@ struct MmaOperand {
 
 } // namespace
 
+/// One wgmma.mma_async with A in registers (four 32-bit registers of two
+/// 16-bit elements each), as inline PTX: NVVM's op only takes A from shared
+/// memory. The accumulator registers are tied inputs and outputs.
+static Value wgmmaRegisterA(OpBuilder &builder, Location loc, Type structType,
+                            Value accumulator, ArrayRef<Value> aWords,
+                            Value bDescriptor, int64_t n, StringRef inputType,
+                            int64_t accumulatorCount, Type accElement) {
+  std::string text;
+  llvm::raw_string_ostream ptx(text);
+  ptx << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      << "wgmma.mma_async.sync.aligned.m64n" << n << "k16."
+      << (accElement.isF32() ? "f32" : "s32") << "." << inputType << "."
+      << inputType << " {";
+  std::string constraints;
+  for (int64_t i = 0; i < accumulatorCount; ++i) {
+    ptx << (i ? ", " : "") << "$" << i;
+    constraints +=
+        (i ? "," : "") + std::string(accElement.isF32() ? "=f" : "=r");
+  }
+  int64_t next = accumulatorCount;
+  SmallVector<Value> operands;
+  for (int64_t i = 0; i < accumulatorCount; ++i) {
+    constraints += "," + std::to_string(i);
+    operands.push_back(LLVM::ExtractValueOp::create(builder, loc, accumulator,
+                                                    ArrayRef<int64_t>{i}));
+  }
+  next += accumulatorCount;
+  ptx << "}, {";
+  for (auto [i, word] : llvm::enumerate(aWords)) {
+    ptx << (i ? ", " : "") << "$" << next++;
+    constraints += ",r";
+    operands.push_back(word);
+  }
+  // scale-d (accumulate), imm-scale-a, imm-scale-b, imm-trans-b (B is
+  // MN-major).
+  ptx << "}, $" << next << ", p, 1, 1, 1;\n}\n";
+  constraints += ",l";
+  operands.push_back(bDescriptor);
+  return LLVM::InlineAsmOp::create(
+             builder, loc, structType, operands, text, constraints,
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(builder.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
 LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
-  if (isa<VectorType>(op.getA().getType()))
-    return op.emitOpError()
-           << "takes A from registers, which mosaic-gpu-lower does not lower "
-              "yet; store A to shared memory and pass the buffer";
   FailureOr<RegisterLayout> accLayout = annotatedLayout(op, "in_layouts", 0);
   FailureOr<RegisterLayout> resultLayout =
       annotatedLayout(op, "out_layouts", 0);
@@ -151,8 +195,10 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
     return op.emitOpError() << "accumulates in " << accElement
                             << "; mosaic-gpu-lower lowers f32 and i32 "
                                "accumulators";
-  auto aType = cast<MemRefType>(op.getA().getType());
-  Type element = aType.getElementType();
+  bool registerA = isa<VectorType>(op.getA().getType());
+  Type element = registerA
+                     ? logicalType(op.getA()).getElementType()
+                     : cast<MemRefType>(op.getA().getType()).getElementType();
   std::optional<NVVM::WGMMATypes> inputType = wgmmaType(element);
   if (!inputType)
     return op.emitOpError()
@@ -162,34 +208,58 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
            << "multiplies " << element
            << " with B in row-major (MN-major) order, which wgmma transposes "
               "only for 16-bit types";
-  FailureOr<SmemTransforms> aTransforms = annotatedTransforms(op, 0);
-  FailureOr<SmemTransforms> bTransforms = annotatedTransforms(op, 1);
+  // Shared-memory operands are annotated in order, A (if in memory), B.
+  FailureOr<SmemTransforms> aTransforms =
+      registerA ? SmemTransforms::none() : annotatedTransforms(op, 0);
+  FailureOr<SmemTransforms> bTransforms =
+      annotatedTransforms(op, registerA ? 0 : 1);
   if (failed(aTransforms) || failed(bTransforms))
     return failure();
-  if (aTransforms->swizzle != bTransforms->swizzle)
+  if (!registerA && aTransforms->swizzle != bTransforms->swizzle)
     return op.emitOpError() << "needs A and B with the same swizzle, but they "
                                "have "
                             << aTransforms->swizzle << " and "
                             << bTransforms->swizzle << " bytes";
 
   int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
+  int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+  int64_t kSpan = kInstructionKBytes / elementBytes;
   OpBuilder builder(op);
   Location loc = op.getLoc();
-  FailureOr<MmaOperand> a =
-      MmaOperand::create(op, builder, "A", op.getA(), *aTransforms);
-  if (failed(a))
-    return failure();
+  std::optional<MmaOperand> a;
+  Value aRegisters;
+  int64_t k;
+  if (registerA) {
+    FailureOr<RegisterLayout> aLayout = annotatedLayout(op, "in_layouts", 1);
+    if (failed(aLayout))
+      return failure();
+    if (*aLayout != wgmma)
+      return op.emitOpError() << "needs A in registers in the WGMMA layout, "
+                                 "but it is "
+                              << aLayout->str();
+    FailureOr<Value> registers =
+        operandAs(op, op->getOpOperand(1), *aLayout, builder);
+    if (failed(registers))
+      return failure();
+    aRegisters = *registers;
+    k = logicalType(op.getA()).getDimSize(1);
+  } else {
+    FailureOr<MmaOperand> created =
+        MmaOperand::create(op, builder, "A", op.getA(), *aTransforms);
+    if (failed(created))
+      return failure();
+    a = *created;
+    // The tiled buffer: A is (M / 8, K / T, 8, T).
+    auto aType = cast<MemRefType>(op.getA().getType());
+    k = aType.getDimSize(1) * aType.getDimSize(3);
+  }
   FailureOr<MmaOperand> b =
       MmaOperand::create(op, builder, "B", op.getB(), *bTransforms);
   if (failed(b))
     return failure();
-  // The tiled buffers: A is (M / 8, K / T, 8, T), B is (K / 8, N / T, 8, T).
-  int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
-  int64_t kSpan = kInstructionKBytes / elementBytes;
-  int64_t k = aType.getDimSize(1) * aType.getDimSize(3);
   if (k % kSpan != 0)
     return op.emitOpError()
-           << "needs K to be a multiple of " << kSpan << ", but A is " << aType;
+           << "needs K to be a multiple of " << kSpan << ", but it is " << k;
   FailureOr<Value> accRegisters =
       operandAs(op, op->getOpOperand(0), *accLayout, builder);
   if (failed(accRegisters))
@@ -204,7 +274,6 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
   NVVM::WGMMATypes accumulatorType =
       accElement.isF32() ? NVVM::WGMMATypes::f32 : NVVM::WGMMATypes::s32;
   auto shape = NVVM::MMAShapeAttr::get(context, kInstructionM, n, kSpan);
-  int64_t swizzleBytes = a->swizzle;
 
   NVVM::WgmmaFenceAlignedOp::create(builder, loc);
   SmallVector<Value> blocks;
@@ -217,20 +286,42 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
                                            ArrayRef<int64_t>{i});
     }
     for (int64_t step = 0; step < k / kSpan; ++step) {
-      int64_t kBytes = step * kInstructionKBytes;
+      // B: K moves by whole 8-row groups.
+      int64_t bOffset = (step * kSpan / 8) * b->strideBytes[0];
+      auto bDescriptor = [&] {
+        return b->descriptor(builder, loc, bOffset, b->strideBytes[1],
+                             b->strideBytes[0]);
+      };
+      if (registerA) {
+        // The WGMMA registers of rows [64 block, +64) and columns
+        // [16 step, +16) are 8 consecutive elements, in the order of the
+        // instruction's A fragment.
+        int64_t first = (block * (k / 8) + 2 * step) * 4;
+        Value slice = vector::ExtractStridedSliceOp::create(
+            builder, loc, aRegisters, ArrayRef<int64_t>{first},
+            ArrayRef<int64_t>{8}, ArrayRef<int64_t>{1});
+        Value words = vector::BitCastOp::create(
+            builder, loc, VectorType::get({4}, builder.getI32Type()), slice);
+        SmallVector<Value> aWords;
+        for (int64_t word = 0; word < 4; ++word)
+          aWords.push_back(vector::ExtractOp::create(builder, loc, words,
+                                                     ArrayRef<int64_t>{word}));
+        packed = wgmmaRegisterA(
+            builder, loc, structType, packed, aWords, bDescriptor(), n,
+            element.isBF16() ? "bf16" : "f16", perBlock, accElement);
+        continue;
+      }
       // A: 64 rows are 8 row groups; K moves within the swizzled row, then
       // to the next column of tiles.
+      int64_t kBytes = step * kInstructionKBytes;
+      int64_t swizzleBytes = a->swizzle;
       int64_t aOffset = block * 8 * a->strideBytes[0] +
                         (kBytes / swizzleBytes) * a->strideBytes[1] +
                         kBytes % swizzleBytes;
-      // B: K moves by whole 8-row groups.
-      int64_t bOffset = (step * kSpan / 8) * b->strideBytes[0];
       Value aDescriptor = a->descriptor(builder, loc, aOffset,
                                         /*leadingBytes=*/16, a->strideBytes[0]);
-      Value bDescriptor = b->descriptor(builder, loc, bOffset,
-                                        b->strideBytes[1], b->strideBytes[0]);
       packed = NVVM::WgmmaMmaAsyncOp::create(
-          builder, loc, structType, packed, aDescriptor, bDescriptor, shape,
+          builder, loc, structType, packed, aDescriptor, bDescriptor(), shape,
           *inputType, *inputType, accumulatorType, NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
           NVVM::MMALayout::row, NVVM::MMALayout::row,

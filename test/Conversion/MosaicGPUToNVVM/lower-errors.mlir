@@ -315,16 +315,6 @@ func.func @splat_product(%out: memref<128xf32>) {
 
 // -----
 
-// wgmma with A in registers is not lowered yet.
-func.func @wgmma_a_in_registers(%acc: vector<64x64xf32>, %a: vector<64x64xbf16>, %b: memref<64x64xbf16, #gpu.address_space<workgroup>>) -> vector<64x64xf32> {
-  // expected-error @+1 {{takes A from registers, which mosaic-gpu-lower does not lower yet; store A to shared memory and pass the buffer}}
-  %r = mosaic_gpu.wgmma %acc, %a, %b
-      : vector<64x64xf32>, vector<64x64xbf16>, memref<64x64xbf16, #gpu.address_space<workgroup>> -> vector<64x64xf32>
-  return %r : vector<64x64xf32>
-}
-
-// -----
-
 // The dialect allows f16 accumulators for f16 inputs; the lowering packs
 // only 32-bit accumulator registers.
 func.func @wgmma_f16_accumulator(%out: memref<64x64xf16>) {

@@ -177,3 +177,32 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// A in registers (WGMMA layout): NVVM's op only takes A from shared memory,
+// so each instruction is inline PTX with A as four 32-bit registers (8 bf16
+// elements: for M block 0 and K step s, register positions 8s .. 8s + 7),
+// the accumulator registers tied in and out, and B's descriptor.
+// CHECK-LABEL: gpu.func @register_a
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [8], strides = [1]} : vector<32xbf16> to vector<8xbf16>
+// CHECK: vector.bitcast %{{.*}} : vector<8xbf16> to vector<4xi32>
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, 1, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 1;\0A}\0A", "=f,{{.*}},=f,0,1,{{.*}},31,r,r,r,r,l"
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [24], sizes = [8], strides = [1]}
+// CHECK: llvm.inline_asm
+// CHECK-NOT: llvm.inline_asm
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+gpu.module @kernels {
+  gpu.func @register_a(%a: memref<64x64xbf16>, %out: memref<64x64xf32>) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+    %b = mosaic_gpu.slice_smem 0 : memref<64x64xbf16, #gpu.address_space<workgroup>>
+    %a_regs = mosaic_gpu.vector_load %a : memref<64x64xbf16> -> vector<64x64xbf16>
+    %zero = arith.constant dense<0.0> : vector<64x64xf32>
+    %acc = mosaic_gpu.wgmma %zero, %a_regs, %b
+        : vector<64x64xf32>, vector<64x64xbf16>, memref<64x64xbf16, #gpu.address_space<workgroup>> -> vector<64x64xf32>
+    mosaic_gpu.vector_store %acc, %out : vector<64x64xf32>, memref<64x64xf32>
+    gpu.return
+  }
+}
