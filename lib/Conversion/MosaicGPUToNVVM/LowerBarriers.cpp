@@ -102,7 +102,23 @@ KernelLowering::lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op) {
     NVVM::MBarrierInitOp::create(builder, loc, address, count, isFirstThread);
   }
   NVVM::FenceMbarrierInitOp::create(builder, loc);
-  gpu::BarrierOp::create(builder, loc);
+  // In a cluster, other blocks' TMA multicasts complete on these barriers:
+  // the whole cluster waits until every block has initialized its own.
+  auto function = op->getParentOfType<gpu::GPUFuncOp>();
+  auto cluster =
+      function
+          ? function->getAttrOfType<DenseI32ArrayAttr>("mosaic_gpu.cluster")
+          : DenseI32ArrayAttr();
+  int64_t clusterBlocks = 1;
+  if (cluster)
+    for (int32_t size : cluster.asArrayRef())
+      clusterBlocks *= size;
+  if (clusterBlocks > 1) {
+    NVVM::ClusterArriveOp::create(builder, loc, builder.getUnitAttr());
+    NVVM::ClusterWaitOp::create(builder, loc, builder.getUnitAttr());
+  } else {
+    gpu::BarrierOp::create(builder, loc);
+  }
   return success();
 }
 

@@ -208,11 +208,133 @@ static LogicalResult checkTransferShapes(Operation *op, MemRefType global,
   return success();
 }
 
+namespace {
+
+/// How a collective transfer is shared among the blocks of a cluster: each
+/// block of the group (the blocks that differ only along the collective
+/// dims) moves 1/size of the box, along its leading dim, and a load
+/// multicasts its part to the whole group.
+struct CollectiveShare {
+  int64_t size = 1;
+  /// The block's rank within its group, and the multicast mask of the
+  /// group (one bit per block of the cluster, by cluster rank).
+  Value rank, mask;
+};
+
+} // namespace
+
+/// The share of a transfer with `collective` dims that this block moves;
+/// size 1 for a transfer that is not collective.
+static FailureOr<CollectiveShare>
+collectiveShare(Operation *op, ArrayAttr collective,
+                SmallVectorImpl<int64_t> &sliceLengths, OpBuilder &builder) {
+  CollectiveShare share;
+  if (collective.empty())
+    return share;
+  auto function = op->getParentOfType<gpu::GPUFuncOp>();
+  auto cluster =
+      function
+          ? function->getAttrOfType<DenseI32ArrayAttr>("mosaic_gpu.cluster")
+          : DenseI32ArrayAttr();
+  if (!cluster || cluster.size() != 3)
+    return op->emitOpError()
+           << "is collective over cluster dims, but its kernel declares no "
+              "cluster shape (`mosaic_gpu.cluster = array<i32: x, y, z>`)";
+  ArrayRef<int32_t> shape = cluster.asArrayRef();
+  SmallVector<bool> isCollective(3, false);
+  for (auto dim : collective.getAsRange<mosaic_gpu::DimensionAttr>())
+    isCollective[static_cast<int>(dim.getValue())] = true;
+  for (int d = 0; d < 3; ++d)
+    if (isCollective[d])
+      share.size *= shape[d];
+  if (share.size == 1)
+    return share;
+  if (shape[0] * shape[1] * shape[2] > 16)
+    return op->emitOpError()
+           << "multicasts in a cluster of " << shape[0] * shape[1] * shape[2]
+           << " blocks; the mask has 16 bits";
+  // Split the leading non-squeezed dim of the box.
+  auto leading =
+      llvm::find_if(sliceLengths, [](int64_t length) { return length > 0; });
+  if (leading == sliceLengths.end() || *leading % share.size != 0)
+    return op->emitOpError()
+           << "shares its box among " << share.size
+           << " blocks along its leading dim, which must be a multiple of "
+              "that, but the box is ["
+           << llvm::make_range(sliceLengths.begin(), sliceLengths.end()) << "]";
+  *leading /= share.size;
+
+  Location loc = op->getLoc();
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, value);
+  };
+  // Cluster ranks count x fastest; the group's pattern is shifted to the
+  // block's position along the other dims.
+  int64_t rankStride[3] = {1, shape[0], int64_t(shape[0]) * shape[1]};
+  Value rank = constant(0), base = constant(0);
+  int64_t groupStride = 1;
+  int64_t pattern = 1;
+  for (int d = 0; d < 3; ++d) {
+    Value coordinate = gpu::ClusterBlockIdOp::create(
+        builder, loc, static_cast<gpu::Dimension>(d));
+    if (isCollective[d]) {
+      rank =
+          arith::AddIOp::create(builder, loc, rank,
+                                arith::MulIOp::create(builder, loc, coordinate,
+                                                      constant(groupStride)));
+      groupStride *= shape[d];
+      int64_t spread = 0;
+      for (int64_t c = 0; c < shape[d]; ++c)
+        spread |= pattern << (c * rankStride[d]);
+      pattern = spread;
+    } else {
+      base =
+          arith::AddIOp::create(builder, loc, base,
+                                arith::MulIOp::create(builder, loc, coordinate,
+                                                      constant(rankStride[d])));
+    }
+  }
+  share.rank = rank;
+  Value mask = arith::ShLIOp::create(builder, loc, constant(pattern), base);
+  share.mask =
+      arith::IndexCastOp::create(builder, loc, builder.getI16Type(), mask);
+  return share;
+}
+
+/// Moves this block's share of a collective transfer: its coordinate along
+/// the leading box dim and its part of the shared buffer.
+static void applyShare(OpBuilder &builder, Location loc,
+                       const CollectiveShare &share,
+                       ArrayRef<int64_t> sliceLengths,
+                       SmallVectorImpl<Value> &coords, int64_t bufferBytes,
+                       Value *sharedAddress) {
+  if (share.size == 1)
+    return;
+  // The leading box dim is the last TMA coordinate (innermost first).
+  auto leading =
+      llvm::find_if(sliceLengths, [](int64_t length) { return length > 0; });
+  int64_t dim = std::distance(sliceLengths.begin(), leading);
+  Value &coordinate = coords[coords.size() - 1 - dim];
+  Value rank = arith::IndexCastOp::create(builder, loc, builder.getI32Type(),
+                                          share.rank);
+  coordinate = arith::AddIOp::create(
+      builder, loc, coordinate,
+      arith::MulIOp::create(
+          builder, loc, rank,
+          arith::ConstantIntOp::create(builder, loc, *leading, 32)));
+  if (!sharedAddress)
+    return;
+  Value offset = arith::MulIOp::create(
+      builder, loc,
+      arith::IndexCastOp::create(builder, loc, builder.getI64Type(),
+                                 share.rank),
+      arith::ConstantIntOp::create(builder, loc, bufferBytes / share.size, 64));
+  *sharedAddress = LLVM::GEPOp::create(builder, loc, sharedAddress->getType(),
+                                       builder.getI8Type(), *sharedAddress,
+                                       ArrayRef<LLVM::GEPArg>{offset});
+}
+
 LogicalResult KernelLowering::lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op) {
-  if (!op.getCollective().empty())
-    return op.emitOpError()
-           << "multicasts over cluster dims (`collective`), which "
-              "mosaic-gpu-lower does not lower yet; load per block instead";
   FailureOr<SmemTransforms> transforms = annotatedTransforms(op, 0);
   if (failed(transforms))
     return failure();
@@ -220,24 +342,34 @@ LogicalResult KernelLowering::lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op) {
                                  op.getDestination().getType(),
                                  op.getSliceLengths())))
     return failure();
-  FailureOr<Value> map =
-      tensorMap(op, op.getSource(), op.getSliceLengths(), *transforms);
-  if (failed(map))
-    return failure();
   OpBuilder builder(op);
   Location loc = op.getLoc();
+  SmallVector<int64_t> sliceLengths(op.getSliceLengths());
+  FailureOr<CollectiveShare> share =
+      collectiveShare(op, op.getCollective(), sliceLengths, builder);
+  if (failed(share))
+    return failure();
+  FailureOr<Value> map =
+      tensorMap(op, op.getSource(), sliceLengths, *transforms);
+  if (failed(map))
+    return failure();
   // The load names its destination in the cluster's shared window (address
   // space 7); this block's own shared memory is part of it.
-  Value destination = LLVM::AddrSpaceCastOp::create(
-      builder, loc, LLVM::LLVMPointerType::get(op.getContext(), 7),
-      sharedAddress(builder, loc, op.getDestination()));
+  Value local = sharedAddress(builder, loc, op.getDestination());
   Value barrier = barrierAddress(builder, loc, op.getBarrier());
   SmallVector<Value> coords = coordinates(op.getIndices());
+  MemRefType destination = op.getDestination().getType();
+  applyShare(builder, loc, *share, sliceLengths, coords,
+             destination.getNumElements() *
+                 destination.getElementTypeBitWidth() / 8,
+             &local);
+  Value clusterAddress = LLVM::AddrSpaceCastOp::create(
+      builder, loc, LLVM::LLVMPointerType::get(op.getContext(), 7), local);
   inLeader(builder, loc, isWarpgroupLeader(op), op.getPredicate(),
            [&](OpBuilder &inside) {
              NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-                 inside, loc, destination, *map, coords, barrier,
-                 /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
+                 inside, loc, clusterAddress, *map, coords, barrier,
+                 /*im2colOffsets=*/ValueRange{}, share->mask,
                  /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
                  /*isCTAOnly=*/false, /*group=*/nullptr,
                  /*predicate=*/Value());
@@ -390,17 +522,21 @@ LogicalResult KernelLowering::lowerAsyncStore(mosaic_gpu::AsyncStoreOp op) {
 
 LogicalResult
 KernelLowering::lowerAsyncPrefetch(mosaic_gpu::AsyncPrefetchOp op) {
-  if (!op.getCollective().empty())
-    return op.emitOpError()
-           << "prefetches collectively over cluster dims (`collective`), "
-              "which mosaic-gpu-lower does not lower yet";
-  FailureOr<Value> map = tensorMap(op, op.getSource(), op.getSliceLengths(),
-                                   SmemTransforms::none());
-  if (failed(map))
-    return failure();
   OpBuilder builder(op);
   Location loc = op.getLoc();
+  // A collective prefetch splits the box like a load; L2 is shared, so
+  // there is nothing to multicast.
+  SmallVector<int64_t> sliceLengths(op.getSliceLengths());
+  FailureOr<CollectiveShare> share =
+      collectiveShare(op, op.getCollective(), sliceLengths, builder);
+  if (failed(share))
+    return failure();
+  FailureOr<Value> map =
+      tensorMap(op, op.getSource(), sliceLengths, SmemTransforms::none());
+  if (failed(map))
+    return failure();
   SmallVector<Value> coords = coordinates(op.getIndices());
+  applyShare(builder, loc, *share, sliceLengths, coords, 0, nullptr);
   inLeader(builder, loc, isWarpgroupLeader(op), op.getPredicate(),
            [&](OpBuilder &inside) {
              NVVM::CpAsyncBulkTensorPrefetchOp::create(

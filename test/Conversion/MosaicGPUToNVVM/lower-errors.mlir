@@ -166,12 +166,12 @@ gpu.module @kernels {
 
 // -----
 
-// Multicast loads over a cluster are not lowered yet.
+// A collective transfer needs the cluster it is shared in.
 gpu.module @kernels {
-  gpu.func @collective_load(%in: memref<4096x64xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>) kernel {
+  gpu.func @collective_without_cluster(%in: memref<4096x64xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>) kernel {
     %c0 = arith.constant 0 : i32
     %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
-    // expected-error @+1 {{multicasts over cluster dims (`collective`), which mosaic-gpu-lower does not lower yet; load per block instead}}
+    // expected-error @+1 {{is collective over cluster dims, but its kernel declares no cluster shape (`mosaic_gpu.cluster = array<i32: x, y, z>`)}}
     mosaic_gpu.async_load %in[%c0, %c0] to %s, %bar slice_lengths [128, 64] {collective = [#mosaic_gpu.dim<x>]}
         : memref<4096x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
     gpu.return
@@ -180,11 +180,12 @@ gpu.module @kernels {
 
 // -----
 
-// Nor are collective prefetches.
+// Each block of the group moves an equal part of the box's leading dim.
 gpu.module @kernels {
-  gpu.func @collective_prefetch(%in: memref<4096x64xbf16>) kernel {
+  gpu.func @uneven_share(%in: memref<4096x64xbf16>) kernel
+      attributes {mosaic_gpu.cluster = array<i32: 3, 1, 1>} {
     %c0 = arith.constant 0 : i32
-    // expected-error @+1 {{prefetches collectively over cluster dims (`collective`), which mosaic-gpu-lower does not lower yet}}
+    // expected-error @+1 {{shares its box among 3 blocks along its leading dim, which must be a multiple of that, but the box is [128, 64]}}
     mosaic_gpu.async_prefetch %in[%c0, %c0] slice_lengths [128, 64] {collective = [#mosaic_gpu.dim<x>]} : memref<4096x64xbf16>
     gpu.return
   }

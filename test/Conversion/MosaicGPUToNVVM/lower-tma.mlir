@@ -44,9 +44,9 @@
 // CHECK: %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK: memref.extract_strided_metadata %[[A]]
 // CHECK: %[[A_PTR:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
-// CHECK: %[[A_CLUSTER:.*]] = llvm.addrspacecast %[[A_PTR]] : !llvm.ptr<3> to !llvm.ptr<7>
 // CHECK: memref.extract_strided_metadata %[[BAR]]
 // CHECK: %[[BAR_PTR2:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CHECK: %[[A_CLUSTER:.*]] = llvm.addrspacecast %[[A_PTR]] : !llvm.ptr<3> to !llvm.ptr<7>
 // CHECK: scf.if %[[LEADER]] {
 // CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[A_CLUSTER]], %[[MAP]], %[[BAR_PTR2]], box[%[[ZERO]], %[[ZERO]], %[[COL_TILE]], %[[ROW_TILE]]] : !llvm.ptr<7>, !llvm.ptr
 // CHECK-NEXT: }
@@ -185,3 +185,45 @@ gpu.module @kernels {
   }
 }
 
+
+// -----
+
+// A multicast load in a 2x1x1 cluster, collective over x: each block loads
+// half of the 128-row box (8 of its 16 tile rows; the tensor map's box is
+// [64, 8, 1, 8]) at row tile + 8 * rank, into the matching half of the
+// buffer (+ 8192 bytes * rank), and multicasts it to both blocks (mask
+// 0b11 shifted by the blocks' base rank). Barrier initialization then
+// synchronizes the whole cluster, since peers complete on these barriers.
+// CHECK-LABEL: gpu.func @multicast
+// CHECK-SAME: mosaic_gpu.tensor_maps = [{box_dims = array<i64: 64, 8, 1, 8>
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK-NEXT: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: %[[X:.*]] = gpu.cluster_block_id x
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: %[[MASK:.*]] = arith.shli %[[C3]], %{{.*}} : index
+// CHECK: %[[MASK16:.*]] = arith.index_cast %[[MASK]] : index to i16
+// CHECK: %[[C8:.*]] = arith.constant 8 : i32
+// CHECK: arith.muli %{{.*}}, %[[C8]] : i32
+// CHECK: %[[HALF:.*]] = arith.constant 8192 : i64
+// CHECK: %[[SHIFT:.*]] = arith.muli %{{.*}}, %[[HALF]] : i64
+// CHECK: llvm.getelementptr %{{.*}}[%[[SHIFT]]] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} multicast_mask = %[[MASK16]]
+gpu.module @kernels {
+  gpu.func @multicast(%in: memref<4096x64xbf16>) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 2, 1, 1>,
+                  mosaic_gpu.cluster = array<i32: 2, 1, 1>} {
+    %c0 = arith.constant 0 : i32
+    %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+    %bars = mosaic_gpu.slice_smem 16384 : memref<1x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    mosaic_gpu.initialize_barrier %bars, arrival_count = 1, num_barriers = 1 : memref<1x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    %bar = memref.subview %bars[0] [1] [1] : memref<1x!mosaic_gpu.barrier, #gpu.address_space<workgroup>> to memref<!mosaic_gpu.barrier, strided<[]>, #gpu.address_space<workgroup>>
+    %t = mosaic_gpu.with_transforms %s : memref<128x64xbf16, #gpu.address_space<workgroup>>
+        with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+    mosaic_gpu.arrive_expect_tx %bar, 16384 : memref<!mosaic_gpu.barrier, strided<[]>, #gpu.address_space<workgroup>>
+    mosaic_gpu.async_load %in[%c0, %c0] to %t, %bar slice_lengths [128, 64] {collective = [#mosaic_gpu.dim<x>]}
+        : memref<4096x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, strided<[]>, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
