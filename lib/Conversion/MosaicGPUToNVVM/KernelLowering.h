@@ -188,6 +188,9 @@ private:
   mlir::LogicalResult lowerBroadcastInDim(mosaic_gpu::BroadcastInDimOp op);
   mlir::LogicalResult lowerShapeCast(mlir::vector::ShapeCastOp op);
   mlir::LogicalResult lowerBroadcast(mlir::vector::BroadcastOp op);
+  mlir::LogicalResult
+  lowerExtractStridedSlice(mlir::vector::ExtractStridedSliceOp op);
+  mlir::LogicalResult lowerExtract(mlir::vector::ExtractOp op);
   /// Combines `partial` (this thread's result registers) with those of the
   /// threads in the other warps selected by `warpDigits` ((stride, size)
   /// pairs in the warp index), through shared-memory scratch.

@@ -225,6 +225,90 @@ LogicalResult KernelLowering::lowerShapeCast(vector::ShapeCastOp op) {
   return define(op.getResult(), *registers, *resultLayout);
 }
 
+LogicalResult
+KernelLowering::lowerExtractStridedSlice(vector::ExtractStridedSliceOp op) {
+  FailureOr<RegisterLayout> sourceLayout = annotatedLayout(op, "in_layouts", 0);
+  FailureOr<RegisterLayout> resultLayout =
+      annotatedLayout(op, "out_layouts", 0);
+  if (failed(sourceLayout) || failed(resultLayout))
+    return failure();
+  if (llvm::any_of(op.getStrides(), [](Attribute stride) {
+        return cast<IntegerAttr>(stride).getInt() != 1;
+      }))
+    return op.emitOpError() << "slices with strides other than 1, which "
+                               "mosaic-gpu-lower does not lower";
+  OpBuilder builder(op);
+  FailureOr<Value> source =
+      operandAs(op, op->getOpOperand(0), *sourceLayout, builder);
+  VectorType type = op.getType();
+  FailureOr<VectorType> target = resultRegisters(op, type, *resultLayout);
+  if (failed(source) || failed(target))
+    return failure();
+  SmallVector<int64_t> offsets;
+  for (Attribute offset : op.getOffsets())
+    offsets.push_back(cast<IntegerAttr>(offset).getInt());
+  // Each result element is the source element `offsets` further on; the
+  // slice stays in registers when every thread holds its own part.
+  FailureOr<Value> registers = gatherRegisters(
+      op, builder, *source, *sourceLayout,
+      logicalType(op.getSource()).getShape(), *resultLayout, type,
+      [&](ArrayRef<int64_t> index) {
+        Shape sourceIndex(index);
+        for (auto [value, offset] : llvm::zip(sourceIndex, offsets))
+          value += offset;
+        return sourceIndex;
+      });
+  if (failed(registers))
+    return failure();
+  return define(op.getResult(), *registers, *resultLayout);
+}
+
+LogicalResult KernelLowering::lowerExtract(vector::ExtractOp op) {
+  if (!op.getDynamicPosition().empty())
+    return op.emitOpError() << "extracts at a dynamic position, which "
+                               "mosaic-gpu-lower does not lower (the "
+                               "element's thread is unknown)";
+  auto type = dyn_cast<VectorType>(op.getType());
+  FailureOr<RegisterLayout> sourceLayout = annotatedLayout(op, "in_layouts", 0);
+  if (failed(sourceLayout))
+    return failure();
+  OpBuilder builder(op);
+  FailureOr<Value> source =
+      operandAs(op, op->getOpOperand(0), *sourceLayout, builder);
+  if (failed(source))
+    return failure();
+  ArrayRef<int64_t> position = op.getStaticPosition();
+  if (!type) {
+    // One element: only a splat has it in every thread.
+    if (!sourceLayout->isSplat())
+      return op.emitOpError()
+             << "extracts one element of a " << sourceLayout->str()
+             << " vector, which only one thread holds; reduce or store it "
+                "instead";
+    op.getResult().replaceAllUsesWith(vector::ExtractOp::create(
+        builder, op.getLoc(), *source, ArrayRef<int64_t>{0}));
+    return success();
+  }
+  FailureOr<RegisterLayout> resultLayout =
+      annotatedLayout(op, "out_layouts", 0);
+  if (failed(resultLayout))
+    return failure();
+  FailureOr<VectorType> target = resultRegisters(op, type, *resultLayout);
+  if (failed(target))
+    return failure();
+  FailureOr<Value> registers =
+      gatherRegisters(op, builder, *source, *sourceLayout,
+                      logicalType(op.getSource()).getShape(), *resultLayout,
+                      type, [&](ArrayRef<int64_t> index) {
+                        Shape sourceIndex(position);
+                        sourceIndex.append(index.begin(), index.end());
+                        return sourceIndex;
+                      });
+  if (failed(registers))
+    return failure();
+  return define(op.getResult(), *registers, *resultLayout);
+}
+
 /// One butterfly exchange of `value` with the lane `offset` away.
 static Value shuffleXor(OpBuilder &builder, Location loc, Value value,
                         int64_t offset) {

@@ -646,6 +646,10 @@ LogicalResult KernelLowering::run(Operation *root) {
       result = lowerBroadcast(broadcast);
     } else if (auto reshape = dyn_cast<vector::ShapeCastOp>(op)) {
       result = lowerShapeCast(reshape);
+    } else if (auto slice = dyn_cast<vector::ExtractStridedSliceOp>(op)) {
+      result = lowerExtractStridedSlice(slice);
+    } else if (auto extract = dyn_cast<vector::ExtractOp>(op)) {
+      result = lowerExtract(extract);
     } else if (isa<mosaic_gpu::WithTransformsOp, mosaic_gpu::AssumeMultipleOp>(
                    op)) {
       // Hints for inference and tiling; the value itself is unchanged.

@@ -288,21 +288,6 @@ func.func @vector_argument(%v: vector<128xf32>, %out: memref<128xf32>) {
 
 // -----
 
-// Layout inference accepts vector.extract_strided_slice, but the lowering
-// has no pattern for it yet. (Control flow cannot reach the lowering's
-// "carries vectors through scf.for, ..." diagnostic: the scf ops whose
-// scf.yield could carry a vector are either lowered or, like
-// scf.execute_region, rejected by inference first.)
-func.func @extract_strided_slice(%in: memref<256xf32>, %out: memref<128xf32>) {
-  %v = mosaic_gpu.vector_load %in : memref<256xf32> -> vector<256xf32>
-  // expected-error @+1 {{'vector.extract_strided_slice' op is not lowered by mosaic-gpu-lower yet}}
-  %s = vector.extract_strided_slice %v {offsets = [0], sizes = [128], strides = [1]} : vector<256xf32> to vector<128xf32>
-  mosaic_gpu.vector_store %s, %out : vector<128xf32>, memref<128xf32>
-  return
-}
-
-// -----
-
 // A product of n equal values is x^n, which the splat shortcut does not
 // compute.
 func.func @splat_product(%out: memref<128xf32>) {

@@ -171,3 +171,32 @@ func.func @splat_reductions(%out: memref<128xf32>) {
   mosaic_gpu.vector_store %both, %out : vector<128xf32>, memref<128xf32>
   return
 }
+
+// -----
+
+// Slices and extracts of whole tiles stay in registers: each thread keeps
+// its own elements of the part, so the lowering picks register positions.
+// A 128x64 WGMMA vector is 2 blocks of 64 rows x 8 column groups x 2 row
+// halves x 2; the second 64-row block is positions 32..63, and the columns
+// 32..63 of a block are its last 4 column groups.
+// CHECK-LABEL: gpu.func @slices
+// CHECK: vector.shuffle %[[V:[0-9]+]], %[[V]] [32, 33, 34, {{.*}}, 62, 63] : vector<64xf32>, vector<64xf32>
+// CHECK: vector.shuffle %[[V]], %[[V]] [16, 17, {{.*}}, 30, 31, 48, 49, {{.*}}, 62, 63] : vector<64xf32>, vector<64xf32>
+// CHECK: vector.shuffle %[[X:[0-9]+]], %[[X]] [32, 33, {{.*}}, 62, 63] : vector<64xf32>, vector<64xf32>
+gpu.module @kernels {
+  gpu.func @slices(%ref: memref<128x64xf32>, %ref3: memref<2x64x64xf32>,
+                   %rows: memref<64x64xf32>, %cols: memref<128x32xf32>, %second: memref<64x64xf32>) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+    %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+    %t = mosaic_gpu.layout_cast %v : vector<128x64xf32> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+    %low = vector.extract_strided_slice %t {offsets = [64, 0], sizes = [64, 64], strides = [1, 1]} : vector<128x64xf32> to vector<64x64xf32>
+    mosaic_gpu.vector_store %low, %rows : vector<64x64xf32>, memref<64x64xf32>
+    %right = vector.extract_strided_slice %t {offsets = [0, 32], sizes = [128, 32], strides = [1, 1]} : vector<128x64xf32> to vector<128x32xf32>
+    mosaic_gpu.vector_store %right, %cols : vector<128x32xf32>, memref<128x32xf32>
+    %w = mosaic_gpu.vector_load %ref3 : memref<2x64x64xf32> -> vector<2x64x64xf32>
+    %u = mosaic_gpu.layout_cast %w : vector<2x64x64xf32> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+    %e = vector.extract %u[1] : vector<64x64xf32> from vector<2x64x64xf32>
+    mosaic_gpu.vector_store %e, %second : vector<64x64xf32>, memref<64x64xf32>
+    gpu.return
+  }
+}
