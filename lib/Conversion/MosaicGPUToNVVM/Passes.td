@@ -8,40 +8,46 @@ include "mlir/Pass/PassBase.td"
 def MosaicGPULower : Pass<"mosaic-gpu-lower"> {
   let summary = "Lower warpgroup vectors to per-thread registers";
   let description = [{
-    Runs after `mosaic-gpu-infer-layouts` (and `mosaic-gpu-apply-transforms`).
+    Runs after `mosaic-gpu-infer-layouts` and `mosaic-gpu-apply-transforms`.
     Every warpgroup vector becomes the registers one thread holds, as a flat
     per-thread vector, according to its layout:
 
     - `WGSplatFragLayout`: one element, `vector<1xT>`;
     - `WGStridedFragLayout<shape, v>`: `vector<(N / 128) x T>`, thread `t`
-      holding the `v`-element chunks that start at `t * v + i * 128 * v`.
+      holding the `v`-element chunks that start at `t * v + i * 128 * v`;
+    - `TiledLayout`: the registers of the tiled shape in row-major order,
+      each a vector of the layout's vector length.
 
-    Elementwise arith/math ops and splat constants work on those registers
-    directly; a value is relaid where a use (or a `layout_cast`) wants
-    another layout (splat to strided); `vector_load` / `vector_store` on global or untiled shared
-    memory become one `v`-element `vector.load` / `vector.store` per chunk.
-    The thread's position in its warpgroup is `gpu.thread_id x mod 128`.
+    What it lowers (docs/RationaleLowering.md has the why):
 
-    `slice_smem` becomes a `memref.view` of the kernel's dynamic shared
-    memory (`gpu.dynamic_shared_memory`) at its byte offset; the launch must
-    provide enough dynamic shared memory.
+    - elementwise arith/math ops, splat constants, `broadcasted_iota`,
+      `layout_cast`, `optimization_barrier`, and the legal relayouts (splat
+      to anything in registers; WGMMA <-> WGMMA_TRANSPOSED through
+      shared-memory scratch);
+    - `vector_load` / `vector_store` on global and shared memory, tiled and
+      swizzled shared buffers included (16-byte accesses for strided
+      layouts);
+    - `vector.multi_reduction` (in-thread, warp shuffles, and across warps
+      or to a scalar through shared-memory scratch), `broadcast_in_dim`,
+      `vector.broadcast`, `vector.shape_cast`, `vector.extract_strided_slice`
+      and static `vector.extract`;
+    - `scf.for`, `scf.while`, `scf.if` and `scf.index_switch` carrying
+      vectors (retyped in place);
+    - `slice_smem` (a view of the dynamic shared memory), barriers
+      (`mbarrier` with 128 thread arrivals per warpgroup arrival,
+      `fence.mbarrier_init`, `try_wait.parity`), `arrive_expect_tx`;
+    - `async_load` / `async_store` / `async_prefetch` as
+      `cp.async.bulk.tensor` issued by the warpgroup's leader, multicast over
+      the cluster when `collective`, with one tensor-map parameter per
+      distinct transfer (recorded in `mosaic_gpu.tensor_maps`), proxy fences
+      before stores;
+    - `wgmma` with A from tiled shared memory or registers, B from tiled
+      shared memory, as `wgmma.mma_async` between fence, commit and wait.
 
-    Kernel buffer arguments get `llvm.align = 16`: the launch contract is
-    that every buffer is 16-byte aligned (the runtime checks it), which lets
-    LLVM merge each thread's chunks into vector accesses.
-
-    Barriers: `initialize_barrier` has the block's first thread run
-    `nvvm.mbarrier.init` for each barrier, with 128 thread arrivals per
-    warpgroup arrival, then `fence.mbarrier_init` and a block barrier;
-    `arrive` is an `nvvm.mbarrier.arrive` by every thread of the warpgroup;
-    `wait` is `nvvm.mbarrier.try_wait.parity`, which loops until the phase
-    completes. Barrier memrefs become `i64` memrefs. `orders_tensor_core`
-    (tcgen05) is an error on sm_90a.
-
-    This is the first part of the lowering. Tiled layouts, TMA (and
-    `arrive_expect_tx`), wgmma, reductions, broadcasts and control flow are not lowered yet: the
-    pass reports such an op as an error, naming it, instead of producing a
-    wrong kernel.
+    Kernel buffer arguments get `llvm.align = 16` (the launch contract), and
+    the kernel gets `mosaic_gpu.dynamic_smem_bytes`. Anything else that
+    touches a vector or a `mosaic_gpu` op is an error naming the op, never a
+    silently wrong kernel.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
