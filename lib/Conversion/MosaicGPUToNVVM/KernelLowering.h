@@ -49,10 +49,16 @@ bool isRegisterVector(mlir::Value value);
 /// an error on `op` when the kernel does not say.
 mlir::FailureOr<int64_t> warpgroupsOf(mlir::Operation *op);
 
-/// The shared-memory address (`!llvm.ptr<3>`) of the first barrier of the
-/// barrier memref `ref`.
-mlir::Value barrierAddress(mlir::OpBuilder &builder, mlir::Location loc,
-                           mlir::Value ref);
+/// The byte address (an `index`) of the first element of the shared-memory
+/// memref `ref` (barriers count 8 bytes).
+mlir::Value sharedByteAddress(mlir::OpBuilder &builder, mlir::Location loc,
+                              mlir::Value ref);
+/// The same address as an `!llvm.ptr<3>`.
+mlir::Value sharedAddress(mlir::OpBuilder &builder, mlir::Location loc,
+                          mlir::Value ref);
+/// A byte address (`index`) as an `!llvm.ptr<3>`.
+mlir::Value sharedPointer(mlir::OpBuilder &builder, mlir::Location loc,
+                          mlir::Value address);
 
 /// The registers one thread holds for a warpgroup vector of `type`, as one
 /// flat vector: 1 element for a splat, N / 128 for a strided layout, and
@@ -108,6 +114,11 @@ private:
   /// scf.if and scf.index_switch: results retyped, yields forward.
   mlir::LogicalResult lowerBranches(mlir::Operation *op);
   mlir::LogicalResult lowerWhile(mlir::scf::WhileOp op);
+  /// A loop's initial values, relaid to the layouts in its `layouts`
+  /// attribute, in order.
+  mlir::LogicalResult relayoutInits(mlir::Operation *op,
+                                    mlir::MutableOperandRange inits,
+                                    llvm::StringRef layouts);
   mlir::LogicalResult lowerYield(mlir::scf::YieldOp op);
   mlir::LogicalResult lowerCondition(mlir::scf::ConditionOp op);
   /// Retypes the vectors among `values` to the registers of the layouts in
@@ -185,6 +196,11 @@ private:
 
   // Reductions, broadcasts and reshapes (LowerReductions.cpp).
   mlir::LogicalResult lowerMultiReduction(mlir::vector::MultiDimReductionOp op);
+  /// Ops that only rearrange operand 0's elements: each result element is
+  /// the operand element at `sourceIndex(result index)`.
+  mlir::LogicalResult lowerPermutation(
+      mlir::Operation *op, mlir::VectorType resultType,
+      llvm::function_ref<layout::Shape(llvm::ArrayRef<int64_t>)> sourceIndex);
   mlir::LogicalResult lowerBroadcastInDim(mosaic_gpu::BroadcastInDimOp op);
   mlir::LogicalResult lowerShapeCast(mlir::vector::ShapeCastOp op);
   mlir::LogicalResult lowerBroadcast(mlir::vector::BroadcastOp op);

@@ -23,22 +23,6 @@ static constexpr int64_t kBarrierBytes = 8;
 /// Suspend-time hint of one try_wait, in nanoseconds; the wait loops anyway.
 static constexpr int32_t kTryWaitTicks = 10'000'000;
 
-/// The shared-memory address of the first barrier of `ref`.
-Value mosaic::barrierAddress(OpBuilder &builder, Location loc, Value ref) {
-  auto metadata = memref::ExtractStridedMetadataOp::create(builder, loc, ref);
-  Value aligned =
-      memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, ref);
-  Value bytes = arith::MulIOp::create(
-      builder, loc, metadata.getOffset(),
-      arith::ConstantIndexOp::create(builder, loc, kBarrierBytes));
-  Value address = arith::IndexCastOp::create(
-      builder, loc, builder.getI64Type(),
-      arith::AddIOp::create(builder, loc, aligned, bytes));
-  return LLVM::IntToPtrOp::create(
-      builder, loc, LLVM::LLVMPointerType::get(builder.getContext(), 3),
-      address);
-}
-
 static LogicalResult rejectTensorCoreOrdering(Operation *op, bool orders) {
   if (!orders)
     return success();
@@ -75,7 +59,7 @@ KernelLowering::lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op) {
   Location loc = op.getLoc();
   MLIRContext *context = op.getContext();
   Value first = isa<MemRefType>(basePointer.getType())
-                    ? barrierAddress(builder, loc, basePointer)
+                    ? sharedAddress(builder, loc, basePointer)
                     : basePointer;
   // One thread of the block initializes; the others wait at the block
   // barrier below, after the fence that makes the initialization visible.
@@ -128,7 +112,7 @@ LogicalResult KernelLowering::lowerArrive(mosaic_gpu::ArriveOp op) {
   OpBuilder builder(op);
   NVVM::MBarrierArriveOp::create(
       builder, op.getLoc(), /*res=*/Type(),
-      barrierAddress(builder, op.getLoc(), op.getBarrier()), /*count=*/Value());
+      sharedAddress(builder, op.getLoc(), op.getBarrier()), /*count=*/Value());
   return success();
 }
 
@@ -146,7 +130,7 @@ KernelLowering::lowerArriveExpectTx(mosaic_gpu::ArriveExpectTxOp op) {
       arith::SelectOp::create(builder, loc, isWarpgroupLeader(op), bytes, none);
   NVVM::MBarrierArriveExpectTxOp::create(
       builder, loc, /*res=*/Type(),
-      barrierAddress(builder, loc, op.getBarrier()), expected,
+      sharedAddress(builder, loc, op.getBarrier()), expected,
       NVVM::MemScopeKind::CTA, /*relaxed=*/false,
       /*predicate=*/Value());
   return success();
@@ -159,7 +143,7 @@ LogicalResult KernelLowering::lowerWait(mosaic_gpu::WaitOp op) {
                                         op.getParity());
   Value ticks = arith::ConstantIntOp::create(builder, loc, kTryWaitTicks, 32);
   NVVM::MBarrierTryWaitParityOp::create(
-      builder, loc, barrierAddress(builder, loc, op.getBarrier()), parity,
+      builder, loc, sharedAddress(builder, loc, op.getBarrier()), parity,
       ticks);
   return success();
 }

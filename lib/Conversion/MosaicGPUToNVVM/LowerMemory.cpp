@@ -23,6 +23,33 @@ using layout::RegisterLayout;
 using layout::Shape;
 using layout::SmemTransforms;
 
+Value mosaic::sharedByteAddress(OpBuilder &builder, Location loc, Value ref) {
+  auto type = cast<MemRefType>(ref.getType());
+  int64_t elementBytes = isa<mosaic_gpu::BarrierType>(type.getElementType())
+                             ? 8
+                             : type.getElementTypeBitWidth() / 8;
+  auto metadata = memref::ExtractStridedMetadataOp::create(builder, loc, ref);
+  Value aligned =
+      memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, ref);
+  return arith::AddIOp::create(
+      builder, loc, aligned,
+      arith::MulIOp::create(
+          builder, loc, metadata.getOffset(),
+          arith::ConstantIndexOp::create(builder, loc, elementBytes)));
+}
+
+Value mosaic::sharedPointer(OpBuilder &builder, Location loc, Value address) {
+  Value integer =
+      arith::IndexCastOp::create(builder, loc, builder.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      builder, loc, LLVM::LLVMPointerType::get(builder.getContext(), 3),
+      integer);
+}
+
+Value mosaic::sharedAddress(OpBuilder &builder, Location loc, Value ref) {
+  return sharedPointer(builder, loc, sharedByteAddress(builder, loc, ref));
+}
+
 Value KernelLowering::dynamicSharedMemory(Operation *op) {
   return atFunctionEntry(
       op, sharedMemoryBases, [](OpBuilder &builder, Location loc) {
@@ -254,15 +281,7 @@ struct TiledSmemAddressing {
     for (size_t i = 0; i < tile.size(); ++i)
       tile[i] = std::min(tile[i], shape[rank - tile.size() + i]);
     result.tile = tile;
-    Location loc = op->getLoc();
-    auto metadata = memref::ExtractStridedMetadataOp::create(builder, loc, ref);
-    Value aligned =
-        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, ref);
-    result.base = arith::AddIOp::create(
-        builder, loc, aligned,
-        arith::MulIOp::create(
-            builder, loc, metadata.getOffset(),
-            arith::ConstantIndexOp::create(builder, loc, result.elementBytes)));
+    result.base = sharedByteAddress(builder, op->getLoc(), ref);
     return result;
   }
 
@@ -329,15 +348,6 @@ struct TiledSmemAddressing {
         arith::ShLIOp::create(builder, loc, row, constant(4)));
   }
 };
-
-/// A pointer to shared memory at byte address `address`.
-Value sharedPointer(OpBuilder &builder, Location loc, Value address) {
-  Value integer =
-      arith::IndexCastOp::create(builder, loc, builder.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(
-      builder, loc, LLVM::LLVMPointerType::get(builder.getContext(), 3),
-      integer);
-}
 
 } // namespace
 

@@ -115,8 +115,9 @@ static FailureOr<VectorType> resultRegisters(Operation *op, VectorType type,
   return registers;
 }
 
-LogicalResult
-KernelLowering::lowerBroadcastInDim(mosaic_gpu::BroadcastInDimOp op) {
+LogicalResult KernelLowering::lowerPermutation(
+    Operation *op, VectorType resultType,
+    function_ref<Shape(ArrayRef<int64_t>)> sourceIndex) {
   FailureOr<RegisterLayout> sourceLayout = annotatedLayout(op, "in_layouts", 0);
   FailureOr<RegisterLayout> resultLayout =
       annotatedLayout(op, "out_layouts", 0);
@@ -125,142 +126,99 @@ KernelLowering::lowerBroadcastInDim(mosaic_gpu::BroadcastInDimOp op) {
   OpBuilder builder(op);
   FailureOr<Value> source =
       operandAs(op, op->getOpOperand(0), *sourceLayout, builder);
-  VectorType type = op.getResult().getType();
-  FailureOr<VectorType> target = resultRegisters(op, type, *resultLayout);
+  FailureOr<VectorType> target = resultRegisters(op, resultType, *resultLayout);
   if (failed(source) || failed(target))
     return failure();
-  ArrayRef<int64_t> dims = op.getBroadcastDimensions();
   FailureOr<Value> registers =
       gatherRegisters(op, builder, *source, *sourceLayout,
-                      logicalType(op.getOperand()).getShape(), *resultLayout,
-                      type, [&](ArrayRef<int64_t> index) {
-                        Shape sourceIndex;
-                        for (int64_t dim : dims)
-                          sourceIndex.push_back(index[dim]);
-                        return sourceIndex;
-                      });
+                      logicalType(op->getOperand(0)).getShape(), *resultLayout,
+                      resultType, sourceIndex);
   if (failed(registers))
     return failure();
-  return define(op.getResult(), *registers, *resultLayout);
+  return define(op->getResult(0), *registers, *resultLayout);
+}
+
+LogicalResult
+KernelLowering::lowerBroadcastInDim(mosaic_gpu::BroadcastInDimOp op) {
+  ArrayRef<int64_t> dims = op.getBroadcastDimensions();
+  return lowerPermutation(op, op.getResult().getType(),
+                          [&](ArrayRef<int64_t> index) {
+                            Shape sourceIndex;
+                            for (int64_t dim : dims)
+                              sourceIndex.push_back(index[dim]);
+                            return sourceIndex;
+                          });
 }
 
 LogicalResult KernelLowering::lowerBroadcast(vector::BroadcastOp op) {
+  VectorType type = op.getResultVectorType();
+  if (isa<VectorType>(op.getSourceType()) &&
+      cast<VectorType>(op.getSourceType()).getRank() > 0) {
+    // Leading dims are added; unit source dims stretch.
+    VectorType sourceType = logicalType(op.getSource());
+    ArrayRef<int64_t> sourceShape = sourceType.getShape();
+    int64_t added = type.getRank() - sourceType.getRank();
+    return lowerPermutation(op, type, [&](ArrayRef<int64_t> index) {
+      Shape sourceIndex;
+      for (int64_t dim = 0; dim < sourceType.getRank(); ++dim)
+        sourceIndex.push_back(sourceShape[dim] == 1 ? 0 : index[added + dim]);
+      return sourceIndex;
+    });
+  }
+  // A scalar: every thread holds it in every register.
   FailureOr<RegisterLayout> resultLayout =
       annotatedLayout(op, "out_layouts", 0);
   if (failed(resultLayout))
     return failure();
-  VectorType type = op.getResultVectorType();
   FailureOr<VectorType> target = resultRegisters(op, type, *resultLayout);
   if (failed(target))
     return failure();
   OpBuilder builder(op);
   Location loc = op.getLoc();
-  auto sourceType = isa<VectorType>(op.getSourceType())
-                        ? logicalType(op.getSource())
-                        : VectorType();
-  if (!sourceType || sourceType.getRank() == 0) {
-    // A scalar: every thread holds it in every register.
-    Value scalar = op.getSource();
-    if (sourceType)
-      scalar =
-          vector::ExtractOp::create(builder, loc, scalar, ArrayRef<int64_t>{});
-    Value registers =
-        vector::BroadcastOp::create(builder, loc, *target, scalar);
-    return define(op.getResult(), registers, *resultLayout);
-  }
-  FailureOr<RegisterLayout> sourceLayout = annotatedLayout(op, "in_layouts", 0);
-  if (failed(sourceLayout))
-    return failure();
-  FailureOr<Value> source =
-      operandAs(op, op->getOpOperand(0), *sourceLayout, builder);
-  if (failed(source))
-    return failure();
-  // Leading dims are added; unit source dims stretch.
-  int64_t added = type.getRank() - sourceType.getRank();
-  ArrayRef<int64_t> sourceShape = sourceType.getShape();
-  FailureOr<Value> registers = gatherRegisters(
-      op, builder, *source, *sourceLayout, sourceShape, *resultLayout, type,
-      [&](ArrayRef<int64_t> index) {
-        Shape sourceIndex;
-        for (int64_t dim = 0; dim < sourceType.getRank(); ++dim)
-          sourceIndex.push_back(sourceShape[dim] == 1 ? 0 : index[added + dim]);
-        return sourceIndex;
-      });
-  if (failed(registers))
-    return failure();
-  return define(op.getResult(), *registers, *resultLayout);
+  Value scalar = op.getSource();
+  if (isa<VectorType>(scalar.getType()))
+    scalar =
+        vector::ExtractOp::create(builder, loc, scalar, ArrayRef<int64_t>{});
+  Value registers = vector::BroadcastOp::create(builder, loc, *target, scalar);
+  return define(op.getResult(), registers, *resultLayout);
 }
 
 LogicalResult KernelLowering::lowerShapeCast(vector::ShapeCastOp op) {
-  FailureOr<RegisterLayout> sourceLayout = annotatedLayout(op, "in_layouts", 0);
-  FailureOr<RegisterLayout> resultLayout =
-      annotatedLayout(op, "out_layouts", 0);
-  if (failed(sourceLayout) || failed(resultLayout))
-    return failure();
-  OpBuilder builder(op);
-  FailureOr<Value> source =
-      operandAs(op, op->getOpOperand(0), *sourceLayout, builder);
-  VectorType type = op.getResultVectorType();
-  FailureOr<VectorType> target = resultRegisters(op, type, *resultLayout);
-  if (failed(source) || failed(target))
-    return failure();
   ArrayRef<int64_t> sourceShape = logicalType(op.getSource()).getShape();
+  VectorType type = op.getResultVectorType();
   ArrayRef<int64_t> resultShape = type.getShape();
   // Row-major order is what a reshape keeps.
-  FailureOr<Value> registers = gatherRegisters(
-      op, builder, *source, *sourceLayout, sourceShape, *resultLayout, type,
-      [&](ArrayRef<int64_t> index) {
-        int64_t flat = 0;
-        for (auto [position, size] : llvm::zip_equal(index, resultShape))
-          flat = flat * size + position;
-        Shape sourceIndex(sourceShape.size());
-        for (int64_t dim = sourceShape.size() - 1; dim >= 0; --dim) {
-          sourceIndex[dim] = flat % sourceShape[dim];
-          flat /= sourceShape[dim];
-        }
-        return sourceIndex;
-      });
-  if (failed(registers))
-    return failure();
-  return define(op.getResult(), *registers, *resultLayout);
+  return lowerPermutation(op, type, [&](ArrayRef<int64_t> index) {
+    int64_t flat = 0;
+    for (auto [position, size] : llvm::zip_equal(index, resultShape))
+      flat = flat * size + position;
+    Shape sourceIndex(sourceShape.size());
+    for (int64_t dim = sourceShape.size() - 1; dim >= 0; --dim) {
+      sourceIndex[dim] = flat % sourceShape[dim];
+      flat /= sourceShape[dim];
+    }
+    return sourceIndex;
+  });
 }
 
 LogicalResult
 KernelLowering::lowerExtractStridedSlice(vector::ExtractStridedSliceOp op) {
-  FailureOr<RegisterLayout> sourceLayout = annotatedLayout(op, "in_layouts", 0);
-  FailureOr<RegisterLayout> resultLayout =
-      annotatedLayout(op, "out_layouts", 0);
-  if (failed(sourceLayout) || failed(resultLayout))
-    return failure();
   if (llvm::any_of(op.getStrides(), [](Attribute stride) {
         return cast<IntegerAttr>(stride).getInt() != 1;
       }))
     return op.emitOpError() << "slices with strides other than 1, which "
                                "mosaic-gpu-lower does not lower";
-  OpBuilder builder(op);
-  FailureOr<Value> source =
-      operandAs(op, op->getOpOperand(0), *sourceLayout, builder);
-  VectorType type = op.getType();
-  FailureOr<VectorType> target = resultRegisters(op, type, *resultLayout);
-  if (failed(source) || failed(target))
-    return failure();
   SmallVector<int64_t> offsets;
   for (Attribute offset : op.getOffsets())
     offsets.push_back(cast<IntegerAttr>(offset).getInt());
   // Each result element is the source element `offsets` further on; the
   // slice stays in registers when every thread holds its own part.
-  FailureOr<Value> registers = gatherRegisters(
-      op, builder, *source, *sourceLayout,
-      logicalType(op.getSource()).getShape(), *resultLayout, type,
-      [&](ArrayRef<int64_t> index) {
-        Shape sourceIndex(index);
-        for (auto [value, offset] : llvm::zip(sourceIndex, offsets))
-          value += offset;
-        return sourceIndex;
-      });
-  if (failed(registers))
-    return failure();
-  return define(op.getResult(), *registers, *resultLayout);
+  return lowerPermutation(op, op.getType(), [&](ArrayRef<int64_t> index) {
+    Shape sourceIndex(index);
+    for (auto [value, offset] : llvm::zip(sourceIndex, offsets))
+      value += offset;
+    return sourceIndex;
+  });
 }
 
 LogicalResult KernelLowering::lowerExtract(vector::ExtractOp op) {
@@ -268,45 +226,30 @@ LogicalResult KernelLowering::lowerExtract(vector::ExtractOp op) {
     return op.emitOpError() << "extracts at a dynamic position, which "
                                "mosaic-gpu-lower does not lower (the "
                                "element's thread is unknown)";
-  auto type = dyn_cast<VectorType>(op.getType());
+  ArrayRef<int64_t> position = op.getStaticPosition();
+  if (auto type = dyn_cast<VectorType>(op.getType()))
+    return lowerPermutation(op, type, [&](ArrayRef<int64_t> index) {
+      Shape sourceIndex(position);
+      sourceIndex.append(index.begin(), index.end());
+      return sourceIndex;
+    });
+  // One element: only a splat has it in every thread.
   FailureOr<RegisterLayout> sourceLayout = annotatedLayout(op, "in_layouts", 0);
   if (failed(sourceLayout))
     return failure();
+  if (!sourceLayout->isSplat())
+    return op.emitOpError()
+           << "extracts one element of a " << sourceLayout->str()
+           << " vector, which only one thread holds; reduce or store it "
+              "instead";
   OpBuilder builder(op);
   FailureOr<Value> source =
       operandAs(op, op->getOpOperand(0), *sourceLayout, builder);
   if (failed(source))
     return failure();
-  ArrayRef<int64_t> position = op.getStaticPosition();
-  if (!type) {
-    // One element: only a splat has it in every thread.
-    if (!sourceLayout->isSplat())
-      return op.emitOpError()
-             << "extracts one element of a " << sourceLayout->str()
-             << " vector, which only one thread holds; reduce or store it "
-                "instead";
-    op.getResult().replaceAllUsesWith(vector::ExtractOp::create(
-        builder, op.getLoc(), *source, ArrayRef<int64_t>{0}));
-    return success();
-  }
-  FailureOr<RegisterLayout> resultLayout =
-      annotatedLayout(op, "out_layouts", 0);
-  if (failed(resultLayout))
-    return failure();
-  FailureOr<VectorType> target = resultRegisters(op, type, *resultLayout);
-  if (failed(target))
-    return failure();
-  FailureOr<Value> registers =
-      gatherRegisters(op, builder, *source, *sourceLayout,
-                      logicalType(op.getSource()).getShape(), *resultLayout,
-                      type, [&](ArrayRef<int64_t> index) {
-                        Shape sourceIndex(position);
-                        sourceIndex.append(index.begin(), index.end());
-                        return sourceIndex;
-                      });
-  if (failed(registers))
-    return failure();
-  return define(op.getResult(), *registers, *resultLayout);
+  op.getResult().replaceAllUsesWith(vector::ExtractOp::create(
+      builder, op.getLoc(), *source, ArrayRef<int64_t>{0}));
+  return success();
 }
 
 /// One butterfly exchange of `value` with the lane `offset` away.
@@ -391,12 +334,7 @@ LogicalResult KernelLowering::combineAcrossWarps(
                               arith::MulIOp::create(builder, loc, thread,
                                                     constant(count * bytes)),
                               constant(position * bytes)));
-    Value integer =
-        arith::IndexCastOp::create(builder, loc, builder.getI64Type(), address);
-    return LLVM::IntToPtrOp::create(
-               builder, loc,
-               LLVM::LLVMPointerType::get(builder.getContext(), 3), integer)
-        .getResult();
+    return sharedPointer(builder, loc, address);
   };
   Value thread = threadInWarpgroup(op);
   for (auto [position, value] : llvm::enumerate(partial))

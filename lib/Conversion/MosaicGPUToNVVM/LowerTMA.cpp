@@ -155,24 +155,6 @@ FailureOr<Value> KernelLowering::tensorMap(Operation *op, Value ref,
   return parameter;
 }
 
-/// The shared-memory address of the first element of `ref`.
-static Value sharedAddress(OpBuilder &builder, Location loc, Value ref) {
-  auto type = cast<MemRefType>(ref.getType());
-  auto metadata = memref::ExtractStridedMetadataOp::create(builder, loc, ref);
-  Value aligned =
-      memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, ref);
-  Value bytes = arith::MulIOp::create(
-      builder, loc, metadata.getOffset(),
-      arith::ConstantIndexOp::create(builder, loc,
-                                     type.getElementTypeBitWidth() / 8));
-  Value address = arith::IndexCastOp::create(
-      builder, loc, builder.getI64Type(),
-      arith::AddIOp::create(builder, loc, aligned, bytes));
-  return LLVM::IntToPtrOp::create(
-      builder, loc, LLVM::LLVMPointerType::get(builder.getContext(), 3),
-      address);
-}
-
 /// TMA coordinates, innermost dim first.
 static SmallVector<Value> coordinates(OperandRange indices) {
   SmallVector<Value> reversed(indices.begin(), indices.end());
@@ -356,7 +338,7 @@ LogicalResult KernelLowering::lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op) {
   // The load names its destination in the cluster's shared window (address
   // space 7); this block's own shared memory is part of it.
   Value local = sharedAddress(builder, loc, op.getDestination());
-  Value barrier = barrierAddress(builder, loc, op.getBarrier());
+  Value barrier = sharedAddress(builder, loc, op.getBarrier());
   SmallVector<Value> coords = coordinates(op.getIndices());
   MemRefType destination = op.getDestination().getType();
   applyShare(builder, loc, *share, sliceLengths, coords,

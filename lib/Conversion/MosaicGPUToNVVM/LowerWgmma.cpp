@@ -95,16 +95,9 @@ struct MmaOperand {
     for (int64_t stride : strides)
       operand.strideBytes.push_back(stride * operand.elementBytes);
     Location loc = op->getLoc();
-    auto metadata = memref::ExtractStridedMetadataOp::create(builder, loc, ref);
-    Value aligned =
-        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, ref);
-    Value start = arith::AddIOp::create(
-        builder, loc, aligned,
-        arith::MulIOp::create(builder, loc, metadata.getOffset(),
-                              arith::ConstantIndexOp::create(
-                                  builder, loc, operand.elementBytes)));
     operand.address =
-        arith::IndexCastOp::create(builder, loc, builder.getI64Type(), start);
+        arith::IndexCastOp::create(builder, loc, builder.getI64Type(),
+                                   sharedByteAddress(builder, loc, ref));
     return operand;
   }
 

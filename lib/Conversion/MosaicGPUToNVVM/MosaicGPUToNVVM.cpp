@@ -423,14 +423,16 @@ LogicalResult KernelLowering::retypeResults(Operation *op,
   return success();
 }
 
-LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
+LogicalResult KernelLowering::relayoutInits(Operation *op,
+                                            MutableOperandRange inits,
+                                            StringRef layouts) {
   OpBuilder builder(op);
   unsigned vectorIndex = 0;
-  for (OpOperand &init : op.getInitArgsMutable()) {
+  for (OpOperand &init : inits) {
     if (!isRegisterVector(init.get()))
       continue;
     FailureOr<RegisterLayout> layout =
-        annotatedLayout(op, "out_layouts", vectorIndex++);
+        annotatedLayout(op, layouts, vectorIndex++);
     if (failed(layout))
       return failure();
     FailureOr<Value> registers = operandAs(op, init, *layout, builder);
@@ -438,6 +440,12 @@ LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
       return failure();
     init.set(*registers);
   }
+  return success();
+}
+
+LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
+  if (failed(relayoutInits(op, op.getInitArgsMutable(), "out_layouts")))
+    return failure();
   SmallVector<Value> carried(op.getRegionIterArgs());
   SmallVector<Value> results(op.getResults());
   if (failed(retypeResults(op, carried, "out_layouts")) ||
@@ -458,20 +466,8 @@ LogicalResult KernelLowering::lowerBranches(Operation *op) {
 }
 
 LogicalResult KernelLowering::lowerWhile(scf::WhileOp op) {
-  OpBuilder builder(op);
-  unsigned vectorIndex = 0;
-  for (OpOperand &init : op.getInitsMutable()) {
-    if (!isRegisterVector(init.get()))
-      continue;
-    FailureOr<RegisterLayout> layout =
-        annotatedLayout(op, "in_layouts", vectorIndex++);
-    if (failed(layout))
-      return failure();
-    FailureOr<Value> registers = operandAs(op, init, *layout, builder);
-    if (failed(registers))
-      return failure();
-    init.set(*registers);
-  }
+  if (failed(relayoutInits(op, op.getInitsMutable(), "in_layouts")))
+    return failure();
   SmallVector<Value> before(op.getBeforeArguments());
   SmallVector<Value> after(op.getAfterArguments());
   SmallVector<Value> results(op.getResults());
