@@ -21,18 +21,72 @@ using layout::kThreadsPerWarpgroup;
 using layout::RegisterLayout;
 using layout::Shape;
 
-/// The element of a vector of `shape` that `thread` holds at flat register
-/// position `position`.
-static llvm::Expected<Shape> elementAt(const RegisterLayout &layout,
-                                       ArrayRef<int64_t> shape, int64_t thread,
-                                       int64_t position) {
-  // elementIndex counts registers in whole vectors (strided: chunks).
-  int64_t vector = layout.isTiled()     ? layout.tiledLayout().vectorLength()
-                   : layout.isStrided() ? layout.vectorSize()
-                                        : 1;
-  return layout.elementIndex(shape, thread, position / vector,
-                             position % vector);
-}
+namespace {
+
+/// Which element each thread holds at each register position, computed from
+/// thread 0's elements and a per-thread shift instead of asking the layout
+/// for every (thread, position): tiled layouts shift every index by the
+/// thread's offset, strided ones shift the flat position by t * v.
+class ElementTable {
+public:
+  static llvm::Expected<ElementTable> create(const RegisterLayout &layout,
+                                             ArrayRef<int64_t> shape) {
+    ElementTable table;
+    table.layout = &layout;
+    table.shape = Shape(shape);
+    llvm::Expected<std::vector<Shape>> elements =
+        mosaic::thread0Elements(layout, shape);
+    if (!elements)
+      return elements.takeError();
+    table.thread0 = std::move(*elements);
+    if (!layout.isTiled())
+      return table;
+    llvm::Expected<Shape> origin =
+        layout.tiledLayout().elementIndex(shape, 0, 0, 0);
+    if (!origin)
+      return origin.takeError();
+    for (int64_t thread = 0; thread < kThreadsPerWarpgroup; ++thread) {
+      llvm::Expected<Shape> index =
+          layout.tiledLayout().elementIndex(shape, thread, 0, 0);
+      if (!index)
+        return index.takeError();
+      for (auto [value, base] : llvm::zip_equal(*index, *origin))
+        value -= base;
+      table.offsets.push_back(std::move(*index));
+    }
+    return table;
+  }
+
+  Shape at(int64_t thread, int64_t position) const {
+    if (layout->isSplat())
+      return thread0[0];
+    if (layout->isTiled()) {
+      Shape index = thread0[position];
+      for (auto [value, offset] : llvm::zip_equal(index, offsets[thread]))
+        value += offset;
+      return index;
+    }
+    int64_t vector = layout->vectorSize();
+    int64_t flat = (position / vector) * kThreadsPerWarpgroup * vector +
+                   thread * vector + position % vector;
+    Shape index(shape.size());
+    for (int64_t dim = shape.size() - 1; dim >= 0; --dim) {
+      index[dim] = flat % shape[dim];
+      flat /= shape[dim];
+    }
+    return index;
+  }
+
+  ArrayRef<Shape> thread0Elements() const { return thread0; }
+
+private:
+  const RegisterLayout *layout = nullptr;
+  Shape shape;
+  std::vector<Shape> thread0;
+  std::vector<Shape> offsets;
+};
+
+} // namespace
 
 /// Thread 0's register position of each element it holds.
 static std::map<Shape, int64_t> positionsOf(ArrayRef<Shape> elements) {
@@ -56,20 +110,20 @@ static FailureOr<Value> gatherRegisters(Operation *op, OpBuilder &builder,
                                         const RegisterLayout &resultLayout,
                                         VectorType resultType,
                                         IndexMap sourceIndex) {
-  ArrayRef<int64_t> resultShape = resultType.getShape();
-  llvm::Expected<std::vector<Shape>> resultElements =
-      thread0Elements(resultLayout, resultShape);
-  llvm::Expected<std::vector<Shape>> sourceElements =
-      thread0Elements(sourceLayout, sourceShape);
-  if (!resultElements || !sourceElements) {
-    std::string message = !resultElements
-                              ? llvm::toString(resultElements.takeError())
-                              : llvm::toString(sourceElements.takeError());
+  llvm::Expected<ElementTable> resultTable =
+      ElementTable::create(resultLayout, resultType.getShape());
+  llvm::Expected<ElementTable> sourceTable =
+      ElementTable::create(sourceLayout, sourceShape);
+  if (!resultTable || !sourceTable) {
+    std::string message = !resultTable
+                              ? llvm::toString(resultTable.takeError())
+                              : llvm::toString(sourceTable.takeError());
     return op->emitOpError() << message;
   }
-  std::map<Shape, int64_t> sourcePositions = positionsOf(*sourceElements);
+  std::map<Shape, int64_t> sourcePositions =
+      positionsOf(sourceTable->thread0Elements());
   SmallVector<int64_t> mask;
-  for (const Shape &index : *resultElements) {
+  for (const Shape &index : resultTable->thread0Elements()) {
     auto found = sourcePositions.find(sourceIndex(index));
     if (found == sourcePositions.end())
       return op->emitOpError()
@@ -83,25 +137,14 @@ static FailureOr<Value> gatherRegisters(Operation *op, OpBuilder &builder,
   // alike for every thread.
   if (!sourceLayout.isSplat())
     for (int64_t thread = 1; thread < kThreadsPerWarpgroup; ++thread)
-      for (auto [position, sourcePosition] : llvm::enumerate(mask)) {
-        llvm::Expected<Shape> wanted =
-            elementAt(resultLayout, resultShape, thread, position);
-        llvm::Expected<Shape> held =
-            elementAt(sourceLayout, sourceShape, thread, sourcePosition);
-        if (!wanted || !held) {
-          llvm::consumeError(wanted.takeError());
-          llvm::consumeError(held.takeError());
-          return op->emitOpError()
-                 << "cannot map registers between " << sourceLayout.str()
-                 << " and " << resultLayout.str();
-        }
-        if (sourceIndex(*wanted) != *held)
+      for (auto [position, sourcePosition] : llvm::enumerate(mask))
+        if (sourceIndex(resultTable->at(thread, position)) !=
+            sourceTable->at(thread, sourcePosition))
           return op->emitOpError()
                  << "needs elements that another thread holds: thread "
                  << thread << " has the operand in " << sourceLayout.str()
                  << " but its result in " << resultLayout.str()
                  << " (a shared-memory round trip would be required)";
-      }
   return vector::ShuffleOp::create(builder, op->getLoc(), source, source, mask)
       .getResult();
 }
