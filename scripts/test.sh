@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test (lit, unit; Python once it exists) and ends with one
+# Runs every test (lit, unit, runtime, Python) and ends with one
 # "N passed, M failed" line. Builds first, so it works on a fresh clone.
 set -uo pipefail
 cd "$(dirname "$0")/.."

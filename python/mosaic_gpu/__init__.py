@@ -1,0 +1,43 @@
+"""Mosaic GPU kernels from Python: parse, transform and compile them.
+
+The work is done by the project's C++ libraries, through the extension
+module ``mosaic_gpu._mosaic``; see python/README.md for the API.
+
+    import mosaic_gpu as mg
+
+    module = mg.Module.parse_file("examples/gemm_bf16.mlir")
+    kernel = mg.compile(module)              # CUBIN, as mosaic-compile does
+    print(kernel.manifest["ptxas"]["registers"])
+
+MLIR diagnostics (parse, verifier, pass and inference errors) are raised as
+:class:`MosaicError`, whose message holds every diagnostic with its location
+and notes.
+"""
+
+from ._mosaic import (
+    CompiledKernel,
+    Context,
+    Diagnostic,
+    Module,
+    MosaicError,
+    OpLayouts,
+    compile,
+    find_ptxas,
+    infer_layouts,
+    run_passes,
+    run_pipeline,
+)
+
+__all__ = [
+    "CompiledKernel",
+    "Context",
+    "Diagnostic",
+    "Module",
+    "MosaicError",
+    "OpLayouts",
+    "compile",
+    "find_ptxas",
+    "infer_layouts",
+    "run_passes",
+    "run_pipeline",
+]

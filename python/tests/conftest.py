@@ -1,0 +1,38 @@
+"""Shared fixtures: the examples, mosaic-compile and ptxas.
+
+Run with the package on the path:
+    PYTHONPATH=build/python /usr/bin/python3 -m pytest python/tests
+"""
+import pathlib
+
+import pytest
+
+import mosaic_gpu as mg
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((REPO / "examples").glob("*.mlir"))
+
+
+@pytest.fixture(params=EXAMPLES, ids=lambda path: path.stem)
+def example(request):
+    """Each example kernel's path."""
+    return request.param
+
+
+@pytest.fixture
+def mosaic_compile():
+    """The mosaic-compile of the build the package comes from."""
+    # build/python/mosaic_gpu/__init__.py -> build/bin/mosaic-compile
+    tool = pathlib.Path(mg.__file__).resolve().parents[2] / "bin" / "mosaic-compile"
+    if not tool.exists():
+        pytest.fail(f"mosaic-compile is not built: {tool}")
+    return tool
+
+
+@pytest.fixture
+def ptxas():
+    """The ptxas compile() uses; skips the test where none is installed."""
+    path = mg.find_ptxas()
+    if path is None:
+        pytest.skip("ptxas not found (install CUDA 13 or set CUDA_HOME)")
+    return path
