@@ -37,11 +37,12 @@ inline constexpr llvm::StringLiteral kTensorMapsAttr = "mosaic_gpu.tensor_maps";
 inline constexpr llvm::StringLiteral kDynamicSharedBytesAttr =
     "mosaic_gpu.dynamic_smem_bytes";
 
-/// The end of the last `slice_smem` buffer of `function`, in bytes.
-int64_t sliceExtent(mlir::Operation *function);
 /// A CUtensorMap: 128 bytes, passed 64-byte aligned.
 inline constexpr int64_t kTensorMapBytes = 128;
 inline constexpr int64_t kTensorMapAlignment = 64;
+
+/// The end of the last `slice_smem` buffer of `function`, in bytes.
+int64_t sliceExtent(mlir::Operation *function);
 
 bool isRegisterVector(mlir::Value value);
 
@@ -69,7 +70,9 @@ registerType(mlir::VectorType type, const layout::RegisterLayout &layout);
 
 /// The logical index each register position of thread 0 holds, in order.
 /// Every other thread keeps its elements at the same positions, shifted by
-/// an offset that depends only on the thread (and is zero for a splat).
+/// the thread: under a tiled layout every index moves by the thread's
+/// offset, under a strided one the flat position moves by t * v (which can
+/// carry into the next row), and a splat does not move.
 llvm::Expected<std::vector<layout::Shape>>
 thread0Elements(const layout::RegisterLayout &layout,
                 llvm::ArrayRef<int64_t> shape);
