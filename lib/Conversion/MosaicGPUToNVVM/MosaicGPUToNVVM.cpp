@@ -218,20 +218,41 @@ LogicalResult KernelLowering::lowerConstant(arith::ConstantOp op) {
     return op.emitOpError()
            << "cannot lay out this constant as " << layout->str();
   OpBuilder builder(op);
-  DenseElementsAttr registers;
   if (elements.isSplat()) {
-    registers =
-        DenseElementsAttr::get(*target, elements.getSplatValue<Attribute>());
-  } else {
-    // A non-uniform constant: thread 0's elements, shifted per thread, would
-    // need a table in memory; only layouts where every thread holds the same
-    // elements (none of the distributed ones) could use a register constant.
-    return op.emitOpError()
-           << "mosaic-gpu-lower only lowers splat vector constants; build "
-              "non-uniform vectors with broadcasted_iota and arithmetic";
+    Value lowered = arith::ConstantOp::create(
+        builder, op.getLoc(),
+        DenseElementsAttr::get(*target, elements.getSplatValue<Attribute>()));
+    return define(op.getResult(), lowered, *layout);
   }
-  Value lowered = arith::ConstantOp::create(builder, op.getLoc(), registers);
-  return define(op.getResult(), lowered, *layout);
+  // A non-uniform constant: each thread holds other elements, so the
+  // constant lives in global memory and every thread loads its own, as a
+  // vector_load of that layout would.
+  if (layout->isSplat())
+    return op.emitOpError() << "lays out a non-uniform constant as a splat";
+  Operation *table = SymbolTable::getNearestSymbolTable(op);
+  if (!table)
+    return op.emitOpError() << "has no enclosing module for its constant";
+  auto bufferType = MemRefType::get(type.getShape(), type.getElementType());
+  OpBuilder atTable = OpBuilder::atBlockBegin(&table->getRegion(0).front());
+  auto global = memref::GlobalOp::create(
+      atTable, op.getLoc(), "__mosaic_gpu_constant",
+      atTable.getStringAttr("private"), bufferType,
+      elements.reshape(
+          RankedTensorType::get(type.getShape(), type.getElementType())),
+      /*constant=*/true, /*alignment=*/atTable.getI64IntegerAttr(16));
+  SymbolTable(table).insert(global); // renames to a unique name
+  Value buffer = memref::GetGlobalOp::create(builder, op.getLoc(), bufferType,
+                                             global.getSymName());
+  Value loaded;
+  LogicalResult transfer =
+      layout->isStrided()
+          ? lowerStridedTransfer(op, *layout, buffer, Value(), &loaded,
+                                 /*scratch=*/true)
+          : lowerTiledTransfer(op, *layout, type, buffer, Value(), &loaded,
+                               /*scratch=*/true);
+  if (failed(transfer))
+    return failure();
+  return define(op.getResult(), loaded, *layout);
 }
 
 LogicalResult KernelLowering::lowerElementwise(Operation *op) {

@@ -257,17 +257,6 @@ func.func @splat_store_to_tiled() {
 
 // -----
 
-// Only splat constants lower to registers; every thread holds different
-// elements of a non-uniform one.
-func.func @non_splat_constant(%out: memref<128xi32>) {
-  // expected-error @+1 {{mosaic-gpu-lower only lowers splat vector constants; build non-uniform vectors with broadcasted_iota and arithmetic}}
-  %c = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127]> : vector<128xi32>
-  mosaic_gpu.vector_store %c, %out : vector<128xi32>, memref<128xi32>
-  return
-}
-
-// -----
-
 // iota registers are built from integer indices.
 func.func @float_iota(%out: memref<128xf32>) {
   // expected-error @+1 {{mosaic-gpu-lower builds iotas of integer elements only, not 'f32'}}
