@@ -20,7 +20,8 @@ def MosaicGPULower : Pass<"mosaic-gpu-lower"> {
 
     What it lowers (docs/RationaleLowering.md has the why):
 
-    - elementwise arith/math ops, splat constants, `broadcasted_iota`,
+    - elementwise arith/math ops, constants (non-uniform ones through a
+      global table), `broadcasted_iota`,
       `layout_cast`, `optimization_barrier`, and the legal relayouts (splat
       to anything in registers; WGMMA <-> WGMMA_TRANSPOSED through
       shared-memory scratch);
