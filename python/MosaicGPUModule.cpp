@@ -10,6 +10,8 @@
 #include "Compiler/Compiler.h"
 #include "LayoutInference/Passes.h"
 
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OpImplementation.h"
@@ -23,6 +25,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -363,6 +366,214 @@ std::string manifestJson(const mosaic::CompiledKernel &kernel) {
       .str();
 }
 
+//===----------------------------------------------------------------------===//
+// The kernel builder behind mosaic_gpu's authoring API
+//===----------------------------------------------------------------------===//
+
+/// A module with one kernel under construction: builtin.module >
+/// gpu.module @kernels > gpu.func, and an OpBuilder inserting into it. Ops
+/// are made generically (name, operands, result types, attributes as MLIR
+/// text); the Python layer knows each op's form, the verifiers check it.
+struct BuilderState {
+  std::shared_ptr<ContextObject> context;
+  OwningOpRef<ModuleOp> module;
+  OpBuilder builder;
+  /// The gpu.func being built.
+  Operation *kernel = nullptr;
+  /// Where to return to when the innermost region being built is closed.
+  std::vector<OpBuilder::InsertPoint> saved;
+
+  explicit BuilderState(std::shared_ptr<ContextObject> context)
+      : context(std::move(context)), builder(&this->context->context) {}
+  MLIRContext *mlirContext() { return &context->context; }
+};
+
+/// A value of the kernel being built; keeps the builder alive.
+struct ValueHandle {
+  std::shared_ptr<BuilderState> state;
+  Value value;
+
+  std::string type() const {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    value.getType().print(os);
+    return text;
+  }
+};
+
+/// A block of a region op (scf.for, scf.if, scf.while) being built.
+struct BlockHandle {
+  std::shared_ptr<BuilderState> state;
+  Block *block;
+
+  std::vector<ValueHandle> arguments() const {
+    std::vector<ValueHandle> values;
+    for (BlockArgument arg : block->getArguments())
+      values.push_back({state, arg});
+    return values;
+  }
+};
+
+/// An op of the kernel being built.
+struct OpHandle {
+  std::shared_ptr<BuilderState> state;
+  Operation *op;
+
+  std::vector<ValueHandle> results() const {
+    std::vector<ValueHandle> values;
+    for (Value result : op->getResults())
+      values.push_back({state, result});
+    return values;
+  }
+
+  BlockHandle addBlock(unsigned region, const std::vector<std::string> &types,
+                       const Location &loc);
+  void verify() const;
+};
+
+Type parseTypeText(BuilderState &state, const std::string &text) {
+  DiagnosticCapture capture(state.mlirContext());
+  Type type = parseType(text, state.mlirContext());
+  if (!type)
+    capture.raise("invalid type `" + text + "`");
+  return type;
+}
+
+Attribute parseAttributeText(BuilderState &state, const std::string &text) {
+  DiagnosticCapture capture(state.mlirContext());
+  Attribute attr = parseAttribute(text, state.mlirContext());
+  if (!attr)
+    capture.raise("invalid attribute `" + text + "`");
+  return attr;
+}
+
+/// `file:line:col` of the Python code that made an op.
+Location makeLocation(BuilderState &state, const std::string &file,
+                      unsigned line, unsigned col) {
+  if (file.empty())
+    return UnknownLoc::get(state.mlirContext());
+  return FileLineColLoc::get(state.mlirContext(), file, line, col);
+}
+
+BlockHandle OpHandle::addBlock(unsigned region,
+                               const std::vector<std::string> &types,
+                               const Location &loc) {
+  if (region >= op->getNumRegions())
+    throw py::value_error("`" + op->getName().getStringRef().str() +
+                          "` has no region " + std::to_string(region));
+  Block *block = new Block();
+  op->getRegion(region).push_back(block);
+  for (const std::string &type : types)
+    block->addArgument(parseTypeText(*state, type), loc);
+  return {state, block};
+}
+
+void OpHandle::verify() const {
+  DiagnosticCapture capture(state->mlirContext());
+  if (failed(mlir::verify(op)))
+    capture.raise("`" + op->getName().getStringRef().str() +
+                  "` does not verify");
+  capture.warn();
+}
+
+/// Starts a kernel: `gpu.func @name(args) kernel` with its grid and block
+/// sizes (and cluster, when not 1x1x1), inside gpu.module @kernels; the
+/// builder inserts before its gpu.return.
+std::shared_ptr<BuilderState>
+startKernel(const std::string &name, const std::vector<std::string> &argTypes,
+            const std::vector<int32_t> &grid, const std::vector<int32_t> &block,
+            const std::vector<int32_t> &cluster, const std::string &file,
+            unsigned line) {
+  auto state =
+      std::make_shared<BuilderState>(std::make_shared<ContextObject>());
+  auto dims = [](const std::vector<int32_t> &sizes) {
+    std::string text = "array<i32";
+    for (int32_t size : sizes)
+      text += (text.size() == 9 ? ": " : ", ") + std::to_string(size);
+    return text + ">";
+  };
+  std::string args;
+  for (const std::string &type : argTypes)
+    args += (args.empty() ? "%arg" : ", %arg") +
+            std::to_string(&type - argTypes.data()) + ": " + type;
+  std::string attributes =
+      "known_block_size = " + dims(block) + ", known_grid_size = " + dims(grid);
+  if (cluster != std::vector<int32_t>{1, 1, 1})
+    attributes += ", mosaic_gpu.cluster = " + dims(cluster);
+  std::string text = "gpu.module @kernels {\n  gpu.func @" + name + "(" + args +
+                     ") kernel attributes {" + attributes +
+                     "} {\n    gpu.return\n  }\n}\n";
+  DiagnosticCapture capture(state->mlirContext());
+  ParserConfig config(state->mlirContext());
+  state->module = parseSourceString<ModuleOp>(text, config, file);
+  if (!state->module)
+    capture.raise("cannot start kernel `" + name + "`");
+  Location loc = makeLocation(*state, file, line, 1);
+  state->module->walk([&](Operation *op) {
+    op->setLoc(loc);
+    if (op->getName().getStringRef() == "gpu.func")
+      state->kernel = op;
+  });
+  state->builder.setInsertionPoint(
+      state->kernel->getRegion(0).front().getTerminator());
+  return state;
+}
+
+/// Makes one op at the insertion point. Ops without regions are verified at
+/// once, so an error points at the Python line that made the op; ops with
+/// regions are verified when their regions are closed (OpHandle.verify).
+OpHandle createOp(std::shared_ptr<BuilderState> state, const std::string &name,
+                  const std::vector<ValueHandle> &operands,
+                  const std::vector<std::string> &resultTypes,
+                  const std::map<std::string, std::string> &attributes,
+                  unsigned regions, const std::string &file, unsigned line,
+                  unsigned col) {
+  Location loc = makeLocation(*state, file, line, col);
+  OperationState op(loc, name);
+  if (!op.name.isRegistered())
+    throw py::value_error("unknown op `" + name + "`");
+  for (const ValueHandle &operand : operands) {
+    if (operand.state != state)
+      throw py::value_error("an operand of `" + name +
+                            "` belongs to another kernel");
+    op.addOperands(operand.value);
+  }
+  for (const std::string &type : resultTypes)
+    op.addTypes(parseTypeText(*state, type));
+  for (const auto &[attrName, text] : attributes)
+    op.addAttribute(attrName, parseAttributeText(*state, text));
+  for (unsigned i = 0; i < regions; ++i)
+    op.addRegion();
+  Operation *created = state->builder.create(op);
+  OpHandle handle{state, created};
+  if (regions == 0) {
+    DiagnosticCapture capture(state->mlirContext());
+    if (failed(mlir::verify(created))) {
+      created->erase();
+      capture.raise("invalid `" + name + "`");
+    }
+    capture.warn();
+  }
+  return handle;
+}
+
+/// The finished kernel as a Module (a copy: the builder may go on).
+ModuleObject finishKernel(BuilderState &state) {
+  ModuleObject module(state.context, state.module->clone());
+  DiagnosticCapture capture(state.mlirContext());
+  if (failed(mlir::verify(*module.module)))
+    capture.raise("the kernel does not verify");
+  capture.warn();
+  return module;
+}
+
+std::vector<ValueHandle> kernelArguments(std::shared_ptr<BuilderState> state) {
+  std::vector<ValueHandle> values;
+  for (BlockArgument arg : state->kernel->getRegion(0).front().getArguments())
+    values.push_back({state, arg});
+  return values;
+}
+
 } // namespace
 
 PYBIND11_MODULE(_mosaic, m) {
@@ -583,4 +794,60 @@ PYBIND11_MODULE(_mosaic, m) {
         "LLVM IR, the PTX and the SASS. Raises ValueError for a bad "
         "argument, MosaicError for an error in the kernel or the toolchain "
         "(ptxas missing or failing).");
+
+  py::class_<BuilderState, std::shared_ptr<BuilderState>>(
+      m, "KernelBuilder",
+      "Builds one kernel op by op; used by mosaic_gpu.kernel. Ops are made "
+      "at the insertion point, which enter()/exit() move into a region op's "
+      "block and back.")
+      .def_static("start", &startKernel, py::arg("name"), py::arg("arg_types"),
+                  py::arg("grid"), py::arg("block"), py::arg("cluster"),
+                  py::arg("file") = "", py::arg("line") = 0,
+                  "A module with an empty `gpu.func @name(arg_types) kernel` "
+                  "of the given sizes.")
+      .def("arguments", &kernelArguments, "The kernel's arguments.")
+      .def("create", &createOp, py::arg("name"), py::arg("operands"),
+           py::arg("result_types"), py::arg("attributes"),
+           py::arg("regions") = 0, py::arg("file") = "", py::arg("line") = 0,
+           py::arg("col") = 0,
+           "Makes an op (types and attributes as MLIR text) at the insertion "
+           "point; an op without regions is verified at once (MosaicError).")
+      .def(
+          "enter",
+          [](BuilderState &state, const BlockHandle &block) {
+            state.saved.push_back(state.builder.saveInsertionPoint());
+            state.builder.setInsertionPointToEnd(block.block);
+          },
+          "Inserts at the end of `block` until exit().")
+      .def(
+          "exit",
+          [](BuilderState &state) {
+            if (state.saved.empty())
+              throw py::value_error("exit() without enter()");
+            state.builder.restoreInsertionPoint(state.saved.back());
+            state.saved.pop_back();
+          },
+          "Inserts where it did before the matching enter().")
+      .def("finish", &finishKernel,
+           "Verifies the kernel and returns a copy of it as a Module.");
+
+  py::class_<ValueHandle>(m, "Value", "A value of a kernel being built.")
+      .def_property_readonly("type", &ValueHandle::type,
+                             "The value's type, as MLIR text.");
+
+  py::class_<BlockHandle>(m, "Block", "A block of a region op being built.")
+      .def_property_readonly("arguments", &BlockHandle::arguments);
+
+  py::class_<OpHandle>(m, "Operation", "An op of a kernel being built.")
+      .def_property_readonly("results", &OpHandle::results)
+      .def(
+          "add_block",
+          [](OpHandle &op, unsigned region,
+             const std::vector<std::string> &types) {
+            return op.addBlock(region, types, op.op->getLoc());
+          },
+          py::arg("region"), py::arg("arg_types"),
+          "Appends a block with arguments of the given types to a region.")
+      .def("verify", &OpHandle::verify,
+           "Verifies the op and what its regions hold (MosaicError).");
 }

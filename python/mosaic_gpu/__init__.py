@@ -14,6 +14,8 @@ MLIR diagnostics (parse, verifier, pass and inference errors) are raised as
 and notes.
 """
 
+from . import authoring as _authoring
+from . import layouts as _layouts
 from ._mosaic import (
     CompiledKernel,
     Context,
@@ -27,6 +29,8 @@ from ._mosaic import (
     run_passes,
     run_pipeline,
 )
+from .authoring import *  # noqa: F401,F403  (the authoring API)
+from .layouts import *  # noqa: F401,F403
 
 __all__ = [
     "CompiledKernel",
@@ -40,4 +44,4 @@ __all__ = [
     "infer_layouts",
     "run_passes",
     "run_pipeline",
-]
+] + _authoring.__all__ + _layouts.__all__

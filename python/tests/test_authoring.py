@@ -1,0 +1,229 @@
+"""The kernel-authoring API: ops, operators, control flow, layouts,
+locations, and the errors it raises."""
+import pytest
+
+import mosaic_gpu as mgpu
+
+F32_64x128 = [((4096, 128), "f32")]
+
+
+def rows_kernel(body, smem=()):
+    """A 64-row softmax-shaped kernel whose body is `body(x, out, *smem)`."""
+    return mgpu.kernel(grid=(64, 1, 1), block=(128, 1, 1), inputs=F32_64x128,
+                       outputs=F32_64x128, smem=smem, name="rows")(body)
+
+
+def tile(x):
+    return x[mgpu.ds(mgpu.block_id() * 64, 64), :]
+
+
+def test_module_holds_the_kernel():
+    @mgpu.kernel(grid=(2, 3, 1), block=(128, 1, 1), cluster=(2, 1, 1),
+                 inputs=[((256,), "f32")], outputs=[((256,), "f32")])
+    def copy(x, out):
+        mgpu.vector_store(mgpu.vector_load(x[0:128]) * 2.0, out[128:256])
+
+    text = str(copy.module)
+    assert "gpu.func @copy(%arg0: memref<256xf32>, %arg1: memref<256xf32>) kernel" in text
+    assert "known_grid_size = array<i32: 2, 3, 1>" in text
+    assert "mosaic_gpu.cluster = array<i32: 2, 1, 1>" in text
+    assert "memref.subview %arg1[128] [128] [1] : memref<256xf32> to memref<128xf32, strided<[1], offset: 128>>" in text
+    assert "arith.constant dense<2.000000e+00> : vector<128xf32>" in text
+    assert copy.grid == (2, 3, 1) and copy.__name__ == "copy"
+    assert str(mgpu.Module.parse(text)) == text
+
+
+def test_ops_are_located_at_the_python_line():
+    def body(x, out):
+        v = mgpu.vector_load(tile(x))
+        mgpu.vector_store(mgpu.exp(v), tile(out))  # the exp line
+
+    kernel = rows_kernel(body)
+    line = body.__code__.co_firstlineno + 2
+    exps = [op for op in mgpu.infer_layouts(kernel.module) if op.op == "math.exp"]
+    assert exps[0].location.startswith(f"{__file__}:{line}:")
+
+
+def test_scalar_arithmetic_and_casts():
+    def body(x, out):
+        i = mgpu.block_id("y")
+        j = (i + 3) * 2 - 1
+        k = (j // 4) % 5
+        assert k.dtype == "index" and k.astype("i32").dtype == "i32"
+        assert (k.astype("i32") < 7).dtype == "i1"
+        mgpu.vector_store(mgpu.vector_load(x[mgpu.ds(k * 64, 64), :]), tile(out))
+
+    text = str(rows_kernel(body).module)
+    for op in ("arith.addi", "arith.muli", "arith.subi", "arith.divui", "arith.remui",
+               "arith.index_cast", "arith.cmpi slt"):
+        assert op in text, op
+
+
+def test_vector_ops():
+    def body(x, out):
+        v = mgpu.vector_load(tile(x))
+        m = mgpu.reduce(v, "min", axis=1)
+        s = v.reduce("add", axis=(1,))
+        w = mgpu.maximum(v, mgpu.broadcast_in_dim(m + s, v.shape, [0])) - 1.0
+        w = mgpu.layout_cast(-w / v, mgpu.WGMMA)
+        w = w + mgpu.iota((64, 128), "i32", 1).astype("f32")
+        mgpu.vector_store(w.astype("bf16").astype("f32"), tile(out))
+
+    text = str(rows_kernel(body).module)
+    for op in ("vector.multi_reduction <minimumf>", "vector.multi_reduction <add>",
+               "arith.maximumf", "arith.negf", "arith.divf", "mosaic_gpu.layout_cast",
+               "to #wgmma", "mosaic_gpu.broadcasted_iota", "arith.sitofp",
+               "arith.truncf", "arith.extf", "dense<0x7F800000>"):
+        assert op in text, op
+    mgpu.compile(rows_kernel(body).module, emit="ptx")
+
+
+def test_for_while_and_if():
+    def body(x, out):
+        v = mgpu.vector_load(tile(x))
+
+        @mgpu.for_loop(0, 4, carry=(v, mgpu.constant(0, "i32")))
+        def loop(i, acc, n):
+            return acc * 0.5, n + 1
+
+        acc, n = loop
+
+        @mgpu.while_loop(lambda a, c: c < 10, carry=(acc, n))
+        def again(a, c):
+            return a + 1.0, c + 2
+
+        @mgpu.if_(n == 4, otherwise=lambda: again[0], results=acc)
+        def result():
+            return acc
+
+        @mgpu.if_(mgpu.block_id() == 0)
+        def _():
+            mgpu.vector_store(result, tile(out))
+
+    text = str(rows_kernel(body).module)
+    for op in ("scf.for", "iter_args", "scf.while", "scf.condition", "scf.if", "} else {"):
+        assert op in text, op
+    mgpu.compile(rows_kernel(body).module, emit="ptx")
+
+
+def test_layouts_and_transforms_print_as_attributes():
+    assert mgpu.WGMMA.attribute() == (
+        "#mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], "
+        "lane_dims = [-3, -2], vector_dim = -1>")
+    assert "Replicated<times = 4>" in mgpu.WGMMA_ROW.attribute()
+    assert mgpu.Strided(4).attribute((128,)) == "#mosaic_gpu.WGStridedFragLayout<[128], 4>"
+    assert mgpu.Splat.attribute((2, 8)) == "#mosaic_gpu.WGSplatFragLayout<[2, 8]>"
+    assert str(mgpu.Tile((8, 64))) == "#mosaic_gpu.tile<[8, 64]>"
+    assert str(mgpu.Swizzle(64)) == "#mosaic_gpu.swizzle<k64ByteSwizzle>"
+    with pytest.raises(ValueError, match="swizzle must be 32, 64 or 128"):
+        mgpu.Swizzle(16)
+
+
+def test_layout_cast_reaches_inference():
+    def body(x, out):
+        v = mgpu.layout_cast(mgpu.vector_load(tile(x)), mgpu.WGMMA)
+        mgpu.vector_store(v, tile(out))
+
+    casts = [op for op in mgpu.infer_layouts(rows_kernel(body).module)
+             if op.op == "mosaic_gpu.layout_cast"]
+    assert casts[0].out_layouts == ["#wgmma"]
+
+
+def test_unsatisfiable_layouts_raise_mosaic_error_with_notes():
+    def body(x, out):
+        v = mgpu.vector_load(tile(x))
+        a = mgpu.layout_cast(v, mgpu.WGMMA)
+        b = mgpu.layout_cast(v, mgpu.Strided(4))
+        mgpu.vector_store(a + b, tile(out))
+
+    kernel = rows_kernel(body)
+    with pytest.raises(mgpu.MosaicError) as error:
+        mgpu.infer_layouts(kernel.module)
+    assert error.value.diagnostics
+    located = [d.location for d in error.value.diagnostics] + [
+        n.location for d in error.value.diagnostics for n in d.notes]
+    assert any(loc.startswith(__file__) for loc in located)
+    assert any(d.notes for d in error.value.diagnostics)
+    with pytest.raises(mgpu.MosaicError):
+        kernel.compile(emit="ptx")
+
+
+def test_verifier_errors_point_at_the_call():
+    def body(x, out, bars):
+        mgpu.async_load(x, tile(out), bars[0], indices=[0, 0])  # gmem to gmem
+
+    with pytest.raises(mgpu.MosaicError) as error:
+        rows_kernel(body, smem=[mgpu.Barriers(2)])
+    line = body.__code__.co_firstlineno + 1
+    assert error.value.diagnostics[0].location.startswith(f"{__file__}:{line}:")
+
+
+@pytest.mark.parametrize("arguments, exception, message", [
+    (dict(grid=(1, 1)), TypeError, "`grid` must be 3 ints"),
+    (dict(block=(0, 1, 1)), ValueError, "`block` sizes must be positive"),
+    (dict(inputs=[((4096,), "f33")]), ValueError, r"`inputs\[0\]`: unknown dtype 'f33'"),
+    (dict(inputs=[((4096, -1), "f32")]), ValueError, r"`inputs\[0\]` must be a non-empty"),
+    (dict(outputs=[(4096, "f32")]), TypeError, r"`outputs\[0\]` must be a tuple of ints"),
+    (dict(smem=[((128,), "f32")]), TypeError, r"`smem\[0\]` must be a SmemBuffer"),
+])
+def test_bad_kernel_arguments(arguments, exception, message):
+    description = dict(grid=(1, 1, 1), block=(128, 1, 1), inputs=F32_64x128, outputs=[])
+    description.update(arguments)
+    with pytest.raises(exception, match=message):
+        mgpu.kernel(**description)
+
+
+@pytest.mark.parametrize("body, exception, message", [
+    (lambda x, out: mgpu.vector_load(tile(x)) + mgpu.vector_load(x[0:64, 0:64]),
+     ValueError, r"`\+`: operands are f32\[64, 128\] and f32\[64, 64\]"),
+    (lambda x, out: mgpu.vector_store(mgpu.vector_load(x[0:64, 0:64]), tile(out)),
+     ValueError, r"`value` is f32\[64, 64\] but `ref` holds f32\[64, 128\]"),
+    (lambda x, out: mgpu.vector_load(tile(x)) + mgpu.block_id(),
+     TypeError, "cannot combine a vector"),
+    (lambda x, out: mgpu.block_id() + mgpu.constant(1, "i32"),
+     TypeError, "operands are index and i32"),
+    (lambda x, out: mgpu.vector_load(tile(x)).reduce("avg", axis=1),
+     ValueError, "`kind` must be one of"),
+    (lambda x, out: mgpu.vector_load(tile(x)).reduce("add", axis=2),
+     ValueError, "`axis` 2 out of range"),
+    (lambda x, out: mgpu.broadcast_in_dim(mgpu.vector_load(x[0:64, 0]), (64, 128), [1]),
+     ValueError, "`dims`"),
+    (lambda x, out: mgpu.layout_cast(mgpu.vector_load(tile(x)), "wgmma"),
+     TypeError, "`layout` must be a Layout"),
+    (lambda x, out: mgpu.vector_load(x[0:4097, :]), IndexError, "out of bounds"),
+    (lambda x, out: mgpu.wait(x, False), TypeError, "`barrier` must be one barrier"),
+    (lambda x, out: mgpu.constant(1.5, "i32"), TypeError, "cannot make an i32 constant"),
+    (lambda x, out: bool(mgpu.block_id() < 3), TypeError, "use mosaic_gpu.if_"),
+    (lambda x, out: mgpu.for_loop(0, 4, carry=mgpu.constant(0.0, "f32", (4,)))(lambda i, c: i),
+     TypeError, "`for_loop body` returned"),
+])
+def test_bad_op_arguments(body, exception, message):
+    with pytest.raises(exception, match=message):
+        rows_kernel(body)
+
+
+def test_kernel_names_must_be_identifiers():
+    with pytest.raises(ValueError, match="must be an identifier, got '<lambda>'; pass name="):
+        mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[], outputs=[])(lambda: None)
+
+
+def test_ops_outside_a_kernel():
+    with pytest.raises(RuntimeError, match="inside a @mosaic_gpu.kernel"):
+        mgpu.block_id()
+
+
+def test_smem_layout():
+    @mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[((128, 64), "bf16")], outputs=[],
+                 smem=[mgpu.SmemBuffer((10,), "f32"),
+                       mgpu.SmemBuffer((128, 64), "bf16", transforms=[mgpu.Tile((8, 64)), mgpu.Swizzle(128)]),
+                       mgpu.Barriers(count=3, arrival_count=2)])
+    def scratch(x, small, tiles, bars):
+        assert bars[2].shape == () and tiles.shape == (128, 64)
+
+    text = str(scratch.module)
+    assert "mosaic_gpu.slice_smem 0 : memref<10xf32" in text
+    assert "mosaic_gpu.slice_smem 1024 : memref<128x64xbf16" in text
+    assert "mosaic_gpu.slice_smem 17408 : memref<3x!mosaic_gpu.barrier" in text
+    assert "arrival_count = 2, num_barriers = 3" in text
+    assert "with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]" in text
+    assert scratch.smem_bytes == 17408 + 24
