@@ -9,6 +9,9 @@
 
 #include "Compiler/Compiler.h"
 #include "LayoutInference/Passes.h"
+#ifdef MOSAIC_PYTHON_RUNTIME
+#include "RuntimeBindings.h"
+#endif
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
@@ -850,4 +853,8 @@ PYBIND11_MODULE(_mosaic, m) {
           "Appends a block with arguments of the given types to a region.")
       .def("verify", &OpHandle::verify,
            "Verifies the op and what its regions hold (MosaicError).");
+
+#ifdef MOSAIC_PYTHON_RUNTIME
+  mosaic::python::registerRuntime(m);
+#endif
 }

@@ -31,6 +31,7 @@ from ._mosaic import (
 )
 from .authoring import *  # noqa: F401,F403  (the authoring API)
 from .layouts import *  # noqa: F401,F403
+from .launch import cache_dir, compile_cached
 
 __all__ = [
     "CompiledKernel",
@@ -44,4 +45,6 @@ __all__ = [
     "infer_layouts",
     "run_passes",
     "run_pipeline",
+    "cache_dir",
+    "compile_cached",
 ] + _authoring.__all__ + _layouts.__all__

@@ -15,6 +15,7 @@ import struct
 import sys
 
 from . import _mosaic
+from . import launch as _launch
 from .layouts import Layout, Transform
 
 __all__ = [
@@ -451,6 +452,19 @@ class Kernel:
     def compile(self, **options):
         """``mosaic_gpu.compile(self.module, **options)``."""
         return _mosaic.compile(self.module, **options)
+
+    def __call__(self, *arrays):
+        """Runs the kernel on device 0: ``kernel(*inputs)`` returns new
+        NumPy outputs, ``kernel(*inputs, *outputs)`` writes the outputs
+        given. Arrays on a CUDA device (DLPack) are used in place; NumPy
+        arrays are copied. Raises TypeError/ValueError for arrays that do
+        not match the kernel, RuntimeError for the driver's errors ('no CUDA
+        driver: ...')."""
+        return self.launch(*arrays)
+
+    def launch(self, *arrays, **options):
+        """``kernel(*arrays)``, compiled with ``options`` (as for compile)."""
+        return _launch.launch(self, arrays, options)
 
     def __repr__(self):
         return f"<Kernel {self.name} grid={self.grid} block={self.block}>"

@@ -1,0 +1,203 @@
+"""Launching a Kernel: argument checks, DLPack and NumPy arrays, and the
+compiled-kernel cache.
+
+``kernel(*arrays)`` checks every array against the kernel's description
+before it touches the driver, compiles the kernel (once per content hash),
+loads it through runtime/ and runs it on device 0. NumPy arrays (and other
+arrays on the CPU) are copied to the device and the outputs copied back;
+arrays on a CUDA device are passed by pointer, read through DLPack.
+"""
+
+import ctypes
+import hashlib
+import os
+import pathlib
+
+from . import _mosaic
+
+__all__ = ["cache_dir", "compile_cached"]
+
+# DLPack's device types and type codes (dlpack.h).
+_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
+_DL_INT, _DL_FLOAT, _DL_BFLOAT = 0, 2, 4
+_DTYPES = {(_DL_FLOAT, 16): "f16", (_DL_FLOAT, 32): "f32", (_DL_FLOAT, 64): "f64",
+           (_DL_BFLOAT, 16): "bf16", (_DL_INT, 8): "i8", (_DL_INT, 16): "i16",
+           (_DL_INT, 32): "i32", (_DL_INT, 64): "i64"}
+# NumPy dtype names (ml_dtypes' bfloat16 included).
+_NUMPY_DTYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16",
+                 "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64"}
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def cache_dir():
+    """Where compiled kernels are kept: ``$MOSAIC_GPU_CACHE_DIR``, else
+    ``~/.cache/mosaic_gpu``."""
+    return pathlib.Path(os.environ.get("MOSAIC_GPU_CACHE_DIR")
+                        or pathlib.Path.home() / ".cache" / "mosaic_gpu")
+
+
+_compiled = {}
+
+
+def compile_cached(module, **options):
+    """The manifest path of ``module`` compiled to a CUBIN with ``options``,
+    compiling it only when the cache has no kernel of the same content hash
+    (the module's text, the options and the ptxas used)."""
+    key = hashlib.sha256("\n".join([
+        str(module), repr(sorted(options.items())), str(_mosaic.find_ptxas())]).encode()).hexdigest()
+    if key in _compiled:
+        return _compiled[key]
+    directory = cache_dir() / key[:32]
+    manifests = list(directory.glob("*.json")) if directory.is_dir() else []
+    if not manifests:
+        kernel = _mosaic.compile(module, emit="cubin", **options)
+        directory.mkdir(parents=True, exist_ok=True)
+        kernel.write(str(directory / f"{kernel.entry}.cubin"))
+        manifests = [directory / f"{kernel.entry}.json"]
+    _compiled[key] = str(manifests[0])
+    return _compiled[key]
+
+
+class _Argument:
+    """One array as the kernel sees it: element type, shape, and either a
+    device pointer or a host array to copy."""
+
+    def __init__(self, array, what):
+        self.host = None
+        self.pointer = None
+        if hasattr(array, "__dlpack_device__") and hasattr(array, "__dlpack__"):
+            device_type, device_id = array.__dlpack_device__()
+            if device_type in (_DL_CUDA, _DL_CUDA_MANAGED):
+                self._from_dlpack(array, device_id, what)
+                return
+            if device_type not in (_DL_CPU, _DL_CUDA_HOST):
+                raise ValueError(f"{what} is on DLPack device type {device_type}; "
+                                 "kernels take CPU or CUDA arrays")
+        self._from_host(array, what)
+
+    def _from_host(self, array, what):
+        import numpy
+        try:
+            host = numpy.from_dlpack(array) if not isinstance(array, numpy.ndarray) and hasattr(
+                array, "__dlpack__") else numpy.asarray(array)
+        except (TypeError, RuntimeError, BufferError) as error:
+            raise TypeError(f"{what} is not an array: {error}") from None
+        if host.dtype.name not in _NUMPY_DTYPES:
+            raise TypeError(f"{what} has dtype {host.dtype.name}, which kernels do not take")
+        self.host = numpy.ascontiguousarray(host)
+        self.original = array
+        self.dtype = _NUMPY_DTYPES[host.dtype.name]
+        self.shape = tuple(host.shape)
+
+    def _from_dlpack(self, array, device_id, what):
+        if device_id != 0:
+            raise ValueError(f"{what} is on CUDA device {device_id}; kernels run on device 0")
+        capsule = array.__dlpack__()
+        tensor = ctypes.cast(_capsule_pointer(capsule, b"dltensor"),
+                             ctypes.POINTER(_DLTensor)).contents
+        self.shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
+        dtype = (tensor.dtype.code, tensor.dtype.bits)
+        if tensor.dtype.lanes != 1 or dtype not in _DTYPES:
+            raise TypeError(f"{what} has DLPack dtype code {dtype[0]}, {dtype[1]} bits, "
+                            f"{tensor.dtype.lanes} lanes, which kernels do not take")
+        self.dtype = _DTYPES[dtype]
+        if tensor.strides:
+            expected = 1
+            for i in reversed(range(tensor.ndim)):
+                if self.shape[i] != 1 and tensor.strides[i] != expected:
+                    raise ValueError(f"{what} is not contiguous (row-major)")
+                expected *= self.shape[i]
+        self.pointer = (tensor.data or 0) + tensor.byte_offset
+        self.keep_alive = (array, capsule)
+
+
+def check_arguments(kernel, arrays):
+    """The kernel's arguments from ``arrays`` (inputs, or inputs and
+    outputs), and whether outputs must be made."""
+    described = kernel.inputs + kernel.outputs
+    if len(arrays) not in (len(kernel.inputs), len(described)):
+        raise TypeError(f"{kernel.name} takes its {len(kernel.inputs)} inputs, or its "
+                        f"{len(kernel.inputs)} inputs and {len(kernel.outputs)} outputs; "
+                        f"got {len(arrays)} arrays")
+    arguments = []
+    for i, (array, (shape, dtype)) in enumerate(zip(arrays, described)):
+        what = (f"input {i}" if i < len(kernel.inputs)
+                else f"output {i - len(kernel.inputs)}")
+        argument = _Argument(array, what)
+        if argument.dtype != dtype:
+            raise TypeError(f"{what} has dtype {argument.dtype}, the kernel expects {dtype}")
+        if argument.shape != shape:
+            raise ValueError(f"{what} has shape {argument.shape}, the kernel expects {shape}")
+        arguments.append(argument)
+    return arguments
+
+
+def launch(kernel, arrays, options):
+    """Runs ``kernel`` on ``arrays``; returns the outputs it made (NumPy
+    arrays) when only the inputs were given."""
+    arguments = check_arguments(kernel, arrays)
+    if not hasattr(_mosaic, "LoadedKernel"):
+        raise RuntimeError("mosaic_gpu was built without runtime/ (cuda.h was not found), "
+                           "so it cannot launch kernels")
+    _mosaic.cuda_driver_version()  # "no CUDA driver: ..." before compiling
+    made = []
+    if len(arguments) == len(kernel.inputs):
+        import numpy
+        for shape, dtype in kernel.outputs:
+            name = {v: k for k, v in _NUMPY_DTYPES.items()}[dtype]
+            output = numpy.empty(shape, dtype=_numpy_dtype(name))
+            made.append(output)
+            arguments.append(_Argument(output, "output"))
+    loaded = _mosaic.LoadedKernel(compile_cached(kernel.module, **options))
+    device = {}
+    for i, argument in enumerate(arguments):
+        if argument.host is not None:
+            device[i] = _mosaic.DeviceMemory(argument.host.nbytes)
+            device[i].upload(argument.host)
+            argument.pointer = device[i].pointer
+    loaded.launch([(a.pointer, a.dtype, list(a.shape)) for a in arguments])
+    for i in range(len(kernel.inputs), len(arguments)):
+        if i in device:
+            device[i].download(arguments[i].host)
+            if arguments[i].host is not arguments[i].original:
+                _copy_back(arguments[i])
+    if made:
+        return made[0] if len(made) == 1 else tuple(made)
+    return None
+
+
+def _numpy_dtype(name):
+    import numpy
+    if name == "bfloat16":
+        import ml_dtypes  # NumPy has no bfloat16 of its own
+        return ml_dtypes.bfloat16
+    return numpy.dtype(name)
+
+
+def _copy_back(argument):
+    """Writes a downloaded output into the caller's (non-contiguous or
+    converted) array."""
+    import numpy
+    target = argument.original
+    if isinstance(target, numpy.ndarray):
+        target[...] = argument.host
+    else:
+        raise ValueError("an output on the CPU must be a writable NumPy array")

@@ -1,0 +1,174 @@
+"""Launching: argument checks, DLPack, the missing driver, the cache; the
+launches themselves skip without a GPU."""
+import ctypes
+import os
+import runpy
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mosaic_gpu as mgpu
+from mosaic_gpu import launch
+from conftest import REPO
+
+
+def example(name, kernel):
+    return runpy.run_path(str(REPO / "python" / "examples" / f"{name}.py"))[kernel]
+
+
+@pytest.fixture(scope="module")
+def softmax():
+    return example("softmax", "softmax")
+
+
+def gpu_available():
+    try:
+        mgpu._mosaic.cuda_driver_version()
+        mgpu._mosaic.DeviceMemory(4)
+        return True
+    except (RuntimeError, AttributeError):
+        return False
+
+
+needs_gpu = pytest.mark.skipif(not gpu_available(), reason="no CUDA driver or device")
+
+
+@pytest.mark.parametrize("arrays, exception, message", [
+    ([], TypeError, "softmax takes its 1 inputs, or its 1 inputs and 1 outputs; got 0"),
+    ([np.zeros((4096, 128), np.float64)], TypeError, "input 0 has dtype f64, the kernel expects f32"),
+    ([np.zeros((4096, 64), np.float32)], ValueError, r"input 0 has shape \(4096, 64\), the kernel expects \(4096, 128\)"),
+    ([np.zeros((4096, 128), np.float32), np.zeros(3, np.float32)], ValueError, "output 0 has shape"),
+    ([np.zeros((4096, 128), np.complex64)], TypeError, "input 0 has dtype complex64"),
+    (["text"], TypeError, "input 0 has dtype"),
+])
+def test_bad_arrays(softmax, arrays, exception, message):
+    with pytest.raises(exception, match=message):
+        softmax(*arrays)
+
+
+class DLPackOnly:
+    """An array seen only through DLPack, like a CPU tensor of another
+    library."""
+
+    def __init__(self, array, device=(1, 0)):
+        self.array, self.device = array, device
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+def test_dlpack_cpu_arrays_are_read_like_numpy():
+    data = np.arange(12, dtype=np.int32).reshape(3, 4)
+    argument = launch._Argument(DLPackOnly(data), "input 0")
+    assert (argument.dtype, argument.shape) == ("i32", (3, 4))
+    assert argument.pointer is None and (argument.host == data).all()
+
+
+def cuda_capsule(shape, strides, code, bits, device_id=0, pointer=0x7F0000000000):
+    """A DLPack capsule describing CUDA memory (never dereferenced)."""
+    ndim = len(shape)
+    shape_array = (ctypes.c_int64 * ndim)(*shape)
+    strides_array = (ctypes.c_int64 * ndim)(*strides) if strides else None
+    tensor = launch._DLTensor(pointer, launch._DLDevice(2, device_id), ndim,
+                              launch._DLDataType(code, bits, 1),
+                              ctypes.cast(shape_array, ctypes.POINTER(ctypes.c_int64)),
+                              ctypes.cast(strides_array, ctypes.POINTER(ctypes.c_int64))
+                              if strides else None, 64)
+    # DLManagedTensor: the tensor, then manager_ctx and deleter (null here).
+    managed = (ctypes.c_byte * (ctypes.sizeof(tensor) + 16))()
+    ctypes.memmove(managed, ctypes.byref(tensor), ctypes.sizeof(tensor))
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    capsule = new(ctypes.addressof(managed), b"dltensor", None)
+    return capsule, (managed, shape_array, strides_array)
+
+
+class FakeCudaArray:
+    def __init__(self, *args, device_id=0, **kwargs):
+        self.capsule, self.keep = cuda_capsule(*args, device_id=device_id, **kwargs)
+        self.device_id = device_id
+
+    def __dlpack__(self, stream=None):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (2, self.device_id)
+
+
+def test_dlpack_cuda_arrays_are_passed_by_pointer():
+    argument = launch._Argument(FakeCudaArray((64, 128), (128, 1), 4, 16), "input 0")
+    assert (argument.dtype, argument.shape) == ("bf16", (64, 128))
+    assert argument.pointer == 0x7F0000000000 + 64 and argument.host is None
+    assert launch._Argument(FakeCudaArray((8,), None, 2, 32), "x").dtype == "f32"
+
+
+@pytest.mark.parametrize("array, message", [
+    (FakeCudaArray((64, 128), (1, 64), 2, 32), "input 0 is not contiguous"),
+    (FakeCudaArray((4,), None, 2, 32, device_id=1), "input 0 is on CUDA device 1"),
+    (FakeCudaArray((4,), None, 5, 8), "input 0 has DLPack dtype code 5"),
+    (DLPackOnly(np.zeros(4), device=(8, 0)), "input 0 is on DLPack device type 8"),
+])
+def test_bad_dlpack_arrays(array, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        launch._Argument(array, "input 0")
+
+
+def test_no_cuda_driver_is_a_clear_error():
+    """With no driver library (MOSAIC_CUDA_DRIVER names none), a launch
+    raises the runtime's message."""
+    script = ("import runpy, numpy as np\n"
+              f"k = runpy.run_path({str(REPO / 'python/examples/softmax.py')!r})['softmax']\n"
+              "try:\n"
+              "    k(np.zeros((4096, 128), np.float32))\n"
+              "except RuntimeError as error:\n"
+              "    print(error)\n")
+    env = dict(os.environ, MOSAIC_CUDA_DRIVER="/nonexistent/libcuda.so.1")
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, check=True)
+    assert result.stdout.startswith("no CUDA driver: dlopen(/nonexistent/libcuda.so.1) failed"), result.stdout
+
+
+def test_compiled_kernels_are_cached_by_content(softmax, ptxas, tmp_path, monkeypatch):
+    monkeypatch.setenv("MOSAIC_GPU_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(launch, "_compiled", {})
+    path = launch.compile_cached(softmax.module)
+    assert path.startswith(str(tmp_path)) and path.endswith("softmax.json")
+    stamp = os.stat(path).st_mtime_ns
+    monkeypatch.setattr(launch, "_compiled", {})  # a new process: the files remain
+    assert launch.compile_cached(example("softmax", "softmax").module) == path
+    assert os.stat(path).st_mtime_ns == stamp
+    assert launch.compile_cached(softmax.module, opt_level=2) != path
+
+
+@needs_gpu
+def test_elementwise_on_the_gpu():
+    x = np.random.default_rng(0).standard_normal(1048576, dtype=np.float32)
+    y = np.random.default_rng(1).standard_normal(1048576, dtype=np.float32)
+    out = example("elementwise", "elementwise")(x, y)
+    np.testing.assert_allclose(out, x * y + x, rtol=1e-6)
+
+
+@needs_gpu
+def test_softmax_on_the_gpu(softmax):
+    x = np.random.default_rng(0).standard_normal((4096, 128), dtype=np.float32)
+    out = np.empty_like(x)
+    assert softmax(x, out) is None
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+@needs_gpu
+def test_gemm_on_the_gpu():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4096, 4096), dtype=np.float32).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((4096, 4096), dtype=np.float32).astype(ml_dtypes.bfloat16)
+    c = example("gemm_bf16", "gemm")(a, b)
+    reference = a[:256].astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(c[:256].astype(np.float32), reference, rtol=2e-2, atol=0.5)
