@@ -404,16 +404,22 @@ struct ValueHandle {
   }
 };
 
+/// Handles on `values`, which belong to the kernel `state` builds.
+std::vector<ValueHandle> handles(const std::shared_ptr<BuilderState> &state,
+                                 ValueRange values) {
+  std::vector<ValueHandle> result;
+  for (Value value : values)
+    result.push_back({state, value});
+  return result;
+}
+
 /// A block of a region op (scf.for, scf.if, scf.while) being built.
 struct BlockHandle {
   std::shared_ptr<BuilderState> state;
   Block *block;
 
   std::vector<ValueHandle> arguments() const {
-    std::vector<ValueHandle> values;
-    for (BlockArgument arg : block->getArguments())
-      values.push_back({state, arg});
-    return values;
+    return handles(state, block->getArguments());
   }
 };
 
@@ -423,10 +429,7 @@ struct OpHandle {
   Operation *op;
 
   std::vector<ValueHandle> results() const {
-    std::vector<ValueHandle> values;
-    for (Value result : op->getResults())
-      values.push_back({state, result});
-    return values;
+    return handles(state, op->getResults());
   }
 
   BlockHandle addBlock(unsigned region, const std::vector<std::string> &types,
@@ -571,10 +574,7 @@ ModuleObject finishKernel(BuilderState &state) {
 }
 
 std::vector<ValueHandle> kernelArguments(std::shared_ptr<BuilderState> state) {
-  std::vector<ValueHandle> values;
-  for (BlockArgument arg : state->kernel->getRegion(0).front().getArguments())
-    values.push_back({state, arg});
-  return values;
+  return handles(state, state->kernel->getRegion(0).front().getArguments());
 }
 
 } // namespace
