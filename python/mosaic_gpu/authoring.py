@@ -176,7 +176,7 @@ class _Arith(Value):
             name, predicate = "arith.cmpi", _CMPI[symbol]
             if self.dtype == "index" and symbol not in ("==", "!="):
                 predicate += 4  # ult, ule, ugt, uge
-        result = self.type.replace(self.dtype, "i1") if isinstance(self, Vector) else "i1"
+        result = f"vector<{_dims(self.shape)}i1>" if isinstance(self, Vector) else "i1"
         handle = _op(name, [self, other], [result], {"predicate": f"{predicate} : i64"}).results[0]
         return Vector(handle, self.shape, "i1") if isinstance(self, Vector) else Scalar(handle, "i1")
 
@@ -225,7 +225,7 @@ class _Arith(Value):
             name = "arith.trunci" if int(dst[1:]) < int(src[1:]) else "arith.extsi"
         else:
             name = "arith.sitofp" if src in INTS else "arith.fptosi"
-        type = self.type.replace(src, dst) if isinstance(self, Vector) else dst
+        type = f"vector<{_dims(self.shape)}{dst}>" if isinstance(self, Vector) else dst
         handle = _op(name, [self], [type]).results[0]
         return Vector(handle, self.shape, dst) if isinstance(self, Vector) else Scalar(handle, dst)
 

@@ -227,3 +227,17 @@ def test_smem_layout():
     assert "arrival_count = 2, num_barriers = 3" in text
     assert "with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]" in text
     assert scratch.smem_bytes == 17408 + 24
+
+
+def test_integer_vectors_and_comparisons():
+    @mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[((16, 128), "i8")],
+                 outputs=[((16, 128), "i16")])
+    def widen(x, out):
+        v = mgpu.vector_load(x)
+        wide = v.astype("i16")
+        mgpu.vector_store(wide * 3 + (wide // 2), out)
+        assert (wide < 5).type == "vector<16x128xi1>"
+
+    text = str(widen.module)
+    for op in ("arith.extsi", "arith.divsi", "arith.cmpi slt", "vector<16x128xi16>"):
+        assert op in text, op

@@ -119,6 +119,8 @@ def test_bad_dlpack_arrays(array, message):
         launch._Argument(array, "input 0")
 
 
+@pytest.mark.skipif(not hasattr(mgpu._mosaic, "LoadedKernel"),
+                    reason="built without runtime/ (no cuda.h)")
 def test_no_cuda_driver_is_a_clear_error():
     """With no driver library (MOSAIC_CUDA_DRIVER names none), a launch
     raises the runtime's message."""

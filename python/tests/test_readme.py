@@ -15,7 +15,7 @@ def test_quickstart(capsys):
         exec(compile(code, "quickstart.py", "exec"), {})
     except RuntimeError as error:
         # The last line launches; without a GPU it must say why.
-        assert str(error).startswith("no CUDA"), error
+        assert str(error).startswith(("no CUDA", "mosaic_gpu was built without runtime/")), error
     printed = capsys.readouterr().out
     assert "gpu.func @softmax" in printed
     assert "<OpLayouts vector.multi_reduction at quickstart.py:9:44: in [#wgmma, #wgmma_row] out [#wgmma_row]>" in printed
