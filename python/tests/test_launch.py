@@ -1,7 +1,10 @@
-"""Launching: argument checks, DLPack, the missing driver, the cache; the
-launches themselves skip without a GPU."""
+"""Launching: argument checks, DLPack, the missing driver, the cache, the
+whole launch path through a fake driver; the launches that compute skip
+without a GPU."""
 import ctypes
+import json
 import os
+import pathlib
 import runpy
 import subprocess
 import sys
@@ -174,3 +177,58 @@ def test_gemm_on_the_gpu():
     c = example("gemm_bf16", "gemm")(a, b)
     reference = a[:256].astype(np.float32) @ b.astype(np.float32)
     np.testing.assert_allclose(c[:256].astype(np.float32), reference, rtol=2e-2, atol=0.5)
+
+
+FAKE_DRIVER = pathlib.Path(mgpu.__file__).resolve().parents[1] / "tests" / "libmosaic-fake-cuda.so"
+
+# Runs in a process of its own: the runtime loads one driver per process.
+FAKE_LAUNCH = """
+import ctypes, json, runpy, sys
+import numpy as np
+fake = ctypes.CDLL(sys.argv[1])
+def example(name, kernel):
+    return runpy.run_path(sys.argv[2] + "/" + name + ".py")[kernel]
+def record():
+    return {"grid": list((ctypes.c_uint * 3).in_dll(fake, "fake_launch_grid")),
+            "block": list((ctypes.c_uint * 3).in_dll(fake, "fake_launch_block")),
+            "smem": ctypes.c_uint.in_dll(fake, "fake_launch_smem").value,
+            "launches": ctypes.c_int.in_dll(fake, "fake_launches").value}
+records = {}
+# The fake launch copies the first buffer into the last one.
+ctypes.c_int.in_dll(fake, "fake_param_count").value = 3
+elementwise = example("elementwise", "elementwise")
+x = np.arange(1048576, dtype=np.float32)
+made = elementwise(x, np.ones_like(x))
+given = np.zeros_like(x)
+assert elementwise(x, np.ones_like(x), given) is None
+records["elementwise"] = dict(record(), made=bool((made == x).all()), given=bool((given == x).all()))
+ctypes.c_int.in_dll(fake, "fake_param_count").value = 2
+x = np.random.default_rng(0).standard_normal((4096, 128), dtype=np.float32)
+made = example("softmax", "softmax")(x)
+records["softmax"] = dict(record(), made=bool((made == x).all()))
+ctypes.c_int.in_dll(fake, "fake_param_count").value = 0
+tma = example("tma_roundtrip", "tma_roundtrip")
+try:
+    tma(np.zeros((4096, 64), np.float32))
+except TypeError as error:
+    records["tma_error"] = str(error)
+print(json.dumps(records))
+"""
+
+
+@pytest.mark.skipif(not FAKE_DRIVER.exists(), reason="built without runtime/ (no cuda.h)")
+def test_launch_through_a_fake_driver(ptxas, tmp_path):
+    """NumPy arrays go to the device, in parameter order, and the outputs
+    come back; the launch has the kernel's grid and block."""
+    env = dict(os.environ, MOSAIC_CUDA_DRIVER=str(FAKE_DRIVER),
+               MOSAIC_GPU_CACHE_DIR=str(tmp_path))
+    result = subprocess.run([sys.executable, "-c", FAKE_LAUNCH, str(FAKE_DRIVER),
+                             str(REPO / "python" / "examples")],
+                            env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    records = json.loads(result.stdout)
+    assert records["elementwise"] == {"grid": [128, 1, 1], "block": [128, 1, 1], "smem": 0,
+                                      "launches": 2, "made": True, "given": True}
+    assert records["softmax"]["grid"] == [64, 1, 1] and records["softmax"]["made"]
+    assert records["tma_error"] == "input 0 has dtype f32, the kernel expects bf16"
+    assert len(list(tmp_path.glob("*/elementwise.cubin"))) == 1
