@@ -1,4 +1,5 @@
-"""Mosaic GPU kernels from Python: parse, transform and compile them.
+"""Mosaic GPU kernels from Python: write, parse, transform, compile and
+launch them.
 
 The work is done by the project's C++ libraries, through the extension
 module ``mosaic_gpu._mosaic``; see python/README.md for the API.
@@ -8,6 +9,15 @@ module ``mosaic_gpu._mosaic``; see python/README.md for the API.
     module = mg.Module.parse_file("examples/gemm_bf16.mlir")
     kernel = mg.compile(module)              # CUBIN, as mosaic-compile does
     print(kernel.manifest["ptxas"]["registers"])
+
+Kernels are written with the @kernel decorator (authoring.py; layouts and
+transforms in layouts.py) and launched by calling them (launch.py):
+
+    @mg.kernel(grid=(64, 1, 1), block=(128, 1, 1),
+               inputs=[((4096, 128), "f32")], outputs=[((4096, 128), "f32")])
+    def double(x, out):
+        rows = mg.ds(mg.block_id("x") * 64, 64)
+        mg.vector_store(mg.vector_load(x[rows, :]) * 2.0, out[rows, :])
 
 MLIR diagnostics (parse, verifier, pass and inference errors) are raised as
 :class:`MosaicError`, whose message holds every diagnostic with its location

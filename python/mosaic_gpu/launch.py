@@ -154,24 +154,24 @@ def launch(kernel, arrays, options):
     """Runs ``kernel`` on ``arrays``; returns the outputs it made (NumPy
     arrays) when only the inputs were given."""
     arguments = check_arguments(kernel, arrays)
+    made = []
+    if len(arguments) == len(kernel.inputs):
+        import numpy
+        names = {v: k for k, v in _NUMPY_DTYPES.items()}
+        made = [numpy.empty(shape, dtype=_numpy_dtype(names[dtype]))
+                for shape, dtype in kernel.outputs]
+        arguments += [_Argument(output, "output") for output in made]
     if not hasattr(_mosaic, "LoadedKernel"):
         raise RuntimeError("mosaic_gpu was built without runtime/ (cuda.h was not found), "
                            "so it cannot launch kernels")
     _mosaic.cuda_driver_version()  # "no CUDA driver: ..." before compiling
-    made = []
-    if len(arguments) == len(kernel.inputs):
-        import numpy
-        for shape, dtype in kernel.outputs:
-            name = {v: k for k, v in _NUMPY_DTYPES.items()}[dtype]
-            output = numpy.empty(shape, dtype=_numpy_dtype(name))
-            made.append(output)
-            arguments.append(_Argument(output, "output"))
     loaded = _mosaic.LoadedKernel(compile_cached(kernel.module, **options))
     device = {}
     for i, argument in enumerate(arguments):
         if argument.host is not None:
             device[i] = _mosaic.DeviceMemory(argument.host.nbytes)
-            device[i].upload(argument.host)
+            if i < len(arrays):  # the outputs made here hold nothing yet
+                device[i].upload(argument.host)
             argument.pointer = device[i].pointer
     loaded.launch([(a.pointer, a.dtype, list(a.shape)) for a in arguments])
     for i in range(len(kernel.inputs), len(arguments)):
@@ -187,7 +187,11 @@ def launch(kernel, arrays, options):
 def _numpy_dtype(name):
     import numpy
     if name == "bfloat16":
-        import ml_dtypes  # NumPy has no bfloat16 of its own
+        try:
+            import ml_dtypes  # NumPy has no bfloat16 of its own
+        except ImportError:
+            raise TypeError("NumPy bf16 outputs need the ml_dtypes package; "
+                            "pass the outputs instead") from None
         return ml_dtypes.bfloat16
     return numpy.dtype(name)
 
