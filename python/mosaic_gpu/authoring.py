@@ -20,7 +20,8 @@ from .layouts import Layout, Transform
 
 __all__ = [
     "BarrierRef", "Barriers", "Kernel", "Ref", "Scalar", "SmemBuffer", "Value", "Vector",
-    "arrive", "arrive_expect_tx", "async_load", "async_store", "block_id",
+    "arrive", "arrive_expect_tx", "async_load", "async_prefetch", "async_store", "block_id",
+    "cluster_block_id",
     "broadcast_in_dim", "constant", "ds", "exp", "for_loop", "if_", "iota",
     "kernel", "layout_cast", "maximum", "minimum", "reduce", "thread_id",
     "vector_load", "vector_store", "wait", "wgmma", "while_loop", "with_transforms",
@@ -547,6 +548,13 @@ def block_id(dim="x"):
     return Scalar(_op("gpu.block_id", [], ["index"], {"dimension": _dimension(dim, "dim")}).results[0], "index")
 
 
+def cluster_block_id(dim="x"):
+    """The block's index in its cluster along ``dim``
+    (``gpu.cluster_block_id``), an index."""
+    return Scalar(_op("gpu.cluster_block_id", [], ["index"],
+                      {"dimension": _dimension(dim, "dim")}).results[0], "index")
+
+
 def thread_id(dim="x"):
     """The thread's index in its block along ``dim`` (``gpu.thread_id``)."""
     return Scalar(_op("gpu.thread_id", [], ["index"], {"dimension": _dimension(dim, "dim")}).results[0], "index")
@@ -710,15 +718,49 @@ def _slice_lengths(slice_lengths, smem_ref, gmem_ref):
     return _array(lengths)
 
 
-def async_load(src, dst, barrier, indices, slice_lengths=None):
+def _collective(collective):
+    dims = [collective] if isinstance(collective, str) else list(collective)
+    for dim in dims:
+        _dimension(dim, "collective")
+    return "[" + ", ".join(f"#mosaic_gpu.dim<{dim}>" for dim in dims) + "]"
+
+
+def _predicate(predicate):
+    if predicate is None:
+        return []
+    if not isinstance(predicate, Scalar) or predicate.dtype != "i1":
+        raise TypeError(f"`predicate` must be an i1 Scalar, got {predicate!r}")
+    return [predicate]
+
+
+def async_load(src, dst, barrier, indices, slice_lengths=None, collective=(), predicate=None):
     """TMA: copies the slice of global ``src`` at ``indices`` into shared
-    ``dst``, completing on ``barrier`` (``mosaic_gpu.async_load``)."""
+    ``dst``, completing on ``barrier`` (``mosaic_gpu.async_load``).
+    ``collective`` ('x', 'y', 'z' or a tuple of them) multicasts it to the
+    cluster's blocks along those dims; ``predicate`` (an i1 Scalar) guards
+    it."""
     _check(src, Ref, "src")
     _check(dst, Ref, "dst")
     indices = _indices(indices, src, "src")
-    _op("mosaic_gpu.async_load", [src, dst, _barrier(barrier)] + indices, [], {
-        "operandSegmentSizes": _array([1, 1, 1, len(indices), 0], "i32"),
-        "slice_lengths": _slice_lengths(slice_lengths, dst, src)})
+    guard = _predicate(predicate)
+    _op("mosaic_gpu.async_load", [src, dst, _barrier(barrier)] + indices + guard, [], {
+        "operandSegmentSizes": _array([1, 1, 1, len(indices), len(guard)], "i32"),
+        "slice_lengths": _slice_lengths(slice_lengths, dst, src),
+        "collective": _collective(collective)})
+
+
+def async_prefetch(src, indices, slice_lengths, collective=(), predicate=None):
+    """TMA: prefetches the slice of global ``src`` at ``indices`` into L2
+    (``mosaic_gpu.async_prefetch``)."""
+    _check(src, Ref, "src")
+    indices = _indices(indices, src, "src")
+    guard = _predicate(predicate)
+    lengths = tuple(slice_lengths)
+    if len(lengths) != len(src.shape):
+        raise ValueError(f"`slice_lengths` {lengths} must have one entry per dim of {src.shape}")
+    _op("mosaic_gpu.async_prefetch", [src] + indices + guard, [], {
+        "operandSegmentSizes": _array([1, len(indices), len(guard)], "i32"),
+        "slice_lengths": _array(lengths), "collective": _collective(collective)})
 
 
 def async_store(src, dst, indices, slice_lengths=None):

@@ -241,3 +241,26 @@ def test_integer_vectors_and_comparisons():
     text = str(widen.module)
     for op in ("arith.extsi", "arith.divsi", "arith.cmpi slt", "vector<16x128xi16>"):
         assert op in text, op
+
+
+def test_collective_predicated_tma_and_prefetch():
+    @mgpu.kernel(grid=(4, 1, 1), block=(128, 1, 1), cluster=(2, 1, 1),
+                 inputs=[((256, 64), "bf16")], outputs=[],
+                 smem=[mgpu.SmemBuffer((128, 64), "bf16", transforms=[mgpu.Tile((8, 64)), mgpu.Swizzle(128)]),
+                       mgpu.Barriers(1)])
+    def multicast(x, tile, bars):
+        first = mgpu.cluster_block_id("x") == 0
+        mgpu.async_prefetch(x, [0, 0], (128, 64), predicate=first)
+        mgpu.arrive_expect_tx(bars[0], 128 * 64 * 2)
+        mgpu.async_load(x, tile, bars[0], [0, 0], collective="x", predicate=first)
+        mgpu.wait(bars[0])
+
+    text = str(multicast.module)
+    assert "gpu.cluster_block_id  x" in text
+    assert "mosaic_gpu.async_prefetch %arg0[%c0_i32, %c0_i32_0] if" in text
+    assert "{collective = [#mosaic_gpu.dim<x>]}" in text
+    mgpu.compile(multicast.module, emit="ptx")
+    with pytest.raises(ValueError, match="`collective` must be 'x', 'y' or 'z'"):
+        mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[((256, 64), "bf16")], outputs=[],
+                    smem=[mgpu.SmemBuffer((128, 64), "bf16"), mgpu.Barriers(1)], name="bad")(
+            lambda x, t, b: mgpu.async_load(x, t, b[0], [0, 0], collective="w"))
