@@ -123,24 +123,25 @@ struct MmaOperand {
 
 } // namespace
 
-/// One wgmma.mma_async with A in registers (four 32-bit registers of two
-/// 16-bit elements each), as inline PTX: NVVM's op only takes A from shared
-/// memory. The accumulator registers are tied inputs and outputs.
-static Value wgmmaRegisterA(OpBuilder &builder, Location loc, Type structType,
-                            Value accumulator, ArrayRef<Value> aWords,
-                            Value bDescriptor, int64_t n, StringRef inputType,
-                            int64_t accumulatorCount, Type accElement) {
+/// One wgmma.mma_async as inline PTX, for the forms NVVM's op does not
+/// take: A in registers (four 32-bit registers of two 16-bit elements each)
+/// and f16 accumulators (pairs packed in 32-bit registers). The
+/// accumulator registers are tied inputs and outputs; B is MN-major.
+static Value wgmmaInlineAsm(OpBuilder &builder, Location loc, Type structType,
+                            Value accumulator, int64_t accumulatorCount,
+                            StringRef accumulatorType, ArrayRef<Value> aWords,
+                            Value aDescriptor, Value bDescriptor, int64_t n,
+                            StringRef inputType) {
   std::string text;
   llvm::raw_string_ostream ptx(text);
   ptx << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-      << "wgmma.mma_async.sync.aligned.m64n" << n << "k16."
-      << (accElement.isF32() ? "f32" : "s32") << "." << inputType << "."
-      << inputType << " {";
+      << "wgmma.mma_async.sync.aligned.m64n" << n << "k16." << accumulatorType
+      << "." << inputType << "." << inputType << " {";
+  std::string output = accumulatorType == "f32" ? "=f" : "=r";
   std::string constraints;
   for (int64_t i = 0; i < accumulatorCount; ++i) {
     ptx << (i ? ", " : "") << "$" << i;
-    constraints +=
-        (i ? "," : "") + std::string(accElement.isF32() ? "=f" : "=r");
+    constraints += (i ? "," : "") + output;
   }
   int64_t next = accumulatorCount;
   SmallVector<Value> operands;
@@ -150,15 +151,24 @@ static Value wgmmaRegisterA(OpBuilder &builder, Location loc, Type structType,
                                                     ArrayRef<int64_t>{i}));
   }
   next += accumulatorCount;
-  ptx << "}, {";
-  for (auto [i, word] : llvm::enumerate(aWords)) {
-    ptx << (i ? ", " : "") << "$" << next++;
-    constraints += ",r";
-    operands.push_back(word);
+  ptx << "}, ";
+  if (aDescriptor) {
+    ptx << "$" << next++;
+    constraints += ",l";
+    operands.push_back(aDescriptor);
+  } else {
+    ptx << "{";
+    for (auto [i, word] : llvm::enumerate(aWords)) {
+      ptx << (i ? ", " : "") << "$" << next++;
+      constraints += ",r";
+      operands.push_back(word);
+    }
+    ptx << "}";
   }
-  // scale-d (accumulate), imm-scale-a, imm-scale-b, imm-trans-b (B is
-  // MN-major).
-  ptx << "}, $" << next << ", p, 1, 1, 1;\n}\n";
+  // scale-d (accumulate), imm-scale-a, imm-scale-b, then imm-trans-a (only
+  // for A in shared memory, K-major) and imm-trans-b (B is MN-major).
+  ptx << ", $" << next << ", p, 1, 1, " << (aDescriptor ? "0, " : "")
+      << "1;\n}\n";
   constraints += ",l";
   operands.push_back(bDescriptor);
   return LLVM::InlineAsmOp::create(
@@ -184,9 +194,9 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
                             << accLayout->str();
   VectorType accType = logicalType(op.getAccumulator());
   Type accElement = accType.getElementType();
-  if (!accElement.isF32() && !accElement.isInteger(32))
+  if (!accElement.isF32() && !accElement.isF16() && !accElement.isInteger(32))
     return op.emitOpError() << "accumulates in " << accElement
-                            << "; mosaic-gpu-lower lowers f32 and i32 "
+                            << "; mosaic-gpu-lower lowers f32, f16 and i32 "
                                "accumulators";
   bool registerA = isa<VectorType>(op.getA().getType());
   Type element = registerA
@@ -196,6 +206,10 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
   if (!inputType)
     return op.emitOpError()
            << "multiplies " << element << ", which wgmma does not take";
+  if (accElement.isF16() && !element.isF16())
+    return op.emitOpError() << "accumulates in f16 from " << element
+                            << " inputs; wgmma has f16 accumulators for f16 "
+                               "inputs only";
   if (element.getIntOrFloatBitWidth() != 16)
     return op.emitOpError()
            << "multiplies " << element
@@ -261,23 +275,42 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
     fenceSharedWritesForAsyncProxy(op, builder);
 
   MLIRContext *context = op.getContext();
-  int64_t perBlock = n / 2; // accumulator registers of one m64nN instruction
-  SmallVector<Type> fields(perBlock, accElement);
+  // Accumulator elements of one m64nN instruction per thread, and the
+  // registers holding them: f16 pairs share a 32-bit register.
+  int64_t perBlock = n / 2;
+  bool packedPairs = accElement.isF16();
+  int64_t registersPerBlock = packedPairs ? perBlock / 2 : perBlock;
+  Type registerElement = packedPairs ? builder.getI32Type() : accElement;
+  SmallVector<Type> fields(registersPerBlock, registerElement);
   auto structType = LLVM::LLVMStructType::getLiteral(context, fields);
   NVVM::WGMMATypes accumulatorType =
       accElement.isF32() ? NVVM::WGMMATypes::f32 : NVVM::WGMMATypes::s32;
+  StringRef accumulatorName = accElement.isF32()   ? "f32"
+                              : accElement.isF16() ? "f16"
+                                                   : "s32";
   auto shape = NVVM::MMAShapeAttr::get(context, kInstructionM, n, kSpan);
+  // Field i of a block's struct: an accumulator register, or (f16) the
+  // i-th pair of the block's registers as one 32-bit word.
+  auto fieldOf = [&](int64_t block, int64_t i) -> Value {
+    if (!packedPairs)
+      return vector::ExtractOp::create(builder, loc, *accRegisters,
+                                       ArrayRef<int64_t>{block * perBlock + i});
+    Value pair = vector::ExtractStridedSliceOp::create(
+        builder, loc, *accRegisters,
+        ArrayRef<int64_t>{block * perBlock + 2 * i}, ArrayRef<int64_t>{2},
+        ArrayRef<int64_t>{1});
+    Value word = vector::BitCastOp::create(
+        builder, loc, VectorType::get({1}, builder.getI32Type()), pair);
+    return vector::ExtractOp::create(builder, loc, word, ArrayRef<int64_t>{0});
+  };
 
   NVVM::WgmmaFenceAlignedOp::create(builder, loc);
   SmallVector<Value> blocks;
   for (int64_t block = 0; block < m / kInstructionM; ++block) {
     Value packed = LLVM::UndefOp::create(builder, loc, structType);
-    for (int64_t i = 0; i < perBlock; ++i) {
-      Value scalar = vector::ExtractOp::create(
-          builder, loc, *accRegisters, ArrayRef<int64_t>{block * perBlock + i});
-      packed = LLVM::InsertValueOp::create(builder, loc, packed, scalar,
-                                           ArrayRef<int64_t>{i});
-    }
+    for (int64_t i = 0; i < registersPerBlock; ++i)
+      packed = LLVM::InsertValueOp::create(
+          builder, loc, packed, fieldOf(block, i), ArrayRef<int64_t>{i});
     for (int64_t step = 0; step < k / kSpan; ++step) {
       // B: K moves by whole 8-row groups.
       int64_t bOffset = (step * kSpan / 8) * b->strideBytes[0];
@@ -299,9 +332,10 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
         for (int64_t word = 0; word < 4; ++word)
           aWords.push_back(vector::ExtractOp::create(builder, loc, words,
                                                      ArrayRef<int64_t>{word}));
-        packed = wgmmaRegisterA(
-            builder, loc, structType, packed, aWords, bDescriptor(), n,
-            element.isBF16() ? "bf16" : "f16", perBlock, accElement);
+        packed = wgmmaInlineAsm(builder, loc, structType, packed,
+                                registersPerBlock, accumulatorName, aWords,
+                                /*aDescriptor=*/Value(), bDescriptor(), n,
+                                element.isBF16() ? "bf16" : "f16");
         continue;
       }
       // A: 64 rows are 8 row groups; K moves within the swizzled row, then
@@ -313,6 +347,12 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
                         kBytes % swizzleBytes;
       Value aDescriptor = a->descriptor(builder, loc, aOffset,
                                         /*leadingBytes=*/16, a->strideBytes[0]);
+      if (packedPairs) {
+        packed = wgmmaInlineAsm(builder, loc, structType, packed,
+                                registersPerBlock, accumulatorName, {},
+                                aDescriptor, bDescriptor(), n, "f16");
+        continue;
+      }
       packed = NVVM::WgmmaMmaAsyncOp::create(
           builder, loc, structType, packed, aDescriptor, bDescriptor(), shape,
           *inputType, *inputType, accumulatorType, NVVM::WGMMAScaleOut::one,
@@ -328,12 +368,22 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
   Value result = arith::ConstantOp::create(
       builder, loc, builder.getZeroAttr(accRegisters->getType()));
   for (auto [block, packed] : llvm::enumerate(blocks))
-    for (int64_t i = 0; i < perBlock; ++i) {
-      Value scalar = LLVM::ExtractValueOp::create(builder, loc, packed,
-                                                  ArrayRef<int64_t>{i});
-      result = vector::InsertOp::create(
-          builder, loc, scalar, result,
-          ArrayRef<int64_t>{static_cast<int64_t>(block) * perBlock + i});
+    for (int64_t i = 0; i < registersPerBlock; ++i) {
+      Value field = LLVM::ExtractValueOp::create(builder, loc, packed,
+                                                 ArrayRef<int64_t>{i});
+      int64_t position = static_cast<int64_t>(block) * perBlock;
+      if (!packedPairs) {
+        result = vector::InsertOp::create(builder, loc, field, result,
+                                          ArrayRef<int64_t>{position + i});
+        continue;
+      }
+      Value pair = vector::BitCastOp::create(
+          builder, loc, VectorType::get({2}, accElement),
+          vector::BroadcastOp::create(
+              builder, loc, VectorType::get({1}, builder.getI32Type()), field));
+      result = vector::InsertStridedSliceOp::create(
+          builder, loc, pair, result, ArrayRef<int64_t>{position + 2 * i},
+          ArrayRef<int64_t>{1});
     }
   return define(op.getResult(), result, *resultLayout);
 }

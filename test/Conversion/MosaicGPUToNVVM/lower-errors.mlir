@@ -287,19 +287,3 @@ func.func @splat_product(%out: memref<128xf32>) {
   mosaic_gpu.vector_store %r, %out : vector<128xf32>, memref<128xf32>
   return
 }
-
-// -----
-
-// The dialect allows f16 accumulators for f16 inputs; the lowering packs
-// only 32-bit accumulator registers.
-func.func @wgmma_f16_accumulator(%out: memref<64x64xf16>) {
-  %a = mosaic_gpu.slice_smem 0 : memref<64x64xf16, #gpu.address_space<workgroup>>
-  %b = mosaic_gpu.slice_smem 8192 : memref<64x64xf16, #gpu.address_space<workgroup>>
-  %z = arith.constant dense<0.0> : vector<64x64xf16>
-  // expected-error @+1 {{accumulates in 'f16'; mosaic-gpu-lower lowers f32 and i32 accumulators}}
-  %r = mosaic_gpu.wgmma %z, %a, %b
-      : vector<64x64xf16>, memref<64x64xf16, #gpu.address_space<workgroup>>,
-        memref<64x64xf16, #gpu.address_space<workgroup>> -> vector<64x64xf16>
-  mosaic_gpu.vector_store %r, %out : vector<64x64xf16>, memref<64x64xf16>
-  return
-}

@@ -206,3 +206,29 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// An f16 accumulator keeps its pairs packed in 32-bit registers (16 per
+// 64-row block for N = 64), which NVVM's op does not take: the instruction is
+// inline PTX, A and B from shared memory (imm-trans-a 0, imm-trans-b 1).
+// CHECK-LABEL: gpu.func @f16_accumulator
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [2], strides = [1]} : vector<32xf16> to vector<2xf16>
+// CHECK: vector.bitcast %{{.*}} : vector<2xf16> to vector<1xi32>
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, 1, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16 {$0, {{.*}}, $15}, $32, $33, p, 1, 1, 0, 1;\0A}\0A", "=r,{{.*}},=r,0,{{.*}},15,l,l"
+// CHECK-COUNT-3: llvm.inline_asm
+// CHECK-NOT: llvm.inline_asm
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: vector.bitcast %{{.*}} : vector<1xi32> to vector<2xf16>
+gpu.module @kernels {
+  gpu.func @f16_accumulator(%out: memref<64x64xf16>) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+    %a = mosaic_gpu.slice_smem 0 : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = mosaic_gpu.slice_smem 8192 : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %zero = arith.constant dense<0.0> : vector<64x64xf16>
+    %acc = mosaic_gpu.wgmma %zero, %a, %b
+        : vector<64x64xf16>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>> -> vector<64x64xf16>
+    mosaic_gpu.vector_store %acc, %out : vector<64x64xf16>, memref<64x64xf16>
+    gpu.return
+  }
+}
