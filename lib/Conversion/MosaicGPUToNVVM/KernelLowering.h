@@ -177,6 +177,12 @@ private:
   mlir::LogicalResult lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op);
   mlir::LogicalResult lowerAsyncStore(mosaic_gpu::AsyncStoreOp op);
   mlir::LogicalResult lowerAsyncPrefetch(mosaic_gpu::AsyncPrefetchOp op);
+  /// The shared buffer's transforms for a TMA transfer, once the box is
+  /// checked against the buffer.
+  mlir::FailureOr<layout::SmemTransforms>
+  transferTransforms(mlir::Operation *op, mlir::MemRefType global,
+                     mlir::MemRefType shared,
+                     llvm::ArrayRef<int64_t> sliceLengths);
   /// The kernel parameter holding the tensor map for `op`'s global `ref`
   /// with box `sliceLengths`, added on first use.
   mlir::FailureOr<mlir::Value>

@@ -190,6 +190,15 @@ static LogicalResult checkTransferShapes(Operation *op, MemRefType global,
   return success();
 }
 
+FailureOr<SmemTransforms>
+KernelLowering::transferTransforms(Operation *op, MemRefType global,
+                                   MemRefType shared,
+                                   ArrayRef<int64_t> sliceLengths) {
+  if (failed(checkTransferShapes(op, global, shared, sliceLengths)))
+    return failure();
+  return annotatedTransforms(op, 0);
+}
+
 namespace {
 
 /// How a collective transfer is shared among the blocks of a cluster: each
@@ -231,10 +240,12 @@ collectiveShare(Operation *op, ArrayAttr collective,
       share.size *= shape[d];
   if (share.size == 1)
     return share;
+  // Hopper clusters hold at most 16 blocks, one bit each in the
+  // multicast mask.
   if (shape[0] * shape[1] * shape[2] > 16)
     return op->emitOpError()
-           << "multicasts in a cluster of " << shape[0] * shape[1] * shape[2]
-           << " blocks; the mask has 16 bits";
+           << "is collective in a cluster of " << shape[0] * shape[1] * shape[2]
+           << " blocks; sm_90a clusters hold at most 16";
   // Split the leading non-squeezed dim of the box.
   auto leading =
       llvm::find_if(sliceLengths, [](int64_t length) { return length > 0; });
@@ -317,12 +328,10 @@ static void applyShare(OpBuilder &builder, Location loc,
 }
 
 LogicalResult KernelLowering::lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op) {
-  FailureOr<SmemTransforms> transforms = annotatedTransforms(op, 0);
+  FailureOr<SmemTransforms> transforms =
+      transferTransforms(op, op.getSource().getType(),
+                         op.getDestination().getType(), op.getSliceLengths());
   if (failed(transforms))
-    return failure();
-  if (failed(checkTransferShapes(op, op.getSource().getType(),
-                                 op.getDestination().getType(),
-                                 op.getSliceLengths())))
     return failure();
   OpBuilder builder(op);
   Location loc = op.getLoc();
@@ -448,12 +457,10 @@ reductionKind(mosaic_gpu::AsyncStoreOp op) {
 }
 
 LogicalResult KernelLowering::lowerAsyncStore(mosaic_gpu::AsyncStoreOp op) {
-  FailureOr<SmemTransforms> transforms = annotatedTransforms(op, 0);
+  FailureOr<SmemTransforms> transforms =
+      transferTransforms(op, op.getDestination().getType(),
+                         op.getSource().getType(), op.getSliceLengths());
   if (failed(transforms))
-    return failure();
-  if (failed(checkTransferShapes(op, op.getDestination().getType(),
-                                 op.getSource().getType(),
-                                 op.getSliceLengths())))
     return failure();
   std::optional<NVVM::TMAReduxKind> reduction;
   if (op.getReductionOp()) {

@@ -287,3 +287,57 @@ func.func @splat_product(%out: memref<128xf32>) {
   mosaic_gpu.vector_store %r, %out : vector<128xf32>, memref<128xf32>
   return
 }
+
+// -----
+
+// One element of a distributed vector lives in one thread only.
+gpu.module @kernels {
+  gpu.func @scalar_extract(%in: memref<128x64xf32>, %out: memref<128xf32>) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %v = mosaic_gpu.vector_load %in : memref<128x64xf32> -> vector<128x64xf32>
+    // expected-error @+1 {{extracts one element of a Strided(vector_size = 4) vector, which only one thread holds; reduce or store it instead}}
+    %e = vector.extract %v[3, 5] : f32 from vector<128x64xf32>
+    %b = vector.broadcast %e : f32 to vector<128xf32>
+    mosaic_gpu.vector_store %b, %out : vector<128xf32>, memref<128xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// At a dynamic position, which registers to take is unknown at compile time.
+gpu.module @kernels {
+  gpu.func @dynamic_extract(%in: memref<2x128x64xf32>, %out: memref<128x64xf32>, %i: index) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %v = mosaic_gpu.vector_load %in : memref<2x128x64xf32> -> vector<2x128x64xf32>
+    // expected-error @+1 {{extracts at a dynamic position, which mosaic-gpu-lower does not lower (the element's thread is unknown)}}
+    %e = vector.extract %v[%i] : vector<128x64xf32> from vector<2x128x64xf32>
+    mosaic_gpu.vector_store %e, %out : vector<128x64xf32>, memref<128x64xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// The slices (and the lowering's scratch) must fit a block's shared memory.
+gpu.module @kernels {
+  // expected-error @+1 {{needs 265536 bytes of shared memory (its slices and the lowering's reduction scratch), more than the 232448 an sm_90a block has}}
+  gpu.func @too_much_shared_memory(%out: memref<128xf32>) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %s = mosaic_gpu.slice_smem 200000 : memref<16384xf32, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// A collective transfer in a cluster larger than Hopper allows.
+gpu.module @kernels {
+  gpu.func @big_cluster(%in: memref<4096x64xbf16>) kernel
+      attributes {mosaic_gpu.cluster = array<i32: 4, 4, 2>} {
+    %c0 = arith.constant 0 : i32
+    // expected-error @+1 {{is collective in a cluster of 32 blocks; sm_90a clusters hold at most 16}}
+    mosaic_gpu.async_prefetch %in[%c0, %c0] slice_lengths [128, 64] {collective = [#mosaic_gpu.dim<x>]} : memref<4096x64xbf16>
+    gpu.return
+  }
+}
