@@ -731,8 +731,8 @@ PYBIND11_MODULE(_mosaic, m) {
                 manifestJson(kernel));
           },
           "emit='cubin': the manifest mosaic-compile writes, as a dict (a "
-          "new one on each access). Its 'cubin' key is '<entry>.cubin' "
-          "until write() names the file.")
+          "new one on each access). Its 'cubin' and 'ptx' keys are "
+          "'<entry>.cubin' and '<entry>.ptx' until write() names the files.")
       .def_property_readonly(
           "stage_times",
           [](const mosaic::CompiledKernel &kernel) {
@@ -750,9 +750,9 @@ PYBIND11_MODULE(_mosaic, m) {
           },
           py::arg("path"),
           "Writes what was emitted to `path`: the text, or the CUBIN with "
-          "its manifest beside it (`path` with the extension .json), as "
-          "mosaic-compile does. Raises RuntimeError when a file cannot be "
-          "written.")
+          "its PTX and its manifest beside it (`path` with the extensions "
+          ".ptx and .json), as mosaic-compile does. Raises RuntimeError when "
+          "a file cannot be written or a CUBIN's path ends in .ptx or .json.")
       .def("__repr__", [](const mosaic::CompiledKernel &kernel) {
         return "<CompiledKernel " + kernel.entry + " (" +
                emitKindName(kernel.emit) + ", " + kernel.ptxFeatures + ")>";

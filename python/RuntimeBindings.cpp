@@ -1,9 +1,12 @@
 //===- RuntimeBindings.cpp - Launching kernels from Python ----------------===//
 //
-// Device 0's primary context is opened on first use and kept for the
-// process; every runtime failure (no driver, no device, a bad argument the
-// driver sees, a failing launch) raises RuntimeError with the runtime's
-// message.
+// Each backend (`cuda`, `emulator`) has its own driver and device 0's
+// primary context, opened on first use and kept for the process. Every
+// function takes `backend`: "cuda", "emulator", or None for the one
+// MOSAIC_GPU_BACKEND selects (cuda when unset); another name raises
+// ValueError. Every runtime failure (no driver, no device, a bad argument
+// the driver sees, a failing launch, on the emulator a fault or a hazard)
+// raises RuntimeError with the runtime's message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +21,9 @@
 
 #include <pybind11/stl.h>
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -40,17 +45,38 @@ void check(const rt::Status &status) {
     throw std::runtime_error(status.message());
 }
 
-const rt::Driver &driver() { return *take(rt::Driver::get()); }
-
-/// Device 0's context, current on the calling thread.
-const rt::Context &context() {
-  static std::unique_ptr<rt::Context> opened;
-  if (!opened)
-    opened =
-        std::make_unique<rt::Context>(take(rt::Context::open(driver(), 0)));
-  check(opened->makeCurrent());
-  return *opened;
+/// The backend `name` names, or MOSAIC_GPU_BACKEND's when it is None.
+rt::Backend backend(const std::optional<std::string> &name) {
+  rt::Expected<rt::Backend> chosen =
+      name ? rt::parseBackend(*name) : rt::backendFromEnvironment();
+  if (chosen.ok())
+    return *chosen;
+  if (name)
+    throw py::value_error("backend must be 'cuda' or 'emulator', got '" +
+                          *name + "'");
+  throw py::value_error(chosen.message());
 }
+
+const rt::Driver &driver(rt::Backend backend) {
+  return *take(rt::Driver::get(backend));
+}
+
+/// Device 0's context on `backend`, current on the calling thread.
+const rt::Context &context(rt::Backend backend) {
+  static std::map<rt::Backend, std::unique_ptr<rt::Context>> opened;
+  std::unique_ptr<rt::Context> &slot = opened[backend];
+  if (!slot)
+    slot = std::make_unique<rt::Context>(
+        take(rt::Context::open(driver(backend), 0)));
+  check(slot->makeCurrent());
+  return *slot;
+}
+
+/// Device memory and the backend it belongs to.
+struct DeviceMemory {
+  rt::Backend backend;
+  rt::DeviceBuffer buffer;
+};
 
 /// Reads or writes a whole host buffer (any object with the buffer
 /// protocol) of exactly the device buffer's size.
@@ -64,14 +90,15 @@ py::buffer_info hostBuffer(const rt::DeviceBuffer &device, py::buffer host,
   return info;
 }
 
-/// A kernel loaded from its manifest into device 0's context.
+/// A kernel loaded from its manifest into device 0's context on a backend
+/// (on the emulator, the manifest's PTX).
 struct LoadedKernel {
-  explicit LoadedKernel(const std::string &manifestPath)
-      : kernel(load(manifestPath)) {}
+  LoadedKernel(const std::string &manifestPath, rt::Backend backend)
+      : backend(backend), kernel(load(manifestPath, backend)) {}
 
-  static rt::Kernel load(const std::string &manifestPath) {
+  static rt::Kernel load(const std::string &manifestPath, rt::Backend backend) {
     rt::Manifest manifest = take(rt::loadManifest(manifestPath));
-    return take(rt::Kernel::load(context(), std::move(manifest)));
+    return take(rt::Kernel::load(context(backend), std::move(manifest)));
   }
 
   /// Runs the kernel once on `(pointer, element type, shape)` buffers and
@@ -87,13 +114,14 @@ struct LoadedKernel {
       arguments.push_back(
           {static_cast<CUdeviceptr>(pointer), *elementType, shape});
     }
-    const rt::Context &ctx = context();
+    const rt::Context &ctx = context(backend);
     rt::Launch prepared = take(kernel.prepare(arguments));
     check(prepared.run(nullptr));
     check(ctx.driver().check(ctx.driver().cuCtxSynchronize(),
                              "the kernel failed: cuCtxSynchronize"));
   }
 
+  rt::Backend backend;
   rt::Kernel kernel;
 };
 
@@ -101,40 +129,72 @@ struct LoadedKernel {
 
 void mosaic::python::registerRuntime(py::module_ &m) {
   m.def(
-      "cuda_driver_version", [] { return driver().version(); },
-      "The CUDA driver's version (e.g. 13000); loads the driver "
-      "(MOSAIC_CUDA_DRIVER or libcuda.so.1). Raises RuntimeError ('no CUDA "
-      "driver: ...') where there is none.");
+      "cuda_driver_version",
+      [](std::optional<std::string> name) {
+        return driver(backend(name)).version();
+      },
+      py::arg("backend") = py::none(),
+      "The driver's CUDA version (e.g. 13000); loads the backend's driver: "
+      "for 'cuda', MOSAIC_CUDA_DRIVER or libcuda.so.1; for 'emulator', "
+      "MOSAIC_CUDA_DRIVER or the emulator of this build. Raises RuntimeError "
+      "('no CUDA driver: ...') where there is none.");
+  m.def(
+      "driver_library",
+      [](std::optional<std::string> name) {
+        return take(rt::driverLibrary(backend(name)));
+      },
+      py::arg("backend") = py::none(),
+      "The library the backend's driver is loaded from (without loading "
+      "it). Raises RuntimeError for the emulator in a build without one.");
 
-  py::class_<rt::DeviceBuffer>(m, "DeviceMemory",
-                               "A buffer in device 0's global memory.")
-      .def(py::init([](size_t bytes) {
-             return take(rt::DeviceBuffer::allocate(context(), bytes));
+  py::class_<DeviceMemory>(m, "DeviceMemory",
+                           "A buffer in device 0's global memory on a backend.")
+      .def(py::init([](size_t bytes, std::optional<std::string> name) {
+             rt::Backend chosen = backend(name);
+             return DeviceMemory{chosen, take(rt::DeviceBuffer::allocate(
+                                             context(chosen), bytes))};
            }),
-           py::arg("bytes"))
-      .def_property_readonly("pointer", &rt::DeviceBuffer::pointer)
-      .def_property_readonly("size", &rt::DeviceBuffer::size)
+           py::arg("bytes"), py::arg("backend") = py::none())
+      .def_property_readonly(
+          "pointer",
+          [](const DeviceMemory &memory) { return memory.buffer.pointer(); })
+      .def_property_readonly(
+          "size",
+          [](const DeviceMemory &memory) { return memory.buffer.size(); })
+      .def_property_readonly("backend",
+                             [](const DeviceMemory &memory) {
+                               return rt::backendName(memory.backend);
+                             })
       .def(
           "upload",
-          [](const rt::DeviceBuffer &device, py::buffer host) {
-            py::buffer_info info = hostBuffer(device, host, false);
-            context();
-            check(device.upload(info.ptr));
+          [](const DeviceMemory &memory, py::buffer host) {
+            py::buffer_info info = hostBuffer(memory.buffer, host, false);
+            context(memory.backend);
+            check(memory.buffer.upload(info.ptr));
           },
           py::arg("host"), "Copies a whole host buffer to the device.")
       .def(
           "download",
-          [](const rt::DeviceBuffer &device, py::buffer host) {
-            py::buffer_info info = hostBuffer(device, host, true);
-            context();
-            check(device.download(info.ptr));
+          [](const DeviceMemory &memory, py::buffer host) {
+            py::buffer_info info = hostBuffer(memory.buffer, host, true);
+            context(memory.backend);
+            check(memory.buffer.download(info.ptr));
           },
           py::arg("host"), "Copies the device buffer into a host buffer.");
 
   py::class_<LoadedKernel>(m, "LoadedKernel",
-                           "A compiled kernel loaded on device 0.")
-      .def(py::init<const std::string &>(), py::arg("manifest"),
-           "Loads the CUBIN the manifest (mosaic-compile's JSON) names.")
+                           "A compiled kernel loaded on device 0 of a backend.")
+      .def(py::init([](const std::string &manifest,
+                       std::optional<std::string> name) {
+             return std::make_unique<LoadedKernel>(manifest, backend(name));
+           }),
+           py::arg("manifest"), py::arg("backend") = py::none(),
+           "Loads the CUBIN the manifest (mosaic-compile's JSON) names, or "
+           "on the emulator its PTX.")
+      .def_property_readonly("backend",
+                             [](const LoadedKernel &loaded) {
+                               return rt::backendName(loaded.backend);
+                             })
       .def("launch", &LoadedKernel::launch, py::arg("buffers"),
            "Runs the kernel on (device pointer, element type, shape) "
            "buffers, one per parameter, and waits for it.");

@@ -13,7 +13,8 @@
 
 namespace mosaic::python {
 
-/// Adds DeviceMemory, LoadedKernel and cuda_driver_version to `m`.
+/// Adds DeviceMemory, LoadedKernel, cuda_driver_version and driver_library
+/// to `m`.
 void registerRuntime(pybind11::module_ &m);
 
 } // namespace mosaic::python

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Compiles every example kernel to a CUBIN and its manifest, on the build
-# machine (it needs mosaic-compile and ptxas), for bench/gpu/run.sh.
+# Compiles every example kernel to a CUBIN, its PTX and its manifest, on the
+# build machine (it needs mosaic-compile and ptxas), for bench/gpu/run.sh.
 #
 #   bench/gpu/compile-kernels.sh [OUT_DIR]   (default build/kernels)
 #
@@ -17,9 +17,9 @@ total=0
 for source in "$root"/examples/*.mlir; do
   name=$(basename "$source" .mlir)
   total=$((total + 1))
-  rm -f "$out/$name.cubin" "$out/$name.json"
+  rm -f "$out/$name.cubin" "$out/$name.ptx" "$out/$name.json"
   if "$compiler" "$source" -o "$out/$name.cubin" >"$out/$name.log" 2>&1; then
-    echo "compiled $name -> $out/$name.cubin, $out/$name.json"
+    echo "compiled $name -> $out/$name.cubin, $out/$name.ptx, $out/$name.json"
     compiled=$((compiled + 1))
   else
     echo "not compiled: $name (see $out/$name.log)"

@@ -569,6 +569,7 @@ mosaic::compileKernel(ModuleOp module, const CompileOptions &options) {
       {"arch", options.arch},
       {"ptx_features", kernel.ptxFeatures},
       {"cubin", kernel.entry + ".cubin"},
+      {"ptx", kernel.entry + ".ptx"},
       {"parameters", std::move(info->parameters)},
       {"grid", std::move(info->grid)},
       {"block", std::move(info->block)},
@@ -598,12 +599,25 @@ llvm::Error mosaic::writeCompiledKernel(const CompiledKernel &kernel,
   case EmitKind::Cubin:
     break;
   }
+  // The PTX and the manifest go beside the CUBIN, named after it; a CUBIN
+  // path with either extension would be overwritten by one of them.
+  StringRef extension = llvm::sys::path::extension(path);
+  if (extension == ".ptx" || extension == ".json")
+    return llvm::make_error<CompileError>(
+        CompileError::Kind::Option,
+        "the CUBIN's path '" + path.str() + "' ends in '" + extension.str() +
+            "', but the PTX and the manifest are written beside it as "
+            "<stem>.ptx and <stem>.json; name it <stem>.cubin");
+  SmallString<256> ptxPath(path), manifestPath(path);
+  llvm::sys::path::replace_extension(ptxPath, "ptx");
+  llvm::sys::path::replace_extension(manifestPath, "json");
   if (llvm::Error error = writeFile(path, kernel.cubin))
+    return error;
+  if (llvm::Error error = writeFile(ptxPath, kernel.ptx))
     return error;
   llvm::json::Object manifest = kernel.manifest;
   manifest["cubin"] = llvm::sys::path::filename(path).str();
-  SmallString<256> manifestPath(path);
-  llvm::sys::path::replace_extension(manifestPath, "json");
+  manifest["ptx"] = llvm::sys::path::filename(ptxPath).str();
   return writeFile(
       manifestPath,
       llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))).str() +

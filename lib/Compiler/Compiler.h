@@ -66,8 +66,8 @@ struct CompiledKernel {
   /// EmitKind::Ptx and EmitKind::Cubin.
   std::string ptx;
   /// EmitKind::Cubin: the CUBIN, ptxas's `-v` output and the manifest.
-  /// The manifest's `cubin` key is `<entry>.cubin` until writeCompiledKernel
-  /// names the file it writes.
+  /// The manifest's `cubin` and `ptx` keys are `<entry>.cubin` and
+  /// `<entry>.ptx` until writeCompiledKernel names the files it writes.
   std::string cubin;
   std::string ptxasReport;
   llvm::json::Object manifest;
@@ -104,8 +104,10 @@ llvm::Expected<CompiledKernel> compileKernel(mlir::ModuleOp module,
                                              const CompileOptions &options);
 
 /// Writes what `kernel` holds to `path` ("-" for stdout): the MLIR, LLVM IR
-/// or PTX text, or the CUBIN with its manifest beside it (`path` with the
-/// extension `.json`, its `cubin` key naming the CUBIN's file).
+/// or PTX text, or the CUBIN with its PTX and its manifest beside it (`path`
+/// with the extensions `.ptx` and `.json`; the manifest's `cubin` and `ptx`
+/// keys name those files). A CUBIN path ending in `.ptx` or `.json` is an
+/// error, since one of the others would overwrite it.
 llvm::Error writeCompiledKernel(const CompiledKernel &kernel,
                                 llvm::StringRef path);
 

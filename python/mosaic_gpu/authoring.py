@@ -455,17 +455,21 @@ class Kernel:
         return _mosaic.compile(self.module, **options)
 
     def __call__(self, *arrays):
-        """Runs the kernel on device 0: ``kernel(*inputs)`` returns new
-        NumPy outputs, ``kernel(*inputs, *outputs)`` writes the outputs
-        given. Arrays on a CUDA device (DLPack) are used in place; NumPy
-        arrays are copied. Raises TypeError/ValueError for arrays that do
-        not match the kernel, RuntimeError for the driver's errors ('no CUDA
-        driver: ...')."""
+        """Runs the kernel on device 0 of the backend $MOSAIC_GPU_BACKEND
+        names ('cuda', the default, or 'emulator'): ``kernel(*inputs)``
+        returns new NumPy outputs, ``kernel(*inputs, *outputs)`` writes the
+        outputs given. Arrays on a CUDA device (DLPack) are used in place;
+        NumPy arrays are copied. Raises TypeError/ValueError for arrays that
+        do not match the kernel or an unknown backend, RuntimeError for the
+        driver's errors ('no CUDA driver: ...'; on the emulator, a fault or
+        a hazard, with its report)."""
         return self.launch(*arrays)
 
-    def launch(self, *arrays, **options):
-        """``kernel(*arrays)``, compiled with ``options`` (as for compile)."""
-        return _launch.launch(self, arrays, options)
+    def launch(self, *arrays, backend: str | None = None, **options):
+        """``kernel(*arrays)`` on ``backend`` ('cuda' or 'emulator'; None:
+        $MOSAIC_GPU_BACKEND, else 'cuda'), compiled with ``options`` (as for
+        compile)."""
+        return _launch.launch(self, arrays, options, backend)
 
     def __repr__(self):
         return f"<Kernel {self.name} grid={self.grid} block={self.block}>"

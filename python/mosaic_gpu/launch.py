@@ -1,21 +1,27 @@
-"""Launching a Kernel: argument checks, DLPack and NumPy arrays, and the
-compiled-kernel cache.
+"""Launching a Kernel: argument checks, DLPack and NumPy arrays, the
+backend, and the compiled-kernel cache.
 
 ``kernel(*arrays)`` checks every array against the kernel's description
 before it touches the driver, compiles the kernel (once per content hash),
-loads it through runtime/ and runs it on device 0. NumPy arrays (and other
-arrays on the CPU) are copied to the device and the outputs copied back;
-arrays on a CUDA device are passed by pointer, read through DLPack.
+loads it through runtime/ and runs it on device 0 of a backend: "cuda" (a
+GPU) or "emulator" (the PTX emulator, which runs the kernel's PTX on the
+host), chosen by ``backend=`` or else ``$MOSAIC_GPU_BACKEND``. NumPy arrays
+(and other arrays on the CPU) are copied to the device and the outputs
+copied back; arrays on a CUDA device are passed by pointer, read through
+DLPack.
 """
 
 import ctypes
 import hashlib
+import json
 import os
 import pathlib
 
 from . import _mosaic
 
-__all__ = ["cache_dir", "compile_cached"]
+__all__ = ["BACKENDS", "backend", "cache_dir", "compile_cached"]
+
+BACKENDS = ("cuda", "emulator")
 
 # DLPack's device types and type codes (dlpack.h).
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
@@ -47,6 +53,20 @@ _capsule_pointer.restype = ctypes.c_void_p
 _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
+def backend(name: str | None = None) -> str:
+    """The backend a launch runs on: ``name`` ("cuda" or "emulator"), or
+    when it is None ``$MOSAIC_GPU_BACKEND``, "cuda" when that is unset.
+    Raises ValueError for another name."""
+    if name is None:
+        chosen = os.environ.get("MOSAIC_GPU_BACKEND") or "cuda"
+        if chosen not in BACKENDS:
+            raise ValueError(f"MOSAIC_GPU_BACKEND is {chosen!r}; expected 'cuda' or 'emulator'")
+        return chosen
+    if name not in BACKENDS:
+        raise ValueError(f"backend must be 'cuda' or 'emulator', got {name!r}")
+    return name
+
+
 def cache_dir():
     """Where compiled kernels are kept: ``$MOSAIC_GPU_CACHE_DIR``, else
     ``~/.cache/mosaic_gpu``."""
@@ -58,15 +78,17 @@ _compiled = {}
 
 
 def compile_cached(module, **options):
-    """The manifest path of ``module`` compiled to a CUBIN with ``options``,
-    compiling it only when the cache has no kernel of the same content hash
-    (the module's text, the options and the ptxas used)."""
+    """The manifest path of ``module`` compiled to a CUBIN with ``options``
+    (its PTX beside it, for the emulator), compiling it only when the cache
+    has no kernel of the same content hash (the module's text, the options
+    and the ptxas used)."""
     key = hashlib.sha256("\n".join([
         str(module), repr(sorted(options.items())), str(_mosaic.find_ptxas())]).encode()).hexdigest()
     if key in _compiled:
         return _compiled[key]
     directory = cache_dir() / key[:32]
-    manifests = list(directory.glob("*.json")) if directory.is_dir() else []
+    manifests = [path for path in directory.glob("*.json") if _names_its_ptx(path)] \
+        if directory.is_dir() else []
     if not manifests:
         kernel = _mosaic.compile(module, emit="cubin", **options)
         directory.mkdir(parents=True, exist_ok=True)
@@ -76,11 +98,22 @@ def compile_cached(module, **options):
     return _compiled[key]
 
 
+def _names_its_ptx(manifest):
+    """Whether a cached manifest names its PTX and the file is there; those
+    written before manifests named the PTX are compiled again."""
+    try:
+        ptx = json.loads(manifest.read_text()).get("ptx")
+    except (OSError, ValueError):
+        return False
+    return isinstance(ptx, str) and (manifest.parent / ptx).is_file()
+
+
 class _Argument:
     """One array as the kernel sees it: element type, shape, and either a
     device pointer or a host array to copy."""
 
     def __init__(self, array, what):
+        self.what = what
         self.host = None
         self.pointer = None
         if hasattr(array, "__dlpack_device__") and hasattr(array, "__dlpack__"):
@@ -150,10 +183,17 @@ def check_arguments(kernel, arrays):
     return arguments
 
 
-def launch(kernel, arrays, options):
-    """Runs ``kernel`` on ``arrays``; returns the outputs it made (NumPy
-    arrays) when only the inputs were given."""
+def launch(kernel, arrays, options, backend_name=None):
+    """Runs ``kernel`` on ``arrays`` on the backend ``backend_name`` picks
+    (see ``backend``); returns the outputs it made (NumPy arrays) when only
+    the inputs were given."""
+    chosen = backend(backend_name)
     arguments = check_arguments(kernel, arrays)
+    if chosen == "emulator":
+        for argument in arguments:
+            if argument.pointer is not None:
+                raise ValueError(f"{argument.what} is on a CUDA device, but the emulator runs "
+                                 "kernels in its own memory; pass a CPU array")
     made = []
     if len(arguments) == len(kernel.inputs):
         import numpy
@@ -164,12 +204,12 @@ def launch(kernel, arrays, options):
     if not hasattr(_mosaic, "LoadedKernel"):
         raise RuntimeError("mosaic_gpu was built without runtime/ (cuda.h was not found), "
                            "so it cannot launch kernels")
-    _mosaic.cuda_driver_version()  # "no CUDA driver: ..." before compiling
-    loaded = _mosaic.LoadedKernel(compile_cached(kernel.module, **options))
+    _mosaic.cuda_driver_version(chosen)  # "no CUDA driver: ..." before compiling
+    loaded = _mosaic.LoadedKernel(compile_cached(kernel.module, **options), chosen)
     device = {}
     for i, argument in enumerate(arguments):
         if argument.host is not None:
-            device[i] = _mosaic.DeviceMemory(argument.host.nbytes)
+            device[i] = _mosaic.DeviceMemory(argument.host.nbytes, chosen)
             if i < len(arrays):  # the outputs made here hold nothing yet
                 device[i].upload(argument.host)
             argument.pointer = device[i].pointer

@@ -75,7 +75,10 @@ def test_cubin_matches_mosaic_compile(example, mosaic_compile, ptxas, tmp_path):
     assert kernel.cubin == reference.read_bytes()
     manifest = kernel.manifest
     assert manifest["cubin"] == f"{kernel.entry}.cubin"
-    manifest["cubin"] = expected["cubin"]
+    assert manifest["ptx"] == f"{kernel.entry}.ptx"
+    assert expected["ptx"] == f"{example.stem}.ptx"
+    assert reference.with_suffix(".ptx").read_text() == kernel.ptx
+    manifest["cubin"], manifest["ptx"] = expected["cubin"], expected["ptx"]
     assert without_compile_time(manifest) == without_compile_time(expected)
     assert manifest["ptxas"]["spill_stores"] == 0
     assert manifest["ptxas"]["spill_loads"] == 0
@@ -86,6 +89,7 @@ def test_cubin_matches_mosaic_compile(example, mosaic_compile, ptxas, tmp_path):
     written.parent.mkdir()
     kernel.write(str(written))
     assert written.read_bytes() == reference.read_bytes()
+    assert written.with_suffix(".ptx").read_text() == kernel.ptx
     assert without_compile_time(json.loads(written.with_suffix(".json").read_text())) \
         == without_compile_time(expected)
 

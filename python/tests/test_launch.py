@@ -1,6 +1,7 @@
-"""Launching: argument checks, DLPack, the missing driver, the cache, the
-whole launch path through a fake driver; the launches that compute skip
-without a GPU."""
+"""Launching: argument checks, DLPack, the backends and the missing driver,
+the cache, the whole launch path through a fake driver; the launches that
+compute run on each backend: on a GPU (skipped without one) and on the PTX
+emulator (where the build has one)."""
 import ctypes
 import json
 import os
@@ -28,14 +29,29 @@ def softmax():
 
 def gpu_available():
     try:
-        mgpu._mosaic.cuda_driver_version()
-        mgpu._mosaic.DeviceMemory(4)
+        mgpu._mosaic.cuda_driver_version("cuda")
+        mgpu._mosaic.DeviceMemory(4, "cuda")
         return True
     except (RuntimeError, AttributeError):
         return False
 
 
-needs_gpu = pytest.mark.skipif(not gpu_available(), reason="no CUDA driver or device")
+def emulator_available():
+    """Whether this build has the emulator's library: then the emulator
+    tests run (and fail where it does not work)."""
+    try:
+        return os.path.exists(mgpu._mosaic.driver_library("emulator"))
+    except (RuntimeError, AttributeError):
+        return False
+
+
+# The launches that compute, once per backend.
+on_each_backend = pytest.mark.parametrize("backend", [
+    pytest.param("cuda", marks=pytest.mark.skipif(not gpu_available(),
+                                                  reason="no CUDA driver or device")),
+    pytest.param("emulator", marks=pytest.mark.skipif(not emulator_available(),
+                                                      reason="built without the emulator")),
+])
 
 
 @pytest.mark.parametrize("arrays, exception, message", [
@@ -122,6 +138,33 @@ def test_bad_dlpack_arrays(array, message):
         launch._Argument(array, "input 0")
 
 
+@pytest.mark.parametrize("backend, environment, message", [
+    ("tpu", None, "backend must be 'cuda' or 'emulator', got 'tpu'"),
+    (None, "tpu", "MOSAIC_GPU_BACKEND is 'tpu'; expected 'cuda' or 'emulator'"),
+])
+def test_unknown_backend_is_a_value_error(softmax, backend, environment, message, monkeypatch):
+    monkeypatch.setenv("MOSAIC_GPU_BACKEND", environment or "cuda")
+    with pytest.raises(ValueError, match=message):
+        softmax.launch(np.zeros((4096, 128), np.float32), backend=backend)
+
+
+@pytest.mark.skipif(not hasattr(mgpu._mosaic, "LoadedKernel"),
+                    reason="built without runtime/ (no cuda.h)")
+def test_unknown_backend_in_the_bindings_is_a_value_error(monkeypatch):
+    with pytest.raises(ValueError, match="backend must be 'cuda' or 'emulator', got 'tpu'"):
+        mgpu._mosaic.cuda_driver_version("tpu")
+    monkeypatch.setenv("MOSAIC_GPU_BACKEND", "tpu")
+    with pytest.raises(ValueError, match='MOSAIC_GPU_BACKEND is "tpu"; expected "cuda"'):
+        mgpu._mosaic.DeviceMemory(4)
+
+
+def test_the_emulator_takes_no_cuda_arrays(softmax):
+    """The emulator's memory is its own: an array on a GPU cannot be
+    passed by pointer."""
+    with pytest.raises(ValueError, match="input 0 is on a CUDA device, but the emulator"):
+        softmax.launch(FakeCudaArray((4096, 128), (128, 1), 2, 32), backend="emulator")
+
+
 @pytest.mark.skipif(not hasattr(mgpu._mosaic, "LoadedKernel"),
                     reason="built without runtime/ (no cuda.h)")
 def test_no_cuda_driver_is_a_clear_error():
@@ -137,6 +180,12 @@ def test_no_cuda_driver_is_a_clear_error():
     result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                             text=True, check=True)
     assert result.stdout.startswith("no CUDA driver: dlopen(/nonexistent/libcuda.so.1) failed"), result.stdout
+    # The emulator backend opens MOSAIC_CUDA_DRIVER too.
+    script = script.replace("k(np.zeros((4096, 128), np.float32))",
+                            "k.launch(np.zeros((4096, 128), np.float32), backend='emulator')")
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, check=True)
+    assert result.stdout.startswith("no CUDA driver: dlopen(/nonexistent/libcuda.so.1) failed"), result.stdout
 
 
 def test_compiled_kernels_are_cached_by_content(softmax, ptxas, tmp_path, monkeypatch):
@@ -149,34 +198,89 @@ def test_compiled_kernels_are_cached_by_content(softmax, ptxas, tmp_path, monkey
     assert launch.compile_cached(example("softmax", "softmax").module) == path
     assert os.stat(path).st_mtime_ns == stamp
     assert launch.compile_cached(softmax.module, opt_level=2) != path
+    # The PTX is kept beside the CUBIN, for the emulator; an entry without
+    # it (written before manifests named the PTX) is compiled again.
+    ptx = pathlib.Path(path).with_name(json.loads(pathlib.Path(path).read_text())["ptx"])
+    assert ".visible .entry softmax(" in ptx.read_text()
+    ptx.unlink()
+    monkeypatch.setattr(launch, "_compiled", {})
+    assert launch.compile_cached(softmax.module) == path and ptx.exists()
 
 
-@needs_gpu
-def test_elementwise_on_the_gpu():
+# The checks that compute; each test runs one in a process of its own (a
+# crash of the emulator fails that test only, and each process loads one
+# backend's driver).
+def check_elementwise(backend):
     x = np.random.default_rng(0).standard_normal(1048576, dtype=np.float32)
     y = np.random.default_rng(1).standard_normal(1048576, dtype=np.float32)
-    out = example("elementwise", "elementwise")(x, y)
+    out = example("elementwise", "elementwise").launch(x, y, backend=backend)
     np.testing.assert_allclose(out, x * y + x, rtol=1e-6)
 
 
-@needs_gpu
-def test_softmax_on_the_gpu(softmax):
+def check_softmax(backend):
+    softmax = example("softmax", "softmax")
     x = np.random.default_rng(0).standard_normal((4096, 128), dtype=np.float32)
     out = np.empty_like(x)
-    assert softmax(x, out) is None
+    assert softmax.launch(x, out, backend=backend) is None
     e = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
 
 
-@needs_gpu
-def test_gemm_on_the_gpu():
-    ml_dtypes = pytest.importorskip("ml_dtypes")
+def check_tma_roundtrip(backend):
+    import ml_dtypes
+    x = np.random.default_rng(0).standard_normal((4096, 64), dtype=np.float32)
+    x = x.astype(ml_dtypes.bfloat16)
+    out = example("tma_roundtrip", "tma_roundtrip").launch(x, backend=backend)
+    assert (out.astype(np.float32) == 2 * x.astype(np.float32)).all()
+
+
+def check_gemm(backend):
+    import ml_dtypes
     rng = np.random.default_rng(0)
     a = rng.standard_normal((4096, 4096), dtype=np.float32).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((4096, 4096), dtype=np.float32).astype(ml_dtypes.bfloat16)
-    c = example("gemm_bf16", "gemm")(a, b)
+    c = example("gemm_bf16", "gemm").launch(a, b, backend=backend)
     reference = a[:256].astype(np.float32) @ b.astype(np.float32)
     np.testing.assert_allclose(c[:256].astype(np.float32), reference, rtol=2e-2, atol=0.5)
+
+
+@pytest.fixture(scope="module")
+def launch_cache(tmp_path_factory):
+    """The compiled-kernel cache of the launches here, shared by the
+    backends."""
+    return tmp_path_factory.mktemp("launch_cache")
+
+
+def run_check(check, backend, cache):
+    tests = pathlib.Path(__file__).resolve().parent
+    env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join(
+        [str(tests)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    result = subprocess.run(
+        [sys.executable, "-c", f"import test_launch; test_launch.{check}({backend!r})"],
+        env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@on_each_backend
+def test_elementwise(backend, launch_cache):
+    run_check("check_elementwise", backend, launch_cache)
+
+
+@on_each_backend
+def test_softmax(backend, launch_cache):
+    run_check("check_softmax", backend, launch_cache)
+
+
+@on_each_backend
+def test_tma_roundtrip(backend, launch_cache):
+    pytest.importorskip("ml_dtypes")
+    run_check("check_tma_roundtrip", backend, launch_cache)
+
+
+@on_each_backend
+def test_gemm(backend, launch_cache):
+    pytest.importorskip("ml_dtypes")
+    run_check("check_gemm", backend, launch_cache)
 
 
 FAKE_DRIVER = pathlib.Path(mgpu.__file__).resolve().parents[1] / "tests" / "libmosaic-fake-cuda.so"
@@ -221,7 +325,7 @@ def test_launch_through_a_fake_driver(ptxas, tmp_path):
     """NumPy arrays go to the device, in parameter order, and the outputs
     come back; the launch has the kernel's grid and block."""
     env = dict(os.environ, MOSAIC_CUDA_DRIVER=str(FAKE_DRIVER),
-               MOSAIC_GPU_CACHE_DIR=str(tmp_path))
+               MOSAIC_GPU_CACHE_DIR=str(tmp_path), MOSAIC_GPU_BACKEND="cuda")
     result = subprocess.run([sys.executable, "-c", FAKE_LAUNCH, str(FAKE_DRIVER),
                              str(REPO / "python" / "examples")],
                             env=env, capture_output=True, text=True)
@@ -232,3 +336,19 @@ def test_launch_through_a_fake_driver(ptxas, tmp_path):
     assert records["softmax"]["grid"] == [64, 1, 1] and records["softmax"]["made"]
     assert records["tma_error"] == "input 0 has dtype f32, the kernel expects bf16"
     assert len(list(tmp_path.glob("*/elementwise.cubin"))) == 1
+
+
+@pytest.mark.skipif(not FAKE_DRIVER.exists(), reason="built without runtime/ (no cuda.h)")
+def test_the_emulator_backend_needs_the_emulator():
+    """MOSAIC_CUDA_DRIVER may name the emulator's library for the emulator
+    backend, but no other driver."""
+    script = ("import mosaic_gpu as mg\n"
+              "try:\n"
+              "    mg._mosaic.cuda_driver_version('emulator')\n"
+              "except RuntimeError as error:\n"
+              "    print(error)\n")
+    env = dict(os.environ, MOSAIC_CUDA_DRIVER=str(FAKE_DRIVER))
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, check=True)
+    assert result.stdout.startswith(f"the emulator backend loaded {FAKE_DRIVER}, which is not "
+                                    "the emulator"), result.stdout

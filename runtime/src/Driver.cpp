@@ -9,6 +9,53 @@
 
 namespace mosaic::runtime {
 
+namespace {
+
+std::string environment(const char *name) {
+  const char *value = std::getenv(name);
+  return value ? value : "";
+}
+
+} // namespace
+
+const char *backendName(Backend backend) {
+  return backend == Backend::Emulator ? "emulator" : "cuda";
+}
+
+Expected<Backend> parseBackend(const std::string &name) {
+  if (name == "cuda")
+    return Backend::Cuda;
+  if (name == "emulator")
+    return Backend::Emulator;
+  return Error{"MOSAIC_GPU_BACKEND is \"" + name +
+               "\"; expected \"cuda\" (a GPU, the default) or \"emulator\" "
+               "(the PTX emulator)"};
+}
+
+Expected<Backend> backendFromEnvironment() {
+  std::string name = environment("MOSAIC_GPU_BACKEND");
+  if (name.empty())
+    return Backend::Cuda;
+  return parseBackend(name);
+}
+
+Expected<std::string> driverLibrary(Backend backend) {
+  std::string chosen = environment("MOSAIC_CUDA_DRIVER");
+  if (!chosen.empty())
+    return chosen;
+  if (backend == Backend::Cuda)
+    return std::string(kDefaultDriverLibrary);
+#ifdef MOSAIC_EMULATOR_DRIVER
+  return std::string(MOSAIC_EMULATOR_DRIVER);
+#else
+  return Error{"the emulator backend needs the emulator's driver library, "
+               "but this runtime was built without the emulator (only the "
+               "main build builds emulator/); set MOSAIC_CUDA_DRIVER to the "
+               "emulator's libcuda.so.1 (build/lib/emulator/libcuda.so.1 in "
+               "the main build)"};
+#endif
+}
+
 // Two steps, so that the argument's macro (cuMemAlloc -> cuMemAlloc_v2) is
 // expanded before it is turned into a string.
 #define MOSAIC_STRINGIFY_EXPANDED(name) #name
@@ -48,20 +95,90 @@ Expected<std::unique_ptr<Driver>> Driver::load(const std::string &library) {
   MOSAIC_DRIVER_FUNCTIONS(MOSAIC_LOOKUP)
 #undef MOSAIC_LOOKUP
 
+  // The emulator's extensions; a GPU's driver has none of them.
+  auto isEmulator = reinterpret_cast<int (*)()>(
+      dlsym(driver->handle, "mosaicEmulatorIsEmulator"));
+  driver->emulator = isEmulator && isEmulator() == 1;
+  if (driver->emulator) {
+    driver->lastReport = reinterpret_cast<const char *(*)()>(
+        dlsym(driver->handle, "mosaicEmulatorLastReport"));
+    driver->lastError = reinterpret_cast<const char *(*)()>(
+        dlsym(driver->handle, "mosaicEmulatorLastError"));
+    driver->lastLaunchCounts =
+        reinterpret_cast<decltype(driver->lastLaunchCounts)>(
+            dlsym(driver->handle, "mosaicEmulatorLastLaunchCounts"));
+  }
+
   MOSAIC_RETURN_IF_ERROR(driver->check(
       driver->cuInit(0),
       "the CUDA driver " + library + " is present, but " + "cuInit failed"));
   return driver;
 }
 
-Expected<const Driver *> Driver::get() {
-  static const Expected<std::unique_ptr<Driver>> loaded = [] {
-    const char *library = std::getenv("MOSAIC_CUDA_DRIVER");
-    return load(library && *library ? library : kDefaultDriverLibrary);
-  }();
+namespace {
+
+Expected<std::unique_ptr<Driver>> loadBackend(Backend backend) {
+  Expected<std::string> library = driverLibrary(backend);
+  MOSAIC_RETURN_IF_ERROR(library);
+  Expected<std::unique_ptr<Driver>> driver = Driver::load(*library);
+  MOSAIC_RETURN_IF_ERROR(driver);
+  if (backend == Backend::Emulator && !(*driver)->isEmulator())
+    return Error{"the emulator backend loaded " + *library +
+                 ", which is not the emulator (it has no "
+                 "`mosaicEmulatorIsEmulator`); MOSAIC_CUDA_DRIVER must name "
+                 "the emulator's libcuda.so.1 or be unset"};
+  // Both libraries have the soname libcuda.so.1, so once the emulator is
+  // loaded, dlopen("libcuda.so.1") finds it instead of the GPU's driver.
+  if (backend == Backend::Cuda && *library == kDefaultDriverLibrary &&
+      (*driver)->isEmulator())
+    return Error{"libcuda.so.1 is the emulator, loaded earlier in this "
+                 "process under the same soname; use the cuda backend before "
+                 "the emulator, or name the GPU driver's path in "
+                 "MOSAIC_CUDA_DRIVER"};
+  return driver;
+}
+
+Expected<const Driver *>
+pointer(const Expected<std::unique_ptr<Driver>> &loaded) {
   if (!loaded.ok())
     return Error{loaded.message()};
   return static_cast<const Driver *>(loaded->get());
+}
+
+} // namespace
+
+Expected<const Driver *> Driver::get() {
+  Expected<Backend> backend = backendFromEnvironment();
+  MOSAIC_RETURN_IF_ERROR(backend);
+  return get(*backend);
+}
+
+Expected<const Driver *> Driver::get(Backend backend) {
+  if (backend == Backend::Emulator) {
+    static const Expected<std::unique_ptr<Driver>> emulator =
+        loadBackend(Backend::Emulator);
+    return pointer(emulator);
+  }
+  static const Expected<std::unique_ptr<Driver>> cuda =
+      loadBackend(Backend::Cuda);
+  return pointer(cuda);
+}
+
+std::string Driver::emulatorReport() const {
+  const char *text = lastReport ? lastReport() : nullptr;
+  std::string report = text ? text : "";
+  while (!report.empty() && report.back() == '\n')
+    report.pop_back();
+  return report;
+}
+
+std::optional<EmulatorCounts> Driver::emulatorCounts() const {
+  if (!lastLaunchCounts)
+    return std::nullopt;
+  EmulatorCounts counts;
+  lastLaunchCounts(&counts.warpInstructions, &counts.threadInstructions,
+                   &counts.seconds);
+  return counts;
 }
 
 Driver::~Driver() {
@@ -84,6 +201,18 @@ Status Driver::check(CUresult result, const std::string &what) const {
       (name ? std::string(name) : "CUDA error " + std::to_string(result));
   if (description)
     message += std::string(" (") + description + ")";
+  if (!emulator)
+    return Error{message};
+  // The emulator says why: a failed launch's report of the fault or hazard
+  // on the lines after, any other call's reason on the same line.
+  if (result == CUDA_ERROR_LAUNCH_FAILED) {
+    std::string report = emulatorReport();
+    if (!report.empty())
+      message += "\n" + report;
+  } else if (const char *reason = lastError ? lastError() : nullptr;
+             reason && *reason) {
+    message += std::string(": ") + reason;
+  }
   return Error{message};
 }
 

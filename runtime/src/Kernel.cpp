@@ -6,6 +6,7 @@
 #include "mosaic/Runtime/TensorMap.h"
 
 #include <cstdint>
+#include <string_view>
 
 namespace mosaic::runtime {
 
@@ -14,6 +15,9 @@ namespace {
 /// Portable clusters have at most this many blocks; larger ones must be
 /// allowed per function.
 constexpr uint64_t kPortableClusterSize = 8;
+
+/// A CUBIN is an ELF file; PTX is text.
+constexpr std::string_view kElfMagic = "\177ELF";
 
 uint64_t product(const std::array<uint32_t, 3> &dims) {
   return uint64_t(dims[0]) * dims[1] * dims[2];
@@ -109,6 +113,26 @@ Status checkLaunchShape(const Manifest &manifest, const Context &context,
   return Status();
 }
 
+/// The file to load: the CUBIN on a GPU; on the emulator, which runs PTX
+/// text only, the manifest's `ptx`, or its `cubin` when that is PTX text
+/// (which the format allows) and there is no `ptx`.
+Expected<std::string> moduleImage(const Manifest &manifest,
+                                  const Driver &cuda) {
+  if (!cuda.isEmulator())
+    return manifest.cubinPath;
+  if (!manifest.ptxPath.empty())
+    return manifest.ptxPath;
+  Expected<std::string> cubin = readFile(manifest.cubinPath);
+  MOSAIC_RETURN_IF_ERROR(cubin);
+  if (cubin->compare(0, kElfMagic.size(), kElfMagic) != 0)
+    return manifest.cubinPath;
+  return Error{"the emulator runs PTX, but `" + manifest.cubinPath +
+               "` is a CUBIN and the manifest names no `ptx`; recompile `" +
+               manifest.entry +
+               "` with this mosaic-compile, which writes the PTX beside the "
+               "CUBIN"};
+}
+
 /// The driver's view of `pointer`: device memory of this context's device,
 /// with the whole buffer inside one allocation.
 Status checkDeviceMemory(const Context &context, const BufferParameter &buffer,
@@ -156,7 +180,9 @@ Expected<Kernel> Kernel::load(const Context &context, Manifest manifest) {
   const Manifest &m = *kernel.description;
   MOSAIC_RETURN_IF_ERROR(checkArchitecture(m, context));
 
-  Expected<std::string> image = readFile(m.cubinPath);
+  Expected<std::string> imagePath = moduleImage(m, cuda);
+  MOSAIC_RETURN_IF_ERROR(imagePath);
+  Expected<std::string> image = readFile(*imagePath);
   MOSAIC_RETURN_IF_ERROR(image);
   image->push_back('\0'); // PTX text must end in NUL; a CUBIN ignores it.
   char log[8192] = {};
@@ -166,13 +192,16 @@ Expected<Kernel> Kernel::load(const Context &context, Manifest manifest) {
   Status loaded =
       cuda.check(cuda.cuModuleLoadDataEx(&kernel.module, image->data(), 2,
                                          options, values),
-                 "cuModuleLoadDataEx(`" + m.cubinPath + "`)");
-  if (!loaded.ok())
-    return Error{loaded.message() + (log[0] ? std::string(": ") + log : "")};
+                 "cuModuleLoadDataEx(`" + *imagePath + "`)");
+  // The JIT log follows the message, unless the message has it already (the
+  // emulator's reason, which `check` adds, is the log).
+  if (!loaded.ok() && log[0] && loaded.message().find(log) == std::string::npos)
+    return Error{loaded.message() + ": " + log};
+  MOSAIC_RETURN_IF_ERROR(loaded);
   MOSAIC_RETURN_IF_ERROR(
       cuda.check(cuda.cuModuleGetFunction(&kernel.function, kernel.module,
                                           m.entry.c_str()),
-                 "`" + m.cubinPath + "` has no kernel `" + m.entry +
+                 "`" + *imagePath + "` has no kernel `" + m.entry +
                      "` (cuModuleGetFunction)"));
   MOSAIC_RETURN_IF_ERROR(checkLaunchShape(m, context, cuda, kernel.function));
 

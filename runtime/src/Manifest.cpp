@@ -88,6 +88,8 @@ public:
 
   std::string pathOf(const std::string &key) const { return join(path, key); }
 
+  bool has(const std::string &key) const { return object.find(key) != nullptr; }
+
   Expected<const JsonValue *> get(const std::string &key,
                                   JsonValue::Kind kind) const {
     const JsonValue *value = object.find(key);
@@ -174,6 +176,15 @@ Expected<std::array<uint32_t, 3>> readDim3(const ObjectReader &reader,
   return std::array<uint32_t, 3>{static_cast<uint32_t>((*values)[0]),
                                  static_cast<uint32_t>((*values)[1]),
                                  static_cast<uint32_t>((*values)[2])};
+}
+
+/// `file` (a manifest's `cubin` or `ptx`) resolved against `directory`.
+std::string resolve(const std::string &file, const std::string &directory) {
+  if (file.front() == '/' || directory.empty())
+    return file;
+  if (directory.back() == '/')
+    return directory + file;
+  return directory + "/" + file;
 }
 
 /// Reads `sm_<major><minor>` with an optional `a` or `f` feature suffix.
@@ -397,12 +408,13 @@ Expected<Manifest> parseManifest(std::string_view json,
   Expected<std::string> cubin = top.string("cubin");
   MOSAIC_RETURN_IF_ERROR(cubin);
   manifest.cubin = *cubin;
-  if (cubin->front() == '/' || directory.empty())
-    manifest.cubinPath = *cubin;
-  else if (directory.back() == '/')
-    manifest.cubinPath = directory + *cubin;
-  else
-    manifest.cubinPath = directory + "/" + *cubin;
+  manifest.cubinPath = resolve(*cubin, directory);
+  if (top.has("ptx")) {
+    Expected<std::string> ptx = top.string("ptx");
+    MOSAIC_RETURN_IF_ERROR(ptx);
+    manifest.ptx = *ptx;
+    manifest.ptxPath = resolve(*ptx, directory);
+  }
 
   Expected<std::array<uint32_t, 3>> grid = readDim3(top, "grid");
   MOSAIC_RETURN_IF_ERROR(grid);

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 
 using namespace mosaic::runtime;
 
@@ -58,13 +59,13 @@ TEST(Driver, StubDriverHasEveryEntryPoint) {
 #endif
 }
 
-// The process's driver is libcuda.so.1 unless MOSAIC_CUDA_DRIVER names
+// The CUDA backend's driver is libcuda.so.1 unless MOSAIC_CUDA_DRIVER names
 // another. On a machine without one the error says so; with one, it loads.
 TEST(Driver, DefaultDriverLoadsOrSaysWhyNot) {
   const char *override = std::getenv("MOSAIC_CUDA_DRIVER");
   std::string library =
       override && *override ? override : kDefaultDriverLibrary;
-  Expected<const Driver *> driver = Driver::get();
+  Expected<const Driver *> driver = Driver::get(Backend::Cuda);
   if (driver.ok()) {
     EXPECT_EQ((*driver)->library(), library);
     EXPECT_GT((*driver)->version(), 0);
@@ -77,7 +78,81 @@ TEST(Driver, DefaultDriverLoadsOrSaysWhyNot) {
                                        " is present, but cuInit failed"))
       << driver.message();
   // A second call gives the same answer.
-  EXPECT_EQ(Driver::get().message(), driver.message());
+  EXPECT_EQ(Driver::get(Backend::Cuda).message(), driver.message());
+}
+
+/// Sets an environment variable for the scope, restoring it after.
+class ScopedEnvironment {
+public:
+  ScopedEnvironment(const char *name, const char *value) : name(name) {
+    if (const char *old = std::getenv(name))
+      previous = old;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnvironment() {
+    if (previous)
+      setenv(name, previous->c_str(), 1);
+    else
+      unsetenv(name);
+  }
+
+private:
+  const char *name;
+  std::optional<std::string> previous;
+};
+
+TEST(Backend, NamesAndErrors) {
+  EXPECT_EQ(*parseBackend("cuda"), Backend::Cuda);
+  EXPECT_EQ(*parseBackend("emulator"), Backend::Emulator);
+  EXPECT_STREQ(backendName(Backend::Cuda), "cuda");
+  EXPECT_STREQ(backendName(Backend::Emulator), "emulator");
+  std::string expected = "MOSAIC_GPU_BACKEND is \"gpu\"; expected \"cuda\" "
+                         "(a GPU, the default) or \"emulator\" (the PTX "
+                         "emulator)";
+  EXPECT_EQ(parseBackend("gpu").message(), expected);
+
+  {
+    ScopedEnvironment unset("MOSAIC_GPU_BACKEND", nullptr);
+    EXPECT_EQ(*backendFromEnvironment(), Backend::Cuda);
+  }
+  {
+    ScopedEnvironment empty("MOSAIC_GPU_BACKEND", "");
+    EXPECT_EQ(*backendFromEnvironment(), Backend::Cuda);
+  }
+  {
+    ScopedEnvironment emulator("MOSAIC_GPU_BACKEND", "emulator");
+    EXPECT_EQ(*backendFromEnvironment(), Backend::Emulator);
+  }
+  ScopedEnvironment bad("MOSAIC_GPU_BACKEND", "gpu");
+  EXPECT_EQ(backendFromEnvironment().message(), expected);
+  // Driver::get() reads the variable, and says what is wrong with it.
+  EXPECT_EQ(Driver::get().message(), expected);
+}
+
+TEST(Backend, DriverLibraries) {
+  {
+    ScopedEnvironment chosen("MOSAIC_CUDA_DRIVER", "/opt/mine/libcuda.so.1");
+    EXPECT_EQ(*driverLibrary(Backend::Cuda), "/opt/mine/libcuda.so.1");
+    EXPECT_EQ(*driverLibrary(Backend::Emulator), "/opt/mine/libcuda.so.1");
+  }
+  ScopedEnvironment unset("MOSAIC_CUDA_DRIVER", nullptr);
+  EXPECT_EQ(*driverLibrary(Backend::Cuda), kDefaultDriverLibrary);
+  Expected<std::string> emulator = driverLibrary(Backend::Emulator);
+#ifdef MOSAIC_EMULATOR_DRIVER
+  // The main build compiles in the emulator it builds.
+  ASSERT_TRUE(emulator.ok()) << emulator.message();
+  EXPECT_EQ(*emulator, MOSAIC_EMULATOR_DRIVER);
+#else
+  EXPECT_EQ(emulator.message(),
+            "the emulator backend needs the emulator's driver library, but "
+            "this runtime was built without the emulator (only the main "
+            "build builds emulator/); set MOSAIC_CUDA_DRIVER to the "
+            "emulator's libcuda.so.1 (build/lib/emulator/libcuda.so.1 in the "
+            "main build)");
+#endif
 }
 
 } // namespace

@@ -3,8 +3,13 @@
 // Loads and launches small kernels written in PTX (the driver compiles
 // them), so these tests need no compiler: an elementwise kernel, one that
 // reports its cluster size, and a TMA round trip through a 128-byte swizzle
-// with more than 48 KiB of dynamic shared memory. Every test skips, saying
-// why, when there is no driver, no device, or a device other than sm_90.
+// with more than 48 KiB of dynamic shared memory. They run on the backend
+// MOSAIC_GPU_BACKEND selects: ctest runs them on the GPU (`runtime-gpu`),
+// where every test skips, saying why, when there is no driver, no device, or
+// a device other than sm_90; and on the PTX emulator (`runtime-emulator`),
+// which needs no GPU, so there a missing emulator is a failure. On the
+// emulator, kernels with a data race and with a fault must fail their
+// launch with the emulator's report.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +83,45 @@ const char *kElementwisePtx = R"(.version 8.0
   mov.u32 %r2, %cluster_nctarank;
   st.global.u32 [%rd3], %r2;
 DONE:
+  ret;
+}
+)";
+
+// Kernels the emulator must refuse. smem_race: thread 0 writes `cell` and
+// thread 32, in another warp, reads it with no barrier between them, a data
+// race on shared memory. null_store: every thread stores through a null
+// pointer, a fault.
+const char *kBrokenPtx = R"(.version 8.0
+.target sm_90a
+.address_size 64
+
+.shared .align 4 .b32 cell;
+
+.visible .entry smem_race(.param .u64 out)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<3>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  setp.eq.u32 %p1, %r1, 0;
+  @%p1 st.shared.u32 [cell], %r1;
+  setp.ne.u32 %p2, %r1, 32;
+  @%p2 bra DONE;
+  ld.shared.u32 %r2, [cell];
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  st.global.u32 [%rd1], %r2;
+DONE:
+  ret;
+}
+
+.visible .entry null_store(.param .u64 out)
+{
+  .reg .b32 %r<2>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  mov.u64 %rd1, 0;
+  st.global.u32 [%rd1], %r1;
   ret;
 }
 )";
@@ -195,6 +239,15 @@ const char *kRoundTripManifest = R"({
      "l2_promotion": "none", "oob_fill": "none"}]
 })";
 
+const char *kBrokenManifest = R"({
+  "arch": "sm_90a", "block": [128, 1, 1], "cluster": [1, 1, 1],
+  "cubin": "mosaic_gpu_broken.ptx", "dynamic_smem_bytes": 0,
+  "entry": "smem_race", "grid": [1, 1, 1],
+  "parameters": [{"alignment": 16, "element_type": "i32", "index": 0,
+                  "kind": "buffer", "shape": [1]}],
+  "tensor_maps": []
+})";
+
 /// Declares `name` as the value of `expr`, an `Expected`, or ends the test
 /// with its message.
 #define ASSIGN_OR_FAIL(name, expr)                                             \
@@ -205,20 +258,35 @@ const char *kRoundTripManifest = R"({
 class Gpu : public testing::Test {
 protected:
   void SetUp() override {
-    Expected<const Driver *> loaded = Driver::get();
-    if (!loaded.ok())
+    Expected<Backend> backend = backendFromEnvironment();
+    ASSERT_TRUE(backend.ok()) << backend.message();
+    // A machine may lack a GPU, but the emulator needs none.
+    bool emulated = *backend == Backend::Emulator;
+    Expected<const Driver *> loaded = Driver::get(*backend);
+    if (!loaded.ok()) {
+      ASSERT_FALSE(emulated) << loaded.message();
       GTEST_SKIP() << loaded.message();
+    }
     driver = *loaded;
+    // The CUDA backend runs on the emulator too when MOSAIC_CUDA_DRIVER
+    // names it.
+    emulated = driver->isEmulator();
     Expected<Context> opened = Context::open(*driver, 0);
-    if (!opened.ok())
+    if (!opened.ok()) {
+      ASSERT_FALSE(emulated) << opened.message();
       GTEST_SKIP() << opened.message();
+    }
     context.emplace(std::move(*opened));
-    if (context->computeCapability() != 90)
-      GTEST_SKIP() << "the test kernels are PTX for sm_90a; device 0 ("
-                   << context->name() << ") is sm_"
-                   << context->computeCapability();
+    if (context->computeCapability() != 90) {
+      std::string reason = "the test kernels are PTX for sm_90a; device 0 (" +
+                           context->name() + ") is sm_" +
+                           std::to_string(context->computeCapability());
+      ASSERT_FALSE(emulated) << reason;
+      GTEST_SKIP() << reason;
+    }
     writeTempFile("mosaic_gpu_elementwise.ptx", kElementwisePtx);
     writeTempFile("mosaic_gpu_roundtrip.ptx", kRoundTripPtx);
+    writeTempFile("mosaic_gpu_broken.ptx", kBrokenPtx);
   }
 
   /// Parses `json` (relative paths from the temporary directory) and loads
@@ -399,6 +467,23 @@ TEST_F(Gpu, LoadErrors) {
   EXPECT_EQ(
       loaded.rfind("cuModuleLoadDataEx(`" + garbage + "`): CUDA_ERROR_", 0), 0u)
       << loaded;
+  if (driver->isEmulator()) {
+    // An ELF file is a CUBIN, which the emulator cannot run.
+    std::string elf = writeTempFile("mosaic_gpu_elf.cubin", "\177ELF\2\1\1");
+    EXPECT_EQ(loadError(replaceOnce(manifest, "mosaic_gpu_elementwise.ptx",
+                                    "mosaic_gpu_elf.cubin")),
+              "the emulator runs PTX, but `" + elf +
+                  "` is a CUBIN and the manifest names no `ptx`; recompile "
+                  "`elementwise` with this mosaic-compile, which writes the "
+                  "PTX beside the CUBIN");
+    // With a `ptx`, the emulator loads it and ignores the CUBIN.
+    std::string both = replaceOnce(manifest, "mosaic_gpu_elementwise.ptx",
+                                   "mosaic_gpu_elf.cubin");
+    both = replaceOnce(both, "\"entry\"",
+                       "\"ptx\": \"mosaic_gpu_elementwise.ptx\", \"entry\"");
+    Expected<Kernel> kernel = load(both);
+    EXPECT_TRUE(kernel.ok()) << kernel.message();
+  }
 }
 
 TEST_F(Gpu, MosaicRunPassesCorrectKernels) {
@@ -417,8 +502,16 @@ TEST_F(Gpu, MosaicRunPassesCorrectKernels) {
   Expected<JsonValue> result = parseJson(*text);
   ASSERT_TRUE(result.ok()) << result.message();
   EXPECT_TRUE(result->find("passed")->asBool());
-  EXPECT_GT(result->find("median_ms")->asNumber(), 0);
   EXPECT_EQ(result->find("compared")->asInteger(), 1 << 20);
+  EXPECT_EQ(result->find("emulated")->asBool(), driver->isEmulator());
+  if (driver->isEmulator()) {
+    // The emulator's wall time is no GPU timing: there is none.
+    EXPECT_EQ(result->find("median_ms"), nullptr);
+    EXPECT_NE(outcome.output.find("; emulated, not timed"), std::string::npos)
+        << outcome.output;
+  } else {
+    EXPECT_GT(result->find("median_ms")->asNumber(), 0);
+  }
 
   std::string roundTrip =
       writeTempFile("mosaic_gpu_roundtrip.json", kRoundTripManifest);
@@ -450,6 +543,54 @@ TEST_F(Gpu, MosaicRunFailsWrongKernels) {
   EXPECT_NE(outcome.output.find("no reference (--check=none)"),
             std::string::npos)
       << outcome.output;
+}
+
+// Last, in case a failed launch spoils the context as it does on a GPU. A
+// failed launch's message carries the emulator's report; a data race is a
+// hazard, and fails mosaic-run too.
+TEST_F(Gpu, EmulatorReportsHazards) {
+  if (!driver->isEmulator())
+    GTEST_SKIP() << "hazards are reported by the emulator only";
+  ASSIGN_OR_FAIL(kernel, load(kBrokenManifest));
+  ASSIGN_OR_FAIL(out, allocate(4));
+  Expected<Launch> launch =
+      kernel.prepare({{out.pointer(), ElementType::I32, {1}}});
+  ASSERT_TRUE(launch.ok()) << launch.message();
+  Status ran = launch->run(nullptr);
+  ASSERT_FALSE(ran.ok()) << "a data race ran without a hazard";
+  EXPECT_NE(ran.message().find("CUDA_ERROR_LAUNCH_FAILED"), std::string::npos)
+      << ran.message();
+  std::string report = driver->emulatorReport();
+  EXPECT_NE(report.find("hazard"), std::string::npos) << report;
+  EXPECT_NE(ran.message().find("\n" + report), std::string::npos)
+      << ran.message();
+
+  std::string manifest =
+      writeTempFile("mosaic_gpu_broken.json", kBrokenManifest);
+  Outcome outcome = runMosaicRun(manifest + " --check=none");
+  EXPECT_EQ(outcome.status, 1) << outcome.output;
+  EXPECT_NE(outcome.output.find("mosaic-run: error: "), std::string::npos)
+      << outcome.output;
+  EXPECT_NE(outcome.output.find("hazard"), std::string::npos) << outcome.output;
+}
+
+TEST_F(Gpu, EmulatorReportsFaults) {
+  if (!driver->isEmulator())
+    GTEST_SKIP() << "a fault on a GPU spoils the process's context";
+  ASSIGN_OR_FAIL(kernel,
+                 load(replaceOnce(kBrokenManifest, "smem_race", "null_store")));
+  ASSIGN_OR_FAIL(out, allocate(4));
+  Expected<Launch> launch =
+      kernel.prepare({{out.pointer(), ElementType::I32, {1}}});
+  ASSERT_TRUE(launch.ok()) << launch.message();
+  Status ran = launch->run(nullptr);
+  ASSERT_FALSE(ran.ok()) << "a store through a null pointer ran";
+  EXPECT_NE(ran.message().find("CUDA_ERROR_LAUNCH_FAILED"), std::string::npos)
+      << ran.message();
+  std::string report = driver->emulatorReport();
+  EXPECT_FALSE(report.empty());
+  EXPECT_NE(ran.message().find("\n" + report), std::string::npos)
+      << ran.message();
 }
 
 } // namespace

@@ -30,6 +30,8 @@ TEST(Manifest, ReadsTheElementwiseManifest) {
   EXPECT_EQ(manifest->archSuffix, 'a');
   EXPECT_EQ(manifest->entry, "elementwise");
   EXPECT_EQ(manifest->cubinPath, "build/elementwise.cubin");
+  EXPECT_EQ(manifest->ptx, "elementwise.ptx");
+  EXPECT_EQ(manifest->ptxPath, "build/elementwise.ptx");
   EXPECT_EQ(manifest->grid, (std::array<uint32_t, 3>{128, 1, 1}));
   EXPECT_EQ(manifest->block, (std::array<uint32_t, 3>{128, 1, 1}));
   EXPECT_EQ(manifest->cluster, (std::array<uint32_t, 3>{1, 1, 1}));
@@ -50,6 +52,9 @@ TEST(Manifest, ReadsTensorMaps) {
   Expected<Manifest> manifest = parseManifest(kRoundTripManifest, "");
   ASSERT_TRUE(manifest.ok()) << manifest.message();
   EXPECT_EQ(manifest->cubinPath, "tma_roundtrip.cubin");
+  // `ptx` is optional: manifests from before the emulator have none.
+  EXPECT_EQ(manifest->ptx, "");
+  EXPECT_EQ(manifest->ptxPath, "");
   ASSERT_EQ(manifest->parameters.size(), 4u);
   EXPECT_EQ(manifest->parameters[3].kind, Parameter::Kind::TensorMap);
   EXPECT_EQ(manifest->parameters[3].slot, 1u);
@@ -80,6 +85,23 @@ TEST(Manifest, ReadsEveryOptionSpelling) {
   EXPECT_EQ(manifest->cubinPath, "/kernels/tma_roundtrip.cubin");
   EXPECT_EQ(manifest->tensorMaps[0].l2PromotionBytes, 256u);
   EXPECT_TRUE(manifest->tensorMaps[0].oobFillNan);
+}
+
+TEST(Manifest, ResolvesThePtxLikeTheCubin) {
+  std::string json = replaceOnce(kElementwiseManifest, "\"elementwise.ptx\"",
+                                 "\"/kernels/elementwise.ptx\"");
+  Expected<Manifest> manifest = parseManifest(json, "build/");
+  ASSERT_TRUE(manifest.ok()) << manifest.message();
+  EXPECT_EQ(manifest->ptxPath, "/kernels/elementwise.ptx");
+  manifest = parseManifest(kElementwiseManifest, "");
+  ASSERT_TRUE(manifest.ok()) << manifest.message();
+  EXPECT_EQ(manifest->ptxPath, "elementwise.ptx");
+  EXPECT_EQ(manifestError(
+                replaceOnce(kElementwiseManifest, "\"elementwise.ptx\"", "3")),
+            "`ptx` must be a string, got 3");
+  EXPECT_EQ(manifestError(replaceOnce(kElementwiseManifest,
+                                      "\"elementwise.ptx\"", "\"\"")),
+            "`ptx` is empty");
 }
 
 TEST(Manifest, NamesMissingAndMistypedFields) {
@@ -205,6 +227,7 @@ TEST(Manifest, LoadResolvesTheCubinBesideTheManifest) {
   Expected<Manifest> manifest = loadManifest(path);
   ASSERT_TRUE(manifest.ok()) << manifest.message();
   EXPECT_EQ(manifest->cubinPath, testing::TempDir() + "elementwise.cubin");
+  EXPECT_EQ(manifest->ptxPath, testing::TempDir() + "elementwise.ptx");
   std::remove(path.c_str());
 
   Expected<Manifest> missing = loadManifest("/nonexistent/kernel.json");

@@ -22,12 +22,13 @@ inline const std::string kElementwiseManifest = R"({
     {"alignment": 16, "element_type": "f32", "index": 1, "kind": "buffer", "shape": [1048576]},
     {"alignment": 16, "element_type": "f32", "index": 2, "kind": "buffer", "shape": [1048576]}
   ],
+  "ptx": "elementwise.ptx",
   "ptxas": {"registers": 80, "report": "...", "spill_loads": 0, "spill_stores": 0, "stack_frame_bytes": 0},
   "tensor_maps": []
 })";
 
 /// What mosaic-compile writes for examples/tma_roundtrip.mlir (keys in
-/// another order, ptxas report left out): each 4096x64 bf16 buffer is read
+/// another order, ptxas report and the optional `ptx` left out): each 4096x64 bf16 buffer is read
 /// or written in 128x64 boxes through the (8, 64) tiling with the 128-byte
 /// swizzle, so each map has rank 4.
 inline const std::string kRoundTripManifest = R"({

@@ -364,6 +364,10 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(builder, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(builder, loc, 0);
+  // wait_group covers only the executing warp's part of the MMA: the
+  // barrier orders every warp's completion (its shared-memory reads) before
+  // whatever follows, such as a TMA refill of the operands' stage.
+  warpgroupBarrier(op, builder);
 
   Value result = arith::ConstantOp::create(
       builder, loc, builder.getZeroAttr(accRegisters->getType()));

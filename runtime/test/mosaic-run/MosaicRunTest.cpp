@@ -31,6 +31,8 @@ TEST(MosaicRun, Help) {
   EXPECT_EQ(outcome.status, 0);
   EXPECT_EQ(outcome.output.rfind("usage: mosaic-run KERNEL.json", 0), 0u)
       << outcome.output;
+  EXPECT_NE(outcome.output.find("  --emulate "), std::string::npos)
+      << outcome.output;
 }
 
 TEST(MosaicRun, UsageErrors) {
@@ -52,6 +54,7 @@ TEST(MosaicRun, UsageErrors) {
            {manifest + " --outputs=1,x",
             "--outputs takes parameter indices separated by commas, got "
             "\"1,x\""},
+           {manifest + " --emulate=yes", "--emulate takes no value"},
        }) {
     Outcome outcome = runMosaicRun(c.arguments);
     EXPECT_EQ(outcome.status, 2) << c.arguments;
@@ -133,6 +136,42 @@ TEST(MosaicRun, NoDriverIsAClearErrorAndAFailedResult) {
                 .rfind("no CUDA driver: ", 0),
             0u);
   EXPECT_EQ(result->find("median_ms"), nullptr);
+  EXPECT_FALSE(result->find("emulated")->asBool());
+}
+
+// The backend comes from --emulate, else MOSAIC_GPU_BACKEND; the emulator's
+// library from MOSAIC_CUDA_DRIVER, else the one built with mosaic-run.
+TEST(MosaicRun, BackendSelection) {
+  std::string manifest =
+      writeTempFile("mosaic_run_backend.json", kElementwiseManifest);
+  Outcome outcome = runMosaicRun(manifest, "MOSAIC_GPU_BACKEND=gpu");
+  EXPECT_EQ(outcome.status, 1);
+  EXPECT_EQ(outcome.output,
+            "mosaic-run: error: MOSAIC_GPU_BACKEND is \"gpu\"; expected "
+            "\"cuda\" (a GPU, the default) or \"emulator\" (the PTX "
+            "emulator)\n");
+
+  std::string noDriver = "mosaic-run: error: no CUDA driver: "
+                         "dlopen(libmosaic-no-such-driver.so.1) failed: ";
+  for (const std::string &environment :
+       {std::string(kNoDriver) + " MOSAIC_GPU_BACKEND=emulator",
+        std::string(kNoDriver) + " MOSAIC_GPU_BACKEND=gpu"}) {
+    // --emulate wins over the variable, and honours MOSAIC_CUDA_DRIVER.
+    outcome = runMosaicRun(manifest + " --emulate", environment);
+    EXPECT_EQ(outcome.status, 1) << environment;
+    EXPECT_EQ(outcome.output.rfind(noDriver, 0), 0u) << environment << "\n"
+                                                     << outcome.output;
+  }
+#ifndef MOSAIC_EMULATOR_DRIVER
+  outcome = runMosaicRun(manifest + " --emulate", "env -u MOSAIC_CUDA_DRIVER");
+  EXPECT_EQ(outcome.status, 1);
+  EXPECT_EQ(outcome.output,
+            "mosaic-run: error: the emulator backend needs the emulator's "
+            "driver library, but this runtime was built without the "
+            "emulator (only the main build builds emulator/); set "
+            "MOSAIC_CUDA_DRIVER to the emulator's libcuda.so.1 "
+            "(build/lib/emulator/libcuda.so.1 in the main build)\n");
+#endif
 }
 
 } // namespace

@@ -7,7 +7,9 @@
 // output element was written and compares the output with a float64
 // reference; then times the kernel with CUDA events (warm-up, many
 // repetitions with the L2 cache flushed before each, median) and prints one
-// summary line. docs/RationaleRuntime.md explains each step.
+// summary line. On the PTX emulator (--emulate) it runs the kernel once and
+// reports what the emulator counted instead of a timing.
+// docs/RationaleRuntime.md explains each step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,9 +42,9 @@ namespace {
 
 constexpr const char *kUsage = R"(usage: mosaic-run KERNEL.json [options]
 
-Runs the kernel that mosaic-compile wrote (KERNEL.json and its CUBIN) on
-fresh random inputs, checks the output against a float64 reference and
-times it.
+Runs the kernel that mosaic-compile wrote (KERNEL.json and its CUBIN, or
+with --emulate its PTX) on fresh random inputs, checks the output against a
+float64 reference and times it.
 
 options:
   --check=NAME      reference to check against: elementwise, softmax,
@@ -55,6 +57,12 @@ options:
                     sampled at random); 0 compares all
   --warmup=N        untimed runs before timing (default 10)
   --reps=N          timed runs; the median is reported (default 100)
+  --emulate         run on the PTX emulator instead of a GPU (the same as
+                    MOSAIC_GPU_BACKEND=emulator): the kernel's PTX runs
+                    once, checked as on a GPU and for hazards, and no
+                    timing is taken (--warmup and --reps do not apply); the
+                    summary reports the emulated instructions and the
+                    emulation's wall time, which is not a GPU timing
   --seed=S          seed of the random inputs (default: drawn, and printed)
   --flops=F         floating-point operations per run, for TFLOP/s
                     (default: from the reference, e.g. 2*M*N*K for gemm)
@@ -63,13 +71,16 @@ options:
   --device=N        CUDA device ordinal (default 0)
   --json=PATH       also write the result as JSON to PATH
 
-Exit status: 0 when every check passed, 1 when a check or the run failed,
-2 for a usage error. MOSAIC_CUDA_DRIVER names a driver library other than
-libcuda.so.1.
+Exit status: 0 when every check passed, 1 when a check or the run failed
+(on the emulator, also a fault or a hazard, whose report is printed), 2 for
+a usage error. MOSAIC_GPU_BACKEND=cuda|emulator picks the backend (default
+cuda); MOSAIC_CUDA_DRIVER names a driver library other than libcuda.so.1
+(or, for the emulator, than the one built with mosaic-run).
 )";
 
 struct Options {
   bool help = false;
+  bool emulate = false;
   std::string manifest;
   std::optional<std::string> check;
   std::optional<std::vector<unsigned>> outputs;
@@ -103,7 +114,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
     }
     static const std::set<std::string> kOptions = {
         "--help", "--check", "--outputs", "--samples", "--warmup", "--reps",
-        "--seed", "--flops", "--bytes",   "--device",  "--json"};
+        "--seed", "--flops", "--bytes",   "--device",  "--json",   "--emulate"};
+    static const std::set<std::string> kFlags = {"--help", "--emulate"};
     std::string name = arg, value;
     size_t equals = arg.find('=');
     if (equals != std::string::npos) {
@@ -112,7 +124,9 @@ Expected<Options> parseOptions(int argc, char **argv) {
     }
     if (!kOptions.count(name))
       return Error{"unknown option " + name};
-    if (equals == std::string::npos && name != "--help") {
+    if (kFlags.count(name) && equals != std::string::npos)
+      return Error{name + " takes no value"};
+    if (equals == std::string::npos && !kFlags.count(name)) {
       if (i + 1 >= argc)
         return Error{name + " needs a value"};
       value = argv[++i];
@@ -132,6 +146,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
     if (name == "--help") {
       options.help = true;
       return options;
+    } else if (name == "--emulate") {
+      options.emulate = true;
     } else if (name == "--check") {
       options.check = value;
     } else if (name == "--outputs") {
@@ -315,6 +331,8 @@ struct Result {
   std::optional<Timing> timing;
   double flops = 0;
   double bytes = 0;
+  bool emulator = false; // The kernel ran on the PTX emulator.
+  std::optional<EmulatorCounts> emulatorCounts;
 
   bool passed() const { return failures.empty(); }
 };
@@ -362,19 +380,24 @@ Status checkOutputs(const Manifest &manifest, const Plan &plan,
 
 Status run(const Options &options, const Manifest &manifest, const Plan &plan,
            Result &result) {
-  Expected<const Driver *> driver = Driver::get();
+  Expected<Backend> backend =
+      options.emulate ? Backend::Emulator : backendFromEnvironment();
+  MOSAIC_RETURN_IF_ERROR(backend);
+  Expected<const Driver *> driver = Driver::get(*backend);
   MOSAIC_RETURN_IF_ERROR(driver);
   const Driver &cuda = **driver;
+  result.emulator = cuda.isEmulator();
   Expected<Context> context = Context::open(cuda, options.device);
   MOSAIC_RETURN_IF_ERROR(context);
   result.device = context->name();
   Expected<Kernel> kernel = Kernel::load(*context, manifest);
   MOSAIC_RETURN_IF_ERROR(kernel);
-  std::printf("mosaic-run: `%s` from %s on device %d (%s, sm_%d), seed %llu\n",
-              manifest.entry.c_str(), options.manifest.c_str(),
-              context->ordinal(), context->name().c_str(),
-              context->computeCapability(),
-              static_cast<unsigned long long>(result.seed));
+  std::printf(
+      "mosaic-run: `%s` from %s on device %d (%s, sm_%d%s), seed %llu\n",
+      manifest.entry.c_str(), options.manifest.c_str(), context->ordinal(),
+      context->name().c_str(), context->computeCapability(),
+      result.emulator ? ", emulated" : "",
+      static_cast<unsigned long long>(result.seed));
   std::fflush(stdout);
 
   // Random inputs; poisoned outputs.
@@ -412,10 +435,14 @@ Status run(const Options &options, const Manifest &manifest, const Plan &plan,
   MOSAIC_RETURN_IF_ERROR(launch->run(nullptr));
   MOSAIC_RETURN_IF_ERROR(cuda.check(cuda.cuCtxSynchronize(),
                                     "the kernel failed: cuCtxSynchronize"));
+  result.emulatorCounts = cuda.emulatorCounts();
   MOSAIC_RETURN_IF_ERROR(
       checkOutputs(manifest, plan, device, indices, reference, "", result));
-  if (!result.passed())
-    return Status(); // A wrong kernel is not worth timing.
+  // A wrong kernel is not worth timing, and an emulated one cannot be timed:
+  // the emulator's wall time says nothing of a GPU's. (The race the runs
+  // below look for is a hazard the emulator reports in the first run.)
+  if (!result.passed() || result.emulator)
+    return Status();
 
   Expected<Timing> timing = timeKernel(*context, *launch, options);
   MOSAIC_RETURN_IF_ERROR(timing);
@@ -465,6 +492,21 @@ void printSummary(const Manifest &manifest, const Plan &plan,
   if (result.passed())
     line += "; all " + std::to_string(result.outputElements) +
             " output elements written";
+  if (result.emulator) {
+    line += "; emulated, not timed";
+    if (result.emulatorCounts) {
+      const EmulatorCounts &counts = *result.emulatorCounts;
+      line += ": " + std::to_string(counts.threadInstructions) +
+              " thread instructions (" +
+              std::to_string(counts.warpInstructions) +
+              " warp instructions) in " + format("%.2f", counts.seconds) +
+              " s of emulation (not a GPU timing)";
+      if (counts.seconds > 0)
+        line += ", " +
+                format("%.3g", counts.threadInstructions / counts.seconds) +
+                " thread instructions/s";
+    }
+  }
   if (result.timing) {
     double seconds = result.timing->medianMs * 1e-3;
     line += "; median " + format("%.2f", result.timing->medianMs * 1e3) +
@@ -548,6 +590,15 @@ Status writeJson(const std::string &path, const Manifest &manifest,
   }
   field("flops", jsonNumber(result.flops));
   field("bytes", jsonNumber(result.bytes));
+  field("emulated", result.emulator ? "true" : "false");
+  if (result.emulatorCounts) {
+    const EmulatorCounts &counts = *result.emulatorCounts;
+    field("emulated_seconds", jsonNumber(counts.seconds));
+    field("emulated_warp_instructions",
+          std::to_string(counts.warpInstructions));
+    field("emulated_thread_instructions",
+          std::to_string(counts.threadInstructions));
+  }
   json += "\n}\n";
   std::ofstream stream(path);
   stream << json;

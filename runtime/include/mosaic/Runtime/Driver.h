@@ -9,6 +9,10 @@
 // so each member has the type of the header's declaration and is looked up
 // under the symbol name that declaration refers to.
 //
+// The same API is exported by the PTX emulator (emulator/), which the
+// runtime opens instead when MOSAIC_GPU_BACKEND=emulator or when asked for
+// `Backend::Emulator`; `isEmulator()` tells the two apart.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef MOSAIC_RUNTIME_DRIVER_H
@@ -19,6 +23,7 @@
 #include <cuda.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace mosaic::runtime {
@@ -61,29 +66,74 @@ namespace mosaic::runtime {
   X(cuEventSynchronize)                                                        \
   X(cuEventElapsedTime)
 
-/// The library `Driver::get` opens unless MOSAIC_CUDA_DRIVER names another.
+/// The library the CUDA backend opens unless MOSAIC_CUDA_DRIVER names
+/// another.
 constexpr const char *kDefaultDriverLibrary = "libcuda.so.1";
+
+/// What runs the kernels: the CUDA driver of a GPU, or the PTX emulator
+/// (emulator/), a library that exports the same driver API and runs PTX
+/// text on the host.
+enum class Backend { Cuda, Emulator };
+
+/// "cuda" or "emulator", as MOSAIC_GPU_BACKEND spells them.
+const char *backendName(Backend backend);
+
+/// The backend a MOSAIC_GPU_BACKEND value names: `cuda` or `emulator`; an
+/// error naming the variable and the accepted values otherwise.
+Expected<Backend> parseBackend(const std::string &name);
+
+/// The backend MOSAIC_GPU_BACKEND selects: CUDA when it is unset or empty.
+Expected<Backend> backendFromEnvironment();
+
+/// The library `backend` opens. CUDA: MOSAIC_CUDA_DRIVER, else
+/// libcuda.so.1. The emulator: MOSAIC_CUDA_DRIVER, else the emulator's
+/// libcuda.so.1 of the build the runtime is part of; an error when neither
+/// exists (the standalone runtime build does not build the emulator).
+Expected<std::string> driverLibrary(Backend backend);
+
+/// What the emulator counted in its last launch.
+struct EmulatorCounts {
+  unsigned long long warpInstructions = 0;
+  unsigned long long threadInstructions = 0;
+  double seconds = 0; // Wall time of the emulation.
+};
 
 class Driver {
 public:
-  /// The process's driver, loaded and initialized (cuInit) on first use:
-  /// the library named by the environment variable MOSAIC_CUDA_DRIVER, else
-  /// libcuda.so.1. Later calls return the same driver or the same error.
+  /// The driver of the backend MOSAIC_GPU_BACKEND selects (`get(Backend)`).
   static Expected<const Driver *> get();
 
-  /// Opens `library`, looks up every entry point and calls cuInit(0).
+  /// The process's driver for `backend`, loaded and initialized (cuInit) on
+  /// first use from `driverLibrary(backend)`; each backend has its own.
+  /// Later calls return the same driver or the same error. The emulator
+  /// backend fails when its library is not the emulator.
+  static Expected<const Driver *> get(Backend backend);
+
+  /// Opens `library`, looks up every entry point (and the emulator's
+  /// extensions, where it has them) and calls cuInit(0).
   static Expected<std::unique_ptr<Driver>> load(const std::string &library);
 
   Driver(const Driver &) = delete;
   Driver &operator=(const Driver &) = delete;
   ~Driver();
 
-  /// Success, or "<what>: CUDA_ERROR_NAME (the driver's description)".
+  /// Success, or "<what>: CUDA_ERROR_NAME (the driver's description)". The
+  /// emulator adds why: for a failed launch (CUDA_ERROR_LAUNCH_FAILED) its
+  /// report of the fault or hazard on the lines after, for any other call
+  /// its reason after a colon.
   Status check(CUresult result, const std::string &what) const;
 
   /// The driver's CUDA version, e.g. 13000.
   int version() const { return driverVersion; }
   const std::string &library() const { return libraryName; }
+
+  /// Whether the library is the PTX emulator, which loads PTX text only.
+  bool isEmulator() const { return emulator; }
+  /// The emulator's report of its last failed launch (the fault or hazard,
+  /// with program locations); empty on a GPU or when there is none.
+  std::string emulatorReport() const;
+  /// What the emulator counted in its last launch; nothing on a GPU.
+  std::optional<EmulatorCounts> emulatorCounts() const;
 
 #define MOSAIC_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
   MOSAIC_DRIVER_FUNCTIONS(MOSAIC_DRIVER_MEMBER)
@@ -95,6 +145,13 @@ private:
   void *handle = nullptr;
   std::string libraryName;
   int driverVersion = 0;
+  // The emulator's extensions (emulator/include/mosaic/Emulator/
+  // Extensions.h), looked up when present.
+  bool emulator = false;
+  const char *(*lastReport)() = nullptr;
+  const char *(*lastError)() = nullptr;
+  void (*lastLaunchCounts)(unsigned long long *, unsigned long long *,
+                           double *) = nullptr;
 };
 
 } // namespace mosaic::runtime

@@ -1,10 +1,11 @@
 //===- Kernel.h - Loading and launching a compiled kernel -----*- C++ -*-===//
 //
-// `Kernel::load` loads a manifest's CUBIN into a context and prepares the
-// function for the manifest's launch (architecture, block size and shared
-// memory checked against the device, the dynamic shared-memory limit
-// raised). `Kernel::prepare` checks a set of buffer arguments and encodes
-// every tensor map, giving a `Launch` that can be run many times.
+// `Kernel::load` loads a manifest's CUBIN (its PTX on the emulator) into a
+// context and prepares the function for the manifest's launch
+// (architecture, block size and shared memory checked against the device,
+// the dynamic shared-memory limit raised). `Kernel::prepare` checks a set of
+// buffer arguments and encodes every tensor map, giving a `Launch` that can be
+// run many times.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,7 +52,9 @@ private:
 class Kernel {
 public:
   /// Loads `manifest.cubinPath` (a CUBIN, or PTX text the driver compiles)
-  /// into `context`, which must outlive the kernel.
+  /// into `context`, which must outlive the kernel. On the emulator, which
+  /// runs PTX text only, loads `manifest.ptxPath` instead (or the `cubin`
+  /// when that is PTX text and there is no `ptx`).
   static Expected<Kernel> load(const Context &context, Manifest manifest);
 
   Kernel(Kernel &&other) noexcept;

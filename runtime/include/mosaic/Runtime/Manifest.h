@@ -71,6 +71,10 @@ struct Manifest {
   std::string cubin;   // As written in the manifest.
   /// `cubin` resolved against the manifest's directory.
   std::string cubinPath;
+  /// The optional `ptx` (the kernel's PTX, which the emulator runs), as
+  /// written and resolved like `cubinPath`; both empty when absent.
+  std::string ptx;
+  std::string ptxPath;
   std::array<uint32_t, 3> grid{}, block{}, cluster{};
   uint32_t dynamicSmemBytes = 0;
   std::vector<Parameter> parameters;      // Every kernel parameter, in order.
@@ -81,7 +85,8 @@ struct Manifest {
   const BufferParameter *bufferAt(unsigned index) const;
 };
 
-/// Parses and checks a manifest. `directory` resolves a relative `cubin`.
+/// Parses and checks a manifest. `directory` resolves a relative `cubin` and
+/// `ptx`.
 Expected<Manifest> parseManifest(std::string_view json,
                                  const std::string &directory);
 

@@ -1,0 +1,158 @@
+//===- Machine.h - Running PTX kernels on the host ------------*- C++ -*-===//
+//
+// The emulator's public interface: load a PTX module, allocate device
+// memory, launch a kernel over a grid of clusters of CTAs. Launches are
+// synchronous: `launch` returns when every CTA has exited, or with the first
+// fault, hazard or deadlock it found. The CUDA driver API the emulator
+// exports (CudaDriver.cpp) is a thin layer over this header.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOSAIC_EMULATOR_MACHINE_H
+#define MOSAIC_EMULATOR_MACHINE_H
+
+#include "mosaic/Emulator/Status.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mosaic::emulator {
+
+class Program;
+
+/// One `.param` of a kernel entry, at its byte offset in the parameter
+/// buffer (offsets follow the declared alignments, as the driver lays out
+/// `kernelParams`).
+struct KernelParameter {
+  std::string name;
+  uint32_t offset = 0;
+  uint32_t size = 0;
+  uint32_t align = 1;
+};
+
+/// What the driver reports about a kernel (cuFuncGetAttribute).
+struct KernelInfo {
+  std::string name;
+  std::vector<KernelParameter> parameters;
+  uint32_t parameterBytes = 0;
+  uint32_t staticSharedBytes = 0;
+  uint32_t localBytes = 0;
+  /// `.maxntid`/`.reqntid` product, else 1024.
+  uint32_t maxThreadsPerBlock = 1024;
+  /// Registers declared by the kernel, capped at 255 (an estimate: PTX
+  /// registers are virtual).
+  uint32_t registers = 0;
+  /// `.reqnctapercluster`, or zeros.
+  std::array<uint32_t, 3> requiredCluster{0, 0, 0};
+};
+
+/// A parsed and decoded PTX module. Immutable, shared by launches.
+class Module {
+public:
+  /// Parses `ptx`; an unsupported directive or instruction is an error that
+  /// names it and its line.
+  static Expected<std::shared_ptr<const Module>> load(std::string_view ptx);
+  ~Module();
+
+  /// The `.entry` named `name`, or nullptr.
+  const KernelInfo *kernel(std::string_view name) const;
+  std::vector<std::string> kernelNames() const;
+  const Program &program() const { return *code; }
+
+private:
+  Module() = default;
+  std::unique_ptr<Program> code;
+  std::vector<KernelInfo> infos;
+};
+
+/// Device (global) memory. Addresses are host addresses of 256-byte aligned
+/// blocks, so a device pointer can be handed to the kernel as is; every
+/// access the kernel makes is checked against the allocations.
+class DeviceMemory {
+public:
+  DeviceMemory() = default;
+  DeviceMemory(const DeviceMemory &) = delete;
+  DeviceMemory &operator=(const DeviceMemory &) = delete;
+  ~DeviceMemory();
+
+  Expected<uint64_t> allocate(uint64_t bytes);
+  Status free(uint64_t address);
+  /// The allocation containing `address`: its base and size.
+  std::optional<std::pair<uint64_t, uint64_t>> range(uint64_t address) const;
+  /// The host bytes of [address, address + bytes) if they lie inside one
+  /// allocation, else nullptr.
+  uint8_t *translate(uint64_t address, uint64_t bytes) const;
+  /// Bytes allocated and not freed.
+  uint64_t allocatedBytes() const;
+
+private:
+  mutable std::mutex mutex;
+  std::map<uint64_t, uint64_t> blocks; // base -> size
+};
+
+/// When asynchronous operations (TMA, bulk copies, wgmma) complete.
+enum class AsyncPolicy {
+  /// As soon as they are issued.
+  Eager,
+  /// Only when no warp of the cluster can run, or a wait needs them.
+  Lazy,
+  /// At random points (seeded).
+  Random,
+};
+
+struct Options {
+  AsyncPolicy policy = AsyncPolicy::Lazy;
+  /// Pick the next warp at random (seeded) instead of round robin.
+  bool randomSchedule = false;
+  uint64_t seed = 1;
+  /// Host threads running clusters in parallel; 0: one per core.
+  unsigned hostThreads = 0;
+  bool checkHazards = true;
+  /// Warp instructions one CTA may execute before the launch is reported as
+  /// a likely hang.
+  uint64_t instructionLimitPerCta = 2'000'000'000ull;
+
+  /// Defaults overridden by MOSAIC_EMULATOR_POLICY (eager|lazy|random),
+  /// MOSAIC_EMULATOR_SCHEDULE (roundrobin|random), MOSAIC_EMULATOR_SEED,
+  /// MOSAIC_EMULATOR_THREADS and MOSAIC_EMULATOR_HAZARDS (on|off). A value
+  /// it cannot read is an error naming the variable.
+  static Expected<Options> fromEnvironment();
+};
+
+struct LaunchConfig {
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  /// All ones: no cluster.
+  std::array<uint32_t, 3> cluster{1, 1, 1};
+  uint32_t dynamicSharedBytes = 0;
+  /// The parameter buffer, laid out as `KernelInfo::parameters` says.
+  std::vector<uint8_t> parameters;
+};
+
+struct LaunchReport {
+  /// False on a fault (bad address, unsupported operand at run time), a
+  /// hazard or a deadlock; `message` then says what, where and who.
+  bool ok = true;
+  bool hazard = false;
+  std::string message;
+  uint64_t warpInstructions = 0;
+  uint64_t threadInstructions = 0;
+  double seconds = 0;
+};
+
+/// Runs `kernel` of `module` to completion. Checks the configuration first
+/// (block size against the kernel's limits, grid divisible by the cluster).
+LaunchReport launch(const Module &module, std::string_view kernel,
+                    const LaunchConfig &config, DeviceMemory &memory,
+                    const Options &options);
+
+} // namespace mosaic::emulator
+
+#endif // MOSAIC_EMULATOR_MACHINE_H

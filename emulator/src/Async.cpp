@@ -1,0 +1,769 @@
+//===- Async.cpp - mbarriers, TMA, bulk copies and wgmma ----------------===//
+//
+// The asynchronous proxy. Issuing an operation records what it will do and
+// queues it; the scheduler completes it when the policy says, and only then
+// does it read and write memory (a TMA load reads global memory and writes
+// shared memory at completion, a wgmma reads its shared-memory operands and
+// writes its accumulators at completion), so code that touches the data too
+// early sees stale values, as on hardware, and the hazard checker says why.
+// Semantics: PTX ISA sections on mbarrier, cp.async.bulk(.tensor) and wgmma;
+// layouts from Spec.h; the tensor map from TensorMap.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Execute.h"
+#include "Hazards.h"
+#include "mosaic/Emulator/Numerics.h"
+#include "mosaic/Emulator/Spec.h"
+#include "mosaic/Emulator/TensorMap.h"
+
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+namespace mosaic::emulator {
+
+namespace {
+
+constexpr int64_t kMaxTxCount = (1 << 20) - 1;
+
+std::string hex(uint64_t value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "0x%llx",
+                static_cast<unsigned long long>(value));
+  return text;
+}
+
+/// Completes the phase when every arrival and every byte is in.
+void maybeCompletePhase(Cluster &cluster, Cta &cta, uint32_t offset,
+                        MbarrierState &m) {
+  if (m.pending == 0 && m.tx == 0) {
+    ++m.phase;
+    m.pending = m.expected;
+    if (cluster.hazards)
+      cluster.hazards->onMbarrierPhase(cta, offset, m);
+  }
+}
+
+} // namespace
+
+std::optional<SharedLocation> Exec::sharedOperand(const Operand &operand,
+                                                  Space space, unsigned bytes,
+                                                  uint32_t lane) {
+  uint64_t at = address(operand, lane);
+  bool clusterWindow = space == Space::SharedCluster;
+  if (space == Space::Generic) {
+    if (at < kGenericSharedBase || at >= kGenericSharedBase + kWindowSize) {
+      fail("generic address " + hex(at) + " is not in shared memory",
+           static_cast<int>(lane));
+      return std::nullopt;
+    }
+    at -= kGenericSharedBase;
+    clusterWindow = true;
+  }
+  return resolveShared(at, clusterWindow, bytes, lane);
+}
+
+// --- mbarrier -------------------------------------------------------------
+
+bool Exec::mbarrier(uint32_t mask, uint32_t active) {
+  Op op = in.op;
+  // Operand layout: [state|pred,] [addr], values...
+  size_t addressIndex =
+      in.operands[0].kind == Operand::Kind::Address ? 0 : 1;
+  const Operand &addressOperand = in.operands[addressIndex];
+  auto value = [&](size_t i, uint32_t lane) -> uint64_t {
+    size_t index = addressIndex + 1 + i;
+    return index < in.operands.size() ? read(in.operands[index], lane) : 0;
+  };
+  auto hasValue = [&](size_t i) {
+    return addressIndex + 1 + i < in.operands.size();
+  };
+  bool waitBlocked = false;
+  for (uint32_t lanes = mask; lanes; lanes &= lanes - 1) {
+    uint32_t lane = __builtin_ctz(lanes);
+    std::optional<SharedLocation> location =
+        sharedOperand(addressOperand, in.space, 8, lane);
+    if (!location)
+      return false;
+    if (location->offset % 8 != 0)
+      return fail("mbarrier at shared address " +
+                      std::to_string(location->offset) +
+                      " is not 8-byte aligned",
+                  static_cast<int>(lane));
+    Cta &target = *location->cta;
+    uint32_t offset = location->offset;
+    MbarrierState &m = target.mbarriers[offset];
+    std::string where = "the mbarrier at shared address " +
+                        std::to_string(offset) +
+                        (location->cta != &cta
+                             ? " of CTA rank " + std::to_string(target.rank)
+                             : std::string());
+    if (op != Op::MbarrierInit && !m.initialized) {
+      hazard("mbarrier misuse: " + where + " is used before mbarrier.init",
+             static_cast<int>(lane));
+      return true;
+    }
+    switch (op) {
+    case Op::MbarrierInit: {
+      uint64_t count = value(0, lane);
+      if (count == 0 || count > uint64_t(kMaxTxCount)) {
+        hazard("mbarrier misuse: mbarrier.init of " + where + " with count " +
+                   std::to_string(count) + " (must be 1.." +
+                   std::to_string(kMaxTxCount) + ")",
+               static_cast<int>(lane));
+        return true;
+      }
+      m = MbarrierState();
+      m.initialized = true;
+      m.expected = m.pending = static_cast<uint32_t>(count);
+      if (cluster.hazards)
+        cluster.hazards->onMbarrierInit(target, offset, warp);
+      break;
+    }
+    case Op::MbarrierInval:
+      m.initialized = false;
+      break;
+    case Op::MbarrierExpectTx:
+    case Op::MbarrierCompleteTx: {
+      int64_t bytes = static_cast<int64_t>(value(0, lane) & 0xffffffff);
+      m.tx += op == Op::MbarrierExpectTx ? bytes : -bytes;
+      if (m.tx > kMaxTxCount || m.tx < -kMaxTxCount) {
+        hazard("mbarrier misuse: the tx-count of " + where + " reaches " +
+                   std::to_string(m.tx) + ", outside +-" +
+                   std::to_string(kMaxTxCount),
+               static_cast<int>(lane));
+        return true;
+      }
+      if (op == Op::MbarrierCompleteTx)
+        maybeCompletePhase(cluster, target, offset, m);
+      break;
+    }
+    case Op::MbarrierArrive:
+    case Op::MbarrierArriveDrop:
+    case Op::MbarrierArriveExpectTx:
+    case Op::MbarrierArriveDropExpectTx: {
+      bool expectTx = op == Op::MbarrierArriveExpectTx ||
+                      op == Op::MbarrierArriveDropExpectTx;
+      bool drop = op == Op::MbarrierArriveDrop ||
+                  op == Op::MbarrierArriveDropExpectTx;
+      uint64_t count = 1;
+      if (expectTx) {
+        int64_t bytes = static_cast<int64_t>(value(0, lane) & 0xffffffff);
+        m.tx += bytes;
+        if (m.tx > kMaxTxCount || m.tx < -kMaxTxCount) {
+          hazard("mbarrier misuse: the tx-count of " + where + " reaches " +
+                     std::to_string(m.tx) + ", outside +-" +
+                     std::to_string(kMaxTxCount),
+                 static_cast<int>(lane));
+          return true;
+        }
+        if (hasValue(1))
+          count = value(1, lane);
+      } else if (hasValue(0)) {
+        count = value(0, lane);
+      }
+      if (count > m.pending) {
+        hazard("mbarrier misuse: " + std::to_string(count) +
+                   " arrivals on " + where + " with only " +
+                   std::to_string(m.pending) + " pending in phase " +
+                   std::to_string(m.phase),
+               static_cast<int>(lane));
+        return true;
+      }
+      if (addressIndex == 1)
+        write(in.operands[0], lane, m.phase, Type::None);
+      if (cluster.hazards)
+        cluster.hazards->onMbarrierArrive(target, offset, warp);
+      m.pending -= static_cast<uint32_t>(count);
+      if (drop)
+        m.expected -= static_cast<uint32_t>(count);
+      if (in.variant != 2) // .noComplete
+        maybeCompletePhase(cluster, target, offset, m);
+      break;
+    }
+    case Op::MbarrierTestWait:
+    case Op::MbarrierTryWait: {
+      uint64_t token = value(0, lane);
+      bool parity = in.variant == 1;
+      bool done = parity ? (m.phase & 1) != (token & 1) : m.phase > token;
+      if (done && cluster.hazards)
+        cluster.hazards->onMbarrierWait(target, offset, warp, lane, m,
+                                        parity ? (token & 1) : token, parity,
+                                        *this);
+      if (!done && op == Op::MbarrierTryWait) {
+        // try_wait may suspend the thread until the phase completes (the
+        // ISA leaves the time limit to the system): block the warp.
+        warp.status = WarpStatus::Blocked;
+        warp.block = BlockKind::Mbarrier;
+        warp.blockPc = pc;
+        warp.blockCta = &target;
+        warp.blockAddress = offset;
+        warp.blockParity = parity ? static_cast<uint32_t>(token & 1)
+                                  : static_cast<uint32_t>(token & 1);
+        waitBlocked = true;
+        break;
+      }
+      // test_wait never blocks: it reports the state.
+      write(in.operands[0], lane, done, Type::Pred);
+      break;
+    }
+    case Op::MbarrierPendingCount:
+      return fail("mbarrier.pending_count is not supported by the emulator");
+    default:
+      return fail("unsupported mbarrier operation");
+    }
+  }
+  if (waitBlocked) {
+    blocked = true;
+    return true;
+  }
+  (void)active;
+  return true;
+}
+
+// --- TMA ------------------------------------------------------------------
+
+namespace {
+
+/// The box a TMA operation moves: per-dimension element counts and the
+/// linear order of its elements in shared memory (innermost first).
+struct Box {
+  unsigned rank = 0;
+  std::array<uint32_t, 5> count{};
+  std::array<int64_t, 5> start{};
+  uint64_t elements() const {
+    uint64_t n = 1;
+    for (unsigned d = 0; d < rank; ++d)
+      n *= count[d];
+    return n;
+  }
+};
+
+Box makeBox(const TensorMap &map, const std::array<int64_t, 5> &coordinates) {
+  Box box;
+  box.rank = map.rank;
+  for (unsigned d = 0; d < map.rank; ++d) {
+    uint32_t stride = std::max<uint32_t>(1, map.elementStrides[d]);
+    box.count[d] = (map.boxDim[d] + stride - 1) / stride;
+    box.start[d] = coordinates[d];
+  }
+  return box;
+}
+
+/// Visits every element of `box`: its index in shared-memory order and
+/// its global byte offset, or -1 when outside the tensor.
+template <typename F> void forEachElement(const TensorMap &map, const Box &box,
+                                         F visit) {
+  std::array<uint32_t, 5> index{};
+  uint64_t total = box.elements();
+  for (uint64_t linear = 0; linear < total; ++linear) {
+    int64_t offset = 0;
+    bool inside = true;
+    for (unsigned d = 0; d < box.rank; ++d) {
+      int64_t coordinate =
+          box.start[d] +
+          int64_t(index[d]) * std::max<uint32_t>(1, map.elementStrides[d]);
+      if (coordinate < 0 || uint64_t(coordinate) >= map.globalDim[d])
+        inside = false;
+      offset += coordinate * int64_t(map.globalStrides[d]);
+    }
+    visit(linear, inside ? offset : int64_t(-1));
+    for (unsigned d = 0; d < box.rank; ++d) {
+      if (++index[d] < box.count[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+void oobFill(const TensorMap &map, uint8_t *element, unsigned bytes) {
+  if (!map.oobFillNan || !isFloat(map.dataType)) {
+    std::memset(element, 0, bytes);
+    return;
+  }
+  // The canonical NaN of the element type.
+  uint64_t nan = bytes == 2 ? (map.dataType == TensorDataType::BF16 ? 0x7fff
+                                                                    : 0x7fff)
+                 : bytes == 4 ? 0x7fffffffull
+                              : 0x7fffffffffffffffull;
+  std::memcpy(element, &nan, bytes);
+}
+
+template <typename T> T reduceValue(uint8_t op, T old, T value) {
+  switch (op) {
+  case 1:
+    return old + value;
+  case 2:
+    return std::min(old, value);
+  case 3:
+    return std::max(old, value);
+  case 4:
+    return old >= value ? 0 : old + 1;
+  case 5:
+    return (old == 0 || old > value) ? value : old - 1;
+  default:
+    return value;
+  }
+}
+
+} // namespace
+
+bool Exec::tensorCopy(uint32_t mask) {
+  Op op = in.op;
+  bool isLoad = op == Op::CpAsyncBulkTensor && in.space == Space::SharedCluster;
+  bool isStore = !isLoad;
+  if (op == Op::CpAsyncBulkTensor && in.space != Space::SharedCluster &&
+      in.space != Space::Global)
+    return fail("unsupported cp.async.bulk.tensor direction");
+  // Operands. Load: [dst], [map, {coords}], [mbar] (, ctaMask)(, policy).
+  // Store/reduce: [map, {coords}], [src] (, policy).
+  size_t mapIndex = isLoad ? 1 : 0;
+  const Operand &mapOperand = in.operands[mapIndex];
+  const Operand &coordinateOperand = in.operands[mapIndex + 1];
+  if (coordinateOperand.kind != Operand::Kind::Vector)
+    return fail("tensor coordinates must be a {...} vector");
+  if (coordinateOperand.count != in.dims)
+    return fail("a ." + std::to_string(in.dims) + "d copy with " +
+                std::to_string(coordinateOperand.count) + " coordinates");
+  uint8_t reduction = in.variant;
+  for (uint32_t lanes = mask; lanes; lanes &= lanes - 1) {
+    uint32_t lane = __builtin_ctz(lanes);
+    uint64_t mapAddress = address(mapOperand, lane);
+    Space mapSpace = mapOperand.symbolSpace == Space::Param && mapOperand.reg < 0
+                         ? Space::Param
+                         : Space::Generic;
+    if (mapAddress % 64 != 0)
+      return fail("the tensor map at " + hex(mapAddress) +
+                      " is not 64-byte aligned",
+                  static_cast<int>(lane));
+    uint8_t *mapBytes = memory(mapSpace, mapAddress, kTensorMapBytes, false, lane);
+    if (!mapBytes)
+      return false;
+    Expected<TensorMap> decoded = decode(mapBytes);
+    if (!decoded.ok())
+      return fail(decoded.message(), static_cast<int>(lane));
+    TensorMap map = *decoded;
+    if (map.rank != in.dims)
+      return fail("a ." + std::to_string(in.dims) + "d copy with a rank-" +
+                      std::to_string(map.rank) + " tensor map",
+                  static_cast<int>(lane));
+    if (map.interleave != 0)
+      return fail("interleaved tensor maps are not supported by the emulator",
+                  static_cast<int>(lane));
+    std::array<int64_t, 5> coordinates{};
+    for (uint32_t d = 0; d < in.dims; ++d)
+      coordinates[d] = static_cast<int32_t>(
+          readElement(function.vectorSlots[coordinateOperand.first + d], lane));
+    Box box = makeBox(map, coordinates);
+    unsigned elementSize = elementBytes(map.dataType);
+    uint64_t bytes = box.elements() * elementSize;
+
+    if (op == Op::CpAsyncBulkPrefetchTensor)
+      continue;
+
+    AsyncOp async;
+    async.id = cluster.nextAsyncId++;
+    async.pc = pc;
+    async.cta = &cta;
+    async.warp = warp.index;
+    async.lane = lane;
+    AsyncClock clock;
+    if (cluster.hazards)
+      clock = cluster.hazards->onAsyncIssue(warp, async.id);
+
+    if (isLoad) {
+      std::optional<SharedLocation> destination =
+          sharedOperand(in.operands[0], Space::SharedCluster,
+                        static_cast<unsigned>(bytes), lane);
+      if (!destination)
+        return false;
+      if (destination->offset % 128 != 0)
+        return fail("the shared-memory destination " +
+                        std::to_string(destination->offset) +
+                        " of a tensor copy is not 128-byte aligned",
+                    static_cast<int>(lane));
+      std::optional<SharedLocation> barrierLocation =
+          sharedOperand(in.operands[mapIndex + 2], Space::SharedCluster, 8, lane);
+      if (!barrierLocation)
+        return false;
+      std::vector<Cta *> targets;
+      if (in.multicast) {
+        uint16_t ctaMask = static_cast<uint16_t>(read(in.operands[mapIndex + 3], lane));
+        for (uint32_t r = 0; r < 16; ++r)
+          if (ctaMask >> r & 1) {
+            if (r >= cluster.ctas.size())
+              return fail("multicast mask " + hex(ctaMask) +
+                              " names CTA rank " + std::to_string(r) +
+                              " of a cluster of " +
+                              std::to_string(cluster.ctas.size()),
+                          static_cast<int>(lane));
+            targets.push_back(cluster.ctas[r].get());
+          }
+      } else {
+        targets.push_back(destination->cta);
+      }
+      uint32_t dstOffset = destination->offset;
+      uint32_t barOffset = barrierLocation->offset;
+      async.what = "TMA load (line " + std::to_string(in.line) + ")";
+      Cluster *owner = &cluster;
+      async.complete = [owner, map, box, targets, dstOffset, barOffset,
+                        elementSize, bytes, clock,
+                        what = async.what]() -> Status {
+        std::vector<uint8_t> data(bytes);
+        uint8_t *globalBase = reinterpret_cast<uint8_t *>(map.globalAddress);
+        const LaunchState &launch = *owner->launch;
+        // The tensor must lie in one allocation: check its extent once.
+        uint64_t extent = 0;
+        for (unsigned d = 0; d < map.rank; ++d)
+          extent += (map.globalDim[d] - 1) * map.globalStrides[d];
+        extent += elementSize;
+        if (!launch.memory->translate(map.globalAddress, extent) &&
+            !launch.program->translateGlobalVariable(map.globalAddress, extent))
+          return Error{what + ": the tensor map's tensor at " +
+                       hex(map.globalAddress) + " (" + std::to_string(extent) +
+                       " bytes) is not inside one allocation"};
+        forEachElement(map, box, [&](uint64_t linear, int64_t offset) {
+          uint8_t *element = data.data() + linear * elementSize;
+          if (offset < 0)
+            oobFill(map, element, elementSize);
+          else
+            std::memcpy(element, globalBase + offset, elementSize);
+        });
+        for (Cta *target : targets) {
+          if (uint64_t(dstOffset) + bytes > target->sharedEnd)
+            return Error{what + ": the box of " + std::to_string(bytes) +
+                         " bytes at shared address " +
+                         std::to_string(dstOffset) +
+                         " overruns the CTA's shared memory"};
+          for (uint64_t i = 0; i < bytes; i += 16) {
+            uint32_t address = spec::swizzle(
+                static_cast<uint32_t>(dstOffset + i), map.swizzleBytes);
+            std::memcpy(target->shared.data() + address, data.data() + i,
+                        std::min<uint64_t>(16, bytes - i));
+            if (owner->hazards)
+              owner->hazards->onAsyncAccess(*target, clock, address, 16, true,
+                                            what);
+          }
+          MbarrierState &m = target->mbarriers[barOffset];
+          if (!m.initialized) {
+            if (owner->hazards)
+              owner->hazards->flag(
+                  "hazard: mbarrier misuse: " + what +
+                  " completes bytes on the mbarrier at shared address " +
+                  std::to_string(barOffset) + " of CTA rank " +
+                  std::to_string(target->rank) + ", which is not initialized");
+            continue;
+          }
+          m.tx -= static_cast<int64_t>(bytes);
+          if (owner->hazards)
+            owner->hazards->onAsyncRelease(*target, barOffset, clock);
+          maybeCompletePhase(*owner, *target, barOffset, m);
+        }
+        return Status();
+      };
+    } else {
+      std::optional<SharedLocation> source =
+          sharedOperand(in.operands[mapIndex + 2], Space::Shared,
+                        static_cast<unsigned>(bytes), lane);
+      if (!source)
+        return false;
+      if (source->offset % 128 != 0)
+        return fail("the shared-memory source " +
+                        std::to_string(source->offset) +
+                        " of a tensor copy is not 128-byte aligned",
+                    static_cast<int>(lane));
+      uint32_t srcOffset = source->offset;
+      Cta *owner = source->cta;
+      bool isReduce = op == Op::CpReduceAsyncBulkTensor;
+      if (isReduce) {
+        bool isFloatData = isFloat(map.dataType);
+        if (isFloatData && reduction != 1 && reduction != 2 && reduction != 3)
+          return fail("TMA reduction ." +
+                          std::string(reduction == 4   ? "inc"
+                                      : reduction == 5 ? "dec"
+                                      : reduction == 6 ? "and"
+                                      : reduction == 7 ? "or"
+                                                       : "xor") +
+                          " on a float tensor",
+                      static_cast<int>(lane));
+      }
+      async.what = std::string(isReduce ? "TMA reduce" : "TMA store") +
+                   " (line " + std::to_string(in.line) + ")";
+      Cluster *clusterPointer = &cluster;
+      async.complete = [clusterPointer, owner, map, box, srcOffset,
+                        elementSize, bytes, isReduce, reduction, clock,
+                        what = async.what]() -> Status {
+        const LaunchState &launch = *clusterPointer->launch;
+        std::vector<uint8_t> data(bytes);
+        for (uint64_t i = 0; i < bytes; i += 16) {
+          uint32_t address = spec::swizzle(static_cast<uint32_t>(srcOffset + i),
+                                           map.swizzleBytes);
+          std::memcpy(data.data() + i, owner->shared.data() + address,
+                      std::min<uint64_t>(16, bytes - i));
+          if (clusterPointer->hazards)
+            clusterPointer->hazards->onAsyncAccess(*owner, clock, address, 16,
+                                                   false, what);
+        }
+        uint8_t *globalBase = reinterpret_cast<uint8_t *>(map.globalAddress);
+        // The tensor must lie in one allocation: check its extent once.
+        uint64_t extent = elementSize;
+        for (unsigned d = 0; d < map.rank; ++d)
+          extent += (map.globalDim[d] - 1) * map.globalStrides[d];
+        if (!launch.memory->translate(map.globalAddress, extent) &&
+            !launch.program->translateGlobalVariable(map.globalAddress, extent))
+          return Error{what + ": the tensor map's tensor at " +
+                       hex(map.globalAddress) + " (" + std::to_string(extent) +
+                       " bytes) is not inside one allocation"};
+        Status status;
+        // Clusters on other host threads may reduce into the same elements:
+        // the read-modify-writes must not interleave.
+        static std::mutex reductionMutex;
+        std::unique_lock<std::mutex> lock(reductionMutex, std::defer_lock);
+        if (isReduce)
+          lock.lock();
+        forEachElement(map, box, [&](uint64_t linear, int64_t offset) {
+          if (offset < 0)
+            return;
+          uint8_t *target = globalBase + offset;
+          const uint8_t *element = data.data() + linear * elementSize;
+          if (!isReduce) {
+            std::memcpy(globalBase + offset, element, elementSize);
+            return;
+          }
+          switch (map.dataType) {
+          case TensorDataType::F32:
+          case TensorDataType::F32Ftz: {
+            float old, value;
+            std::memcpy(&old, target, 4);
+            std::memcpy(&value, element, 4);
+            float r = reduction == 1 ? old + value
+                      : reduction == 2 ? std::fmin(old, value)
+                                       : std::fmax(old, value);
+            std::memcpy(target, &r, 4);
+            break;
+          }
+          case TensorDataType::F16:
+          case TensorDataType::BF16: {
+            FloatFormat format = map.dataType == TensorDataType::F16
+                                     ? FloatFormat::F16
+                                     : FloatFormat::BF16;
+            uint16_t old, value;
+            std::memcpy(&old, target, 2);
+            std::memcpy(&value, element, 2);
+            double a = decodeFloat(old, format), b = decodeFloat(value, format);
+            double r = reduction == 1 ? a + b
+                       : reduction == 2 ? std::fmin(a, b)
+                                        : std::fmax(a, b);
+            uint16_t bits = static_cast<uint16_t>(
+                encodeFloat(r, format, RoundingMode::NearestEven));
+            std::memcpy(target, &bits, 2);
+            break;
+          }
+          case TensorDataType::S32: {
+            int32_t old, value;
+            std::memcpy(&old, target, 4);
+            std::memcpy(&value, element, 4);
+            int32_t r = reduction >= 6
+                            ? (reduction == 6   ? (old & value)
+                               : reduction == 7 ? (old | value)
+                                                : (old ^ value))
+                            : reduceValue<int32_t>(reduction, old, value);
+            std::memcpy(target, &r, 4);
+            break;
+          }
+          case TensorDataType::U32: {
+            uint32_t old, value;
+            std::memcpy(&old, target, 4);
+            std::memcpy(&value, element, 4);
+            uint32_t r = reduction >= 6
+                             ? (reduction == 6   ? (old & value)
+                                : reduction == 7 ? (old | value)
+                                                 : (old ^ value))
+                             : reduceValue<uint32_t>(reduction, old, value);
+            std::memcpy(target, &r, 4);
+            break;
+          }
+          case TensorDataType::U64:
+          case TensorDataType::S64: {
+            uint64_t old, value;
+            std::memcpy(&old, target, 8);
+            std::memcpy(&value, element, 8);
+            uint64_t r = reduction >= 6
+                             ? (reduction == 6   ? (old & value)
+                                : reduction == 7 ? (old | value)
+                                                 : (old ^ value))
+                             : reduceValue<uint64_t>(reduction, old, value);
+            std::memcpy(target, &r, 8);
+            break;
+          }
+          default:
+            status = Error{what + ": reductions on this element type are not "
+                                  "supported by the emulator"};
+          }
+        });
+        return status;
+      };
+      warp.bulk[lane].uncommitted.push_back(async.id);
+    }
+    cluster.async.push_back(std::move(async));
+    if (launch.options->policy == AsyncPolicy::Eager) {
+      Status status = completeAsync(cluster, cluster.async.back().id);
+      if (!status.ok())
+        return fail(status.message(), static_cast<int>(lane));
+    }
+  }
+  return true;
+}
+
+bool Exec::bulkGroups(uint32_t mask) {
+  for (uint32_t lanes = mask; lanes; lanes &= lanes - 1) {
+    uint32_t lane = __builtin_ctz(lanes);
+    Warp::BulkGroups &groups = warp.bulk[lane];
+    if (in.op == Op::CpAsyncBulkCommitGroup) {
+      groups.committed.push_back(std::move(groups.uncommitted));
+      groups.uncommitted.clear();
+      continue;
+    }
+    uint64_t keep = read(in.operands[0], lane);
+    while (groups.committed.size() > keep) {
+      for (uint64_t id : groups.committed.front()) {
+        Status status = completeAsync(cluster, id);
+        if (!status.ok())
+          return fail(status.message(), static_cast<int>(lane));
+        if (cluster.hazards)
+          cluster.hazards->onAsyncWait(warp, id);
+      }
+      groups.committed.pop_front();
+    }
+  }
+  return true;
+}
+
+bool Exec::bulkCopy(uint32_t mask) {
+  // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
+  //   [dst], [src], size, [mbar]
+  // cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size
+  bool toShared = in.space == Space::SharedCluster || in.space == Space::Shared;
+  for (uint32_t lanes = mask; lanes; lanes &= lanes - 1) {
+    uint32_t lane = __builtin_ctz(lanes);
+    uint32_t size = static_cast<uint32_t>(read(in.operands[2], lane));
+    if (size % 16 != 0)
+      return fail("cp.async.bulk size " + std::to_string(size) +
+                      " is not a multiple of 16",
+                  static_cast<int>(lane));
+    AsyncOp async;
+    async.id = cluster.nextAsyncId++;
+    async.pc = pc;
+    async.cta = &cta;
+    async.warp = warp.index;
+    async.lane = lane;
+    async.what = "bulk copy (line " + std::to_string(in.line) + ")";
+    AsyncClock clock;
+    if (cluster.hazards)
+      clock = cluster.hazards->onAsyncIssue(warp, async.id);
+    Cluster *owner = &cluster;
+    if (toShared) {
+      std::optional<SharedLocation> destination =
+          sharedOperand(in.operands[0], Space::SharedCluster, size, lane);
+      std::optional<SharedLocation> barrierLocation =
+          sharedOperand(in.operands[3], Space::SharedCluster, 8, lane);
+      if (!destination || !barrierLocation)
+        return false;
+      uint64_t source = address(in.operands[1], lane);
+      uint8_t *host = memory(Space::Global, source, size, false, lane);
+      if (!host)
+        return false;
+      async.complete = [owner, destination = *destination,
+                        barrier = *barrierLocation, host, size,
+                        clock, what = async.what]() -> Status {
+        std::memcpy(destination.cta->shared.data() + destination.offset, host,
+                    size);
+        if (owner->hazards)
+          owner->hazards->onAsyncAccess(*destination.cta, clock,
+                                        destination.offset, size, true, what);
+        MbarrierState &m = barrier.cta->mbarriers[barrier.offset];
+        m.tx -= size;
+        if (owner->hazards)
+          owner->hazards->onAsyncRelease(*barrier.cta, barrier.offset, clock);
+        maybeCompletePhase(*owner, *barrier.cta, barrier.offset, m);
+        return Status();
+      };
+    } else {
+      std::optional<SharedLocation> source =
+          sharedOperand(in.operands[1], Space::Shared, size, lane);
+      if (!source)
+        return false;
+      uint64_t destination = address(in.operands[0], lane);
+      uint8_t *host = memory(Space::Global, destination, size, true, lane);
+      if (!host)
+        return false;
+      async.complete = [owner, source = *source, host, size, clock,
+                        what = async.what]() -> Status {
+        std::memcpy(host, source.cta->shared.data() + source.offset, size);
+        if (owner->hazards)
+          owner->hazards->onAsyncAccess(*source.cta, clock, source.offset,
+                                        size, false, what);
+        return Status();
+      };
+      warp.bulk[lane].uncommitted.push_back(async.id);
+    }
+    cluster.async.push_back(std::move(async));
+    if (launch.options->policy == AsyncPolicy::Eager) {
+      Status status = completeAsync(cluster, cluster.async.back().id);
+      if (!status.ok())
+        return fail(status.message(), static_cast<int>(lane));
+    }
+  }
+  return true;
+}
+
+bool Exec::asyncInstruction(uint32_t mask, uint32_t active) {
+  switch (in.op) {
+  case Op::MbarrierInit:
+  case Op::MbarrierInval:
+  case Op::MbarrierArrive:
+  case Op::MbarrierArriveDrop:
+  case Op::MbarrierArriveExpectTx:
+  case Op::MbarrierArriveDropExpectTx:
+  case Op::MbarrierExpectTx:
+  case Op::MbarrierCompleteTx:
+  case Op::MbarrierTestWait:
+  case Op::MbarrierTryWait:
+  case Op::MbarrierPendingCount:
+    return mbarrier(mask, active);
+  case Op::CpAsyncBulkTensor:
+  case Op::CpReduceAsyncBulkTensor:
+    return tensorCopy(mask);
+  case Op::CpAsyncBulk:
+    return bulkCopy(mask);
+  case Op::CpAsyncBulkCommitGroup:
+  case Op::CpAsyncBulkWaitGroup:
+    return bulkGroups(mask);
+  case Op::WgmmaFence:
+  case Op::WgmmaMmaAsync:
+  case Op::WgmmaCommitGroup:
+  case Op::WgmmaWaitGroup:
+    return wgmma(mask, active);
+  default:
+    return fail("instruction not supported by the emulator");
+  }
+}
+
+Status completeAsync(Cluster &cluster, uint64_t id) {
+  for (auto it = cluster.async.begin(); it != cluster.async.end(); ++it) {
+    if (it->id != id)
+      continue;
+    AsyncOp op = std::move(*it);
+    cluster.async.erase(it);
+    Status status = op.complete();
+    if (!status.ok())
+      return Error{describeLocation(*cluster.launch, *op.cta, op.warp,
+                                    static_cast<int>(op.lane), op.pc) +
+                   ": " + status.message()};
+    return Status();
+  }
+  return Status(); // already completed
+}
+
+} // namespace mosaic::emulator

@@ -1,0 +1,213 @@
+//===- Engine.h - The state of a running launch ---------------*- C++ -*-===//
+//
+// A cluster of CTAs runs on one host thread: its warps are interleaved by a
+// deterministic scheduler (or a seeded random one), asynchronous operations
+// wait in a queue until the policy completes them. Registers are stored per
+// warp, slot-major (`regs[slot * 32 + lane]`), so that an instruction's
+// per-lane loop walks contiguous memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOSAIC_EMULATOR_ENGINE_H
+#define MOSAIC_EMULATOR_ENGINE_H
+
+#include "Program.h"
+
+#include <deque>
+#include <functional>
+#include <random>
+#include <unordered_map>
+
+namespace mosaic::emulator {
+
+/// Generic-address windows. Device memory uses host addresses (below
+/// 2^47); the other spaces sit far above them.
+constexpr uint64_t kGenericSharedBase = 0xE000000000000000ull;
+constexpr uint64_t kGenericLocalBase = 0xD000000000000000ull;
+constexpr uint64_t kGenericParamBase = 0xC000000000000000ull;
+constexpr uint64_t kWindowSize = 1ull << 32;
+/// shared::cluster addresses: rank r's shared memory at (r + 1) << 24;
+/// addresses below 1 << 24 are the executing CTA's own (the shared::cta
+/// window inside the shared::cluster window).
+constexpr unsigned kClusterRankShift = 24;
+
+struct Cta;
+struct Cluster;
+class HazardChecker;
+
+struct MbarrierState {
+  bool initialized = false;
+  uint32_t expected = 0;
+  uint32_t pending = 0;
+  int64_t tx = 0;
+  uint32_t phase = 0; // completed phases
+  /// Happens-before: what arrivals of the current phase released, and what
+  /// the last completed phase publishes to waiters.
+  std::vector<uint32_t> releaseClock;
+  std::vector<uint32_t> completedClock;
+};
+
+enum class WarpStatus : uint8_t { Ready, Blocked, Exited };
+
+enum class BlockKind : uint8_t {
+  None,
+  Barrier,        // bar.sync: released by the last arrival
+  ClusterBarrier, // barrier.cluster.wait
+  Mbarrier,       // try_wait: ready when the phase completes
+  Spin,           // a failed test_wait: ready after any progress
+  WgmmaRendezvous,
+  AsyncWait,      // wgmma.wait_group / cp.async.bulk.wait_group
+};
+
+struct WgmmaOp;
+
+struct Warp {
+  uint32_t index = 0; // in the CTA
+  Cta *cta = nullptr;
+  uint32_t existMask = 0; // threads of the block in this warp
+  uint32_t liveMask = 0;  // not exited
+  bool converged = true;
+  uint32_t pc = 0; // when converged
+  uint32_t lanePc[32] = {};
+  /// Divergence: the lanes that split at a branch run until they all reach
+  /// its reconvergence point (innermost last), as a SIMT stack.
+  struct Frame {
+    uint32_t reconverge;
+    uint32_t mask;
+  };
+  std::vector<Frame> frames;
+  WarpStatus status = WarpStatus::Ready;
+  BlockKind block = BlockKind::None;
+  uint32_t blockPc = 0;
+  uint32_t blockAddress = 0; // mbarrier (shared offset)
+  uint32_t blockParity = 0;
+  Cta *blockCta = nullptr;
+  uint64_t spinEpoch = 0;
+  std::vector<uint64_t> regs;
+  std::vector<uint8_t> local; // 32 lanes x localBytes
+  uint32_t maxRegisters = 0;
+  bool clusterArrived = false;
+  uint32_t clusterArrivalPhase = 0;
+
+  // wgmma: ops issued and not committed, committed groups not waited.
+  std::vector<std::shared_ptr<WgmmaOp>> uncommitted;
+  std::deque<std::vector<std::shared_ptr<WgmmaOp>>> groups;
+  // Bulk async groups, per lane (they are per thread).
+  struct BulkGroups {
+    std::vector<uint64_t> uncommitted;
+    std::deque<std::vector<uint64_t>> committed;
+  };
+  BulkGroups bulk[32];
+
+  // Hazard bookkeeping.
+  uint64_t sequence = 0; // instructions executed
+  uint64_t lastWgmmaFence = 0;
+  std::vector<uint64_t> lastWrite; // by slot: sequence of last write
+  std::vector<uint32_t> lastWritePc;
+  std::vector<uint8_t> inFlight; // by slot: used by a pending wgmma
+  uint32_t inFlightCount = 0;
+};
+
+struct NamedBarrier {
+  uint32_t arrived = 0; // threads
+  uint32_t expected = 0;
+  uint32_t generation = 0; // completions
+};
+
+struct Cta {
+  uint32_t rank = 0;                 // in the cluster
+  std::array<uint32_t, 3> id{};      // %ctaid
+  std::array<uint32_t, 3> clusterCtaId{};
+  Cluster *cluster = nullptr;
+  std::vector<uint8_t> shared;       // indexed by shared address
+  uint32_t sharedEnd = 0;            // one past the last valid address
+  std::vector<Warp> warps;
+  NamedBarrier barriers[16];
+  std::unordered_map<uint32_t, MbarrierState> mbarriers;
+  uint32_t exitedWarps = 0;
+  /// wgmma rendezvous per warpgroup: warps arrived at `pc`.
+  struct Rendezvous {
+    uint32_t pc = 0;
+    uint32_t arrivedMask = 0;
+  };
+  std::vector<Rendezvous> rendezvous;
+};
+
+/// An operation in flight in the asynchronous proxy.
+struct AsyncOp {
+  uint64_t id = 0;
+  std::string what;   // for messages
+  uint32_t pc = 0;    // issuing instruction
+  Cta *cta = nullptr; // issuing CTA
+  uint32_t warp = 0, lane = 0;
+  bool done = false;
+  std::function<Status()> complete;
+};
+
+/// What the hazard checker knows of an asynchronous operation: the clock
+/// of everything ordered before its issue, and its own agent and epoch.
+struct AsyncClock {
+  std::vector<uint32_t> issue;
+  uint32_t agent = UINT32_MAX;
+  uint32_t epoch = 0;
+};
+
+struct WgmmaOp {
+  uint64_t asyncId = 0;
+  std::vector<int32_t> slots; // accumulator and A registers
+  AsyncClock clock;
+};
+
+struct LaunchState;
+
+struct Cluster {
+  LaunchState *launch = nullptr;
+  std::array<uint32_t, 3> id{};
+  std::vector<std::unique_ptr<Cta>> ctas;
+  std::deque<AsyncOp> async;
+  uint64_t nextAsyncId = 1;
+  uint64_t progressEpoch = 0;
+  // barrier.cluster: arrivals (threads) of the current phase and phase.
+  uint32_t clusterArrived = 0;
+  uint32_t clusterExpected = 0;
+  uint32_t clusterPhase = 0;
+  std::mt19937_64 random;
+  uint64_t instructions = 0, threadInstructions = 0;
+  std::unique_ptr<HazardChecker> hazards;
+};
+
+struct LaunchState {
+  const Program *program = nullptr;
+  const Function *function = nullptr;
+  const LaunchConfig *config = nullptr;
+  DeviceMemory *memory = nullptr;
+  const Options *options = nullptr;
+  uint32_t sharedBytes = 0; // static + dynamic, from kSharedBase
+  uint32_t threadsPerCta = 0;
+  uint32_t warpsPerCta = 0;
+};
+
+/// A failure of the launch: what, where (instruction line and text) and
+/// who (CTA, warp, lane).
+struct Fault {
+  std::string message;
+  bool hazard = false;
+};
+
+/// Executes one instruction for the warp's active lanes. Returns false when
+/// the warp blocked without executing (the instruction is retried), with
+/// `fault` set on an error.
+enum class StepResult { Executed, Blocked, Faulted };
+StepResult executeInstruction(Cluster &cluster, Cta &cta, Warp &warp,
+                              const Instruction &instruction,
+                              uint32_t activeMask, Fault &fault);
+
+/// Completes asynchronous operation `id` if still pending.
+Status completeAsync(Cluster &cluster, uint64_t id);
+
+std::string describeLocation(const LaunchState &launch, const Cta &cta,
+                             uint32_t warp, int lane, uint32_t pc);
+
+} // namespace mosaic::emulator
+
+#endif // MOSAIC_EMULATOR_ENGINE_H

@@ -1,0 +1,103 @@
+//===- Execute.h - Executing one instruction for a warp -------*- C++ -*-===//
+
+#ifndef MOSAIC_EMULATOR_EXECUTE_H
+#define MOSAIC_EMULATOR_EXECUTE_H
+
+#include "Engine.h"
+
+#include <optional>
+
+namespace mosaic::emulator {
+
+struct SharedLocation {
+  Cta *cta;
+  uint32_t offset; // shared address in that CTA
+};
+
+inline bool isWgmma(Op op) {
+  return op == Op::WgmmaMmaAsync || op == Op::WgmmaFence ||
+         op == Op::WgmmaCommitGroup || op == Op::WgmmaWaitGroup;
+}
+
+/// The execution of one instruction by one warp. Every method returns false
+/// after recording a fault.
+struct Exec {
+  Cluster &cluster;
+  Cta &cta;
+  Warp &warp;
+  const Instruction &in;
+  const LaunchState &launch;
+  const Function &function;
+  uint32_t pc;
+  Fault &fault;
+  /// The warp blocked before executing: retry the instruction later.
+  bool blocked = false;
+  /// The instruction moved the lanes' program counters itself.
+  bool movedLanes = false;
+
+  bool run(uint32_t active);
+
+  // Operands.
+  uint64_t special(Special which, uint32_t lane) const;
+  uint64_t read(const Operand &operand, uint32_t lane) const;
+  uint64_t readElement(const VectorElement &element, uint32_t lane) const;
+  void write(const Operand &operand, uint32_t lane, uint64_t value, Type type);
+  void writeSlot(int32_t slot, uint32_t lane, uint64_t value, Type type);
+  uint64_t address(const Operand &operand, uint32_t lane) const;
+  /// Host bytes of an access, checked; nullptr after a fault.
+  uint8_t *memory(Space space, uint64_t address, unsigned bytes, bool write,
+                  uint32_t lane);
+  std::optional<SharedLocation> resolveShared(uint64_t sharedAddress,
+                                              bool clusterWindow,
+                                              unsigned bytes, uint32_t lane);
+  /// A shared location from an address operand in `in.space` (generic,
+  /// shared::cta or shared::cluster).
+  std::optional<SharedLocation> sharedOperand(const Operand &operand,
+                                              Space space, unsigned bytes,
+                                              uint32_t lane);
+  bool fail(const std::string &message, int lane = -1);
+  bool hazard(const std::string &message, int lane = -1);
+
+  // Control.
+  void advance(uint32_t mask);
+  void diverge();
+  void jump(uint32_t mask, uint32_t target);
+  void exitLanes(uint32_t mask);
+
+  // Families.
+  bool floatOp(uint32_t mask);
+  bool integerOp(uint32_t mask);
+  bool arithmetic(uint32_t mask);
+  bool setp(uint32_t mask);
+  bool convert(uint32_t mask);
+  bool move(uint32_t mask);
+  bool select(uint32_t mask);
+  bool testp(uint32_t mask);
+  bool load(uint32_t mask);
+  bool store(uint32_t mask);
+  bool atomic(uint32_t mask);
+  bool convertAddress(uint32_t mask);
+  bool isspacep(uint32_t mask);
+  bool mapa(uint32_t mask);
+  bool shuffle(uint32_t mask);
+  bool vote(uint32_t mask);
+  bool elect(uint32_t mask);
+  bool redux(uint32_t mask);
+  bool matrixLoadStore(uint32_t mask);
+  bool barrier(uint32_t mask, bool wait);
+  bool clusterBarrier(uint32_t mask, bool wait);
+  bool setmaxnreg(uint32_t mask);
+  void checkInFlightRegisters(uint32_t mask);
+
+  // Async.cpp: mbarrier, TMA, bulk copies, wgmma.
+  bool asyncInstruction(uint32_t mask, uint32_t active);
+  bool mbarrier(uint32_t mask, uint32_t active);
+  bool tensorCopy(uint32_t mask);
+  bool bulkCopy(uint32_t mask);
+  bool bulkGroups(uint32_t mask);
+  bool wgmma(uint32_t mask, uint32_t active);
+};
+
+} // namespace mosaic::emulator
+
+#endif // MOSAIC_EMULATOR_EXECUTE_H

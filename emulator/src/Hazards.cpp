@@ -1,0 +1,402 @@
+//===- Hazards.cpp - The asynchronous-hazard checker --------------------===//
+
+#include "Hazards.h"
+
+#include "Execute.h"
+
+#include <algorithm>
+
+namespace mosaic::emulator {
+
+void HazardChecker::reset() {
+  first.clear();
+  const LaunchState &launch = *cluster.launch;
+  warpCount = static_cast<uint32_t>(cluster.ctas.size()) * launch.warpsPerCta;
+  uint32_t agents = agentCount();
+  warpClocks.assign(warpCount, Clock(agents, 0));
+  for (uint32_t w = 0; w < warpCount; ++w)
+    warpClocks[w][w] = 1;
+  agentEpochs.assign(agents, 0);
+  tmaNext.assign(warpCount, 0);
+  fenceEpochs.assign(warpCount, {});
+  asyncClocks.clear();
+  names.assign(1, "");
+  bytes.resize(cluster.ctas.size());
+  chunks.resize(cluster.ctas.size());
+  for (size_t r = 0; r < cluster.ctas.size(); ++r) {
+    size_t size = cluster.ctas[r]->shared.size();
+    bytes[r].assign(size, ByteShadow());
+    chunks[r].assign((size + 15) / 16, ChunkShadow());
+  }
+  barrierAccum.assign(cluster.ctas.size() * 16, Clock(agents, 0));
+  barrierReleased.assign(cluster.ctas.size() * 16, Clock(agents, 0));
+  clusterAccum.assign(agents, 0);
+  clusterReleased.assign(agents, 0);
+  mbarrierAccum.clear();
+  mbarrierCompleted.clear();
+  observedPhase.clear();
+}
+
+void HazardChecker::flag(const std::string &message) {
+  if (first.empty())
+    first = message;
+}
+
+uint32_t HazardChecker::warpAgent(const Warp &warp) const {
+  return warp.cta->rank * cluster.launch->warpsPerCta + warp.index;
+}
+
+void HazardChecker::join(Clock &into, const Clock &from) {
+  for (size_t i = 0; i < into.size() && i < from.size(); ++i)
+    into[i] = std::max(into[i], from[i]);
+}
+
+bool HazardChecker::ordered(uint32_t agent, uint32_t epoch,
+                            const Clock &observer) const {
+  if (agent == kNone)
+    return true;
+  if (agent >= kWarpgroupMark) {
+    uint32_t firstWarp = agent - kWarpgroupMark;
+    for (uint32_t w = firstWarp; w < firstWarp + 4; ++w)
+      if (observer[wgmmaAgent(w)] < epoch)
+        return false;
+    return true;
+  }
+  return observer[agent] >= epoch;
+}
+
+std::string HazardChecker::describeAgentAccess(uint32_t agent,
+                                               const Access &access) const {
+  const LaunchState &launch = *cluster.launch;
+  uint32_t rank = agent / launch.warpsPerCta;
+  uint32_t warp = agent % launch.warpsPerCta;
+  return describeLocation(launch, *cluster.ctas[rank], warp,
+                          static_cast<int>(access.lane), access.pc);
+}
+
+std::string HazardChecker::describeAsync(uint32_t agent, uint32_t name) const {
+  (void)agent;
+  return name < names.size() ? names[name] : "an asynchronous operation";
+}
+
+void HazardChecker::onSharedAccess(Cta &target, const Warp &warp,
+                                   uint32_t lane, uint32_t address,
+                                   uint32_t size, bool write, uint32_t pc) {
+  if (failed())
+    return;
+  uint32_t self = warpAgent(warp);
+  const Clock &clock = clockOf(warp);
+  Access now{self, clock[self], pc, lane};
+  std::vector<ByteShadow> &shadow = bytes[target.rank];
+  std::vector<ChunkShadow> &chunkShadow = chunks[target.rank];
+  auto here = [&]() {
+    return describeLocation(*cluster.launch, *warp.cta, warp.index,
+                            static_cast<int>(lane), pc);
+  };
+  for (uint32_t i = 0; i < size; ++i) {
+    ByteShadow &byte = shadow[address + i];
+    if (byte.write.agent != kNone && byte.write.agent != self &&
+        !ordered(byte.write.agent, byte.write.epoch, clock)) {
+      flag("hazard: data race on shared memory: a " +
+           std::string(write ? "write" : "read") + " at shared address " +
+           std::to_string(address + i) +
+           " is not ordered after the write by " +
+           describeAgentAccess(byte.write.agent, byte.write) + "\n  at " +
+           here());
+      return;
+    }
+    if (write && byte.read.agent != kNone && byte.read.agent != self &&
+        !ordered(byte.read.agent, byte.read.epoch, clock)) {
+      flag("hazard: data race on shared memory: a write at shared address " +
+           std::to_string(address + i) + " is not ordered after the read by " +
+           describeAgentAccess(byte.read.agent, byte.read) + "\n  at " +
+           here());
+      return;
+    }
+    if (write) {
+      byte.write = now;
+      byte.read = Access();
+    } else {
+      byte.read = now;
+    }
+  }
+  for (uint32_t chunk = address / 16; chunk <= (address + size - 1) / 16;
+       ++chunk) {
+    ChunkShadow &c = chunkShadow[chunk];
+    if (!ordered(c.asyncWriteAgent, c.asyncWriteEpoch, clock)) {
+      flag("hazard: a generic-proxy " + std::string(write ? "write" : "read") +
+           " of shared address " + std::to_string(chunk * 16) +
+           " is not ordered after the write by " +
+           describeAsync(c.asyncWriteAgent, c.asyncWriteName) +
+           " (wait on its mbarrier first)\n  at " + here());
+      return;
+    }
+    if (write && !ordered(c.asyncReadAgent, c.asyncReadEpoch, clock)) {
+      flag("hazard: a generic-proxy write of shared address " +
+           std::to_string(chunk * 16) + " may overwrite data that " +
+           describeAsync(c.asyncReadAgent, c.asyncReadName) +
+           " still reads (wait for it first)\n  at " + here());
+      return;
+    }
+    if (write)
+      c.genericWrite = now;
+    else
+      c.genericRead = now;
+  }
+}
+
+void HazardChecker::onProxyFence(const Warp &warp) {
+  uint32_t self = warpAgent(warp);
+  fenceEpochs[self].push_back(clockOf(warp)[self]);
+  tick(warp);
+}
+
+void HazardChecker::onFence(const Warp &warp) { tick(warp); }
+
+void HazardChecker::onBarrierArrive(Cta &cta, const Warp &warp, uint32_t id) {
+  join(barrierAccum[cta.rank * 16 + id], clockOf(warp));
+  tick(warp);
+}
+
+void HazardChecker::onBarrierComplete(Cta &cta, uint32_t id,
+                                      const Warp &warp) {
+  Clock &accum = barrierAccum[cta.rank * 16 + id];
+  barrierReleased[cta.rank * 16 + id] = accum;
+  std::fill(accum.begin(), accum.end(), 0);
+  join(clockOf(warp), barrierReleased[cta.rank * 16 + id]);
+}
+
+void HazardChecker::onBarrierResume(Cta &cta, uint32_t id, const Warp &warp) {
+  join(clockOf(warp), barrierReleased[cta.rank * 16 + id]);
+}
+
+void HazardChecker::onClusterArrive(const Warp &warp) {
+  join(clusterAccum, clockOf(warp));
+  tick(warp);
+}
+
+void HazardChecker::onClusterComplete() {
+  clusterReleased = clusterAccum;
+  std::fill(clusterAccum.begin(), clusterAccum.end(), 0);
+}
+
+void HazardChecker::onClusterWait(const Warp &warp) {
+  join(clockOf(warp), clusterReleased);
+}
+
+void HazardChecker::onMbarrierInit(Cta &cta, uint32_t offset,
+                                   const Warp &warp) {
+  auto key = std::make_pair(cta.rank, offset);
+  mbarrierAccum[key] = clockOf(warp);
+  mbarrierCompleted[key] = Clock(agentCount(), 0);
+  for (auto it = observedPhase.begin(); it != observedPhase.end();)
+    if (std::get<0>(it->first) == cta.rank && std::get<1>(it->first) == offset)
+      it = observedPhase.erase(it);
+    else
+      ++it;
+  tick(warp);
+}
+
+void HazardChecker::onMbarrierArrive(Cta &cta, uint32_t offset,
+                                     const Warp &warp) {
+  Clock &accum = mbarrierAccum[{cta.rank, offset}];
+  if (accum.empty())
+    accum.assign(agentCount(), 0);
+  join(accum, clockOf(warp));
+  tick(warp);
+}
+
+void HazardChecker::onMbarrierPhase(Cta &cta, uint32_t offset,
+                                    MbarrierState &state) {
+  (void)state;
+  auto key = std::make_pair(cta.rank, offset);
+  Clock &accum = mbarrierAccum[key];
+  if (accum.empty())
+    accum.assign(agentCount(), 0);
+  mbarrierCompleted[key] = accum;
+  std::fill(accum.begin(), accum.end(), 0);
+}
+
+void HazardChecker::onMbarrierWait(Cta &cta, uint32_t offset,
+                                   const Warp &warp, uint32_t lane,
+                                   const MbarrierState &state, uint64_t token,
+                                   bool parity, Exec &exec) {
+  (void)token;
+  (void)parity;
+  auto key = std::make_tuple(warpAgent(warp), cta.rank, offset);
+  auto it = observedPhase.find(key);
+  uint32_t last = it == observedPhase.end() ? 0 : it->second;
+  if (state.phase > last + 1) {
+    exec.hazard("mbarrier misuse: a wait on the mbarrier at shared address " +
+                    std::to_string(offset) + " succeeds after " +
+                    std::to_string(state.phase - last) +
+                    " phases completed since this warp last waited on it: "
+                    "the parity aliases an older phase",
+                static_cast<int>(lane));
+  }
+  observedPhase[key] = state.phase;
+  Clock &completed = mbarrierCompleted[{cta.rank, offset}];
+  if (!completed.empty())
+    join(clockOf(warp), completed);
+}
+
+AsyncClock HazardChecker::onAsyncIssue(const Warp &warp, uint64_t asyncId) {
+  uint32_t self = warpAgent(warp);
+  AsyncClock clock;
+  clock.issue = clockOf(warp);
+  uint32_t slot = tmaNext[self]++ % kTmaSlots;
+  clock.agent = warpCount + self * kTmaSlots + slot;
+  clock.epoch = ++agentEpochs[clock.agent];
+  clock.issue[clock.agent] = clock.epoch;
+  tick(warp);
+  if (asyncId)
+    asyncClocks[asyncId] = clock;
+  return clock;
+}
+
+void HazardChecker::onAsyncAccess(Cta &target, const AsyncClock &clock,
+                                  uint32_t address, uint32_t size, bool write,
+                                  const std::string &what) {
+  if (failed())
+    return;
+  uint32_t name;
+  if (names.size() > 1 && lastNameSource == &what) {
+    name = static_cast<uint32_t>(names.size() - 1);
+  } else if (names.back() == what) {
+    name = static_cast<uint32_t>(names.size() - 1);
+  } else {
+    names.push_back(what);
+    name = static_cast<uint32_t>(names.size() - 1);
+  }
+  lastNameSource = &what;
+  const Clock &observer = clock.issue;
+  std::vector<ChunkShadow> &chunkShadow = chunks[target.rank];
+  for (uint32_t chunk = address / 16; chunk <= (address + size - 1) / 16;
+       ++chunk) {
+    ChunkShadow &c = chunkShadow[chunk];
+    auto where = [&]() {
+      return " shared address " + std::to_string(chunk * 16) +
+             (target.rank ? " of CTA rank " + std::to_string(target.rank)
+                          : std::string());
+    };
+    if (c.genericWrite.agent != kNone) {
+      if (!ordered(c.genericWrite.agent, c.genericWrite.epoch, observer)) {
+        flag("hazard: " + what + (write ? " writes" : " reads") + where() +
+             ", which " + describeAgentAccess(c.genericWrite.agent,
+                                              c.genericWrite) +
+             " wrote without a barrier ordering it before the operation");
+        return;
+      }
+      if (!write) {
+        // The writer must have fenced the generic proxy against the async
+        // proxy after writing, before the operation was issued.
+        const std::vector<uint32_t> &fences = fenceEpochs[c.genericWrite.agent];
+        auto fence = std::upper_bound(fences.begin(), fences.end(),
+                                      c.genericWrite.epoch - 1);
+        bool fenced = fence != fences.end() &&
+                      *fence >= c.genericWrite.epoch &&
+                      observer[c.genericWrite.agent] >= *fence;
+        if (!fenced) {
+          flag("hazard: " + what + " reads" + where() +
+               " written through the generic proxy by " +
+               describeAgentAccess(c.genericWrite.agent, c.genericWrite) +
+               " without a fence.proxy.async between the write and the "
+               "operation");
+          return;
+        }
+      }
+    }
+    if (write && c.genericRead.agent != kNone &&
+        !ordered(c.genericRead.agent, c.genericRead.epoch, observer)) {
+      flag("hazard: " + what + " overwrites" + where() + " while " +
+           describeAgentAccess(c.genericRead.agent, c.genericRead) +
+           " may still read it (nothing orders that read before the "
+           "operation)");
+      return;
+    }
+    if (c.asyncWriteAgent != kNone && c.asyncWriteAgent != clock.agent &&
+        !ordered(c.asyncWriteAgent, c.asyncWriteEpoch, observer)) {
+      flag("hazard: " + what + (write ? " writes" : " reads") + where() +
+           ", which " + describeAsync(c.asyncWriteAgent, c.asyncWriteName) +
+           " writes, and nothing orders the two");
+      return;
+    }
+    if (write && c.asyncReadAgent != kNone && c.asyncReadAgent != clock.agent &&
+        !ordered(c.asyncReadAgent, c.asyncReadEpoch, observer)) {
+      flag("hazard: " + what + " refills" + where() + " while " +
+           describeAsync(c.asyncReadAgent, c.asyncReadName) +
+           " may still read it (a wgmma.wait_group covers only its own "
+           "warp's part: every warp's completion must be ordered before the "
+           "refill)");
+      return;
+    }
+    if (write) {
+      c.asyncWriteAgent = clock.agent;
+      c.asyncWriteEpoch = clock.epoch;
+      c.asyncWriteName = name;
+      c.genericRead = Access();
+      c.genericWrite = Access();
+    } else {
+      c.asyncReadAgent = clock.agent;
+      c.asyncReadEpoch = clock.epoch;
+      c.asyncReadName = name;
+    }
+  }
+  if (write) {
+    // Bytes written by the async proxy: generic-proxy byte shadows reset.
+    std::vector<ByteShadow> &shadow = bytes[target.rank];
+    for (uint32_t i = 0; i < size && address + i < shadow.size(); ++i)
+      shadow[address + i] = ByteShadow();
+  }
+}
+
+void HazardChecker::onAsyncRelease(Cta &cta, uint32_t barrierOffset,
+                                   const AsyncClock &clock) {
+  Clock &accum = mbarrierAccum[{cta.rank, barrierOffset}];
+  if (accum.empty())
+    accum.assign(agentCount(), 0);
+  join(accum, clock.issue);
+}
+
+void HazardChecker::onAsyncWait(const Warp &warp, uint64_t asyncId) {
+  auto it = asyncClocks.find(asyncId);
+  if (it == asyncClocks.end())
+    return;
+  join(clockOf(warp), it->second.issue);
+  asyncClocks.erase(it);
+}
+
+AsyncClock HazardChecker::onWgmmaIssue(Cta &cta, uint32_t group) {
+  AsyncClock clock;
+  clock.issue.assign(agentCount(), 0);
+  uint32_t firstWarp = cta.rank * cluster.launch->warpsPerCta + 4 * group;
+  uint32_t epoch = 0;
+  for (uint32_t w = firstWarp; w < firstWarp + 4; ++w)
+    epoch = std::max(epoch, agentEpochs[wgmmaAgent(w)] + 1);
+  for (uint32_t w = firstWarp; w < firstWarp + 4; ++w) {
+    join(clock.issue, warpClocks[w]);
+    agentEpochs[wgmmaAgent(w)] = epoch;
+  }
+  for (uint32_t w = firstWarp; w < firstWarp + 4; ++w)
+    clock.issue[wgmmaAgent(w)] = epoch;
+  clock.agent = kWarpgroupMark + firstWarp;
+  clock.epoch = epoch;
+  return clock;
+}
+
+void HazardChecker::onWgmmaWait(const Warp &warp, const AsyncClock &clock) {
+  uint32_t self = warpAgent(warp);
+  Clock &mine = clockOf(warp);
+  // Only this warp's part of the operation is known to be complete.
+  uint32_t firstWarp = self - self % 4;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    bool otherPart = false;
+    for (uint32_t w = firstWarp; w < firstWarp + 4; ++w)
+      if (w != self && i == wgmmaAgent(w))
+        otherPart = true;
+    if (!otherPart)
+      mine[i] = std::max(mine[i], clock.issue[i]);
+  }
+}
+
+} // namespace mosaic::emulator

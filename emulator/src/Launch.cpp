@@ -1,0 +1,523 @@
+//===- Launch.cpp - Grids, clusters and the warp scheduler --------------===//
+//
+// A launch splits the grid into clusters and runs them on a pool of host
+// threads; clusters share nothing but global memory. Inside a cluster the
+// scheduler picks a ready warp (round robin, or at random with a seed),
+// runs it for a quantum, and completes asynchronous operations as the
+// policy says: at once (eager), only when no warp can run or a wait needs
+// them (lazy), or at random points (random). When no warp can run and
+// nothing is in flight, the launch deadlocked; the report lists every
+// blocked warp and what it waits for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Engine.h"
+#include "Hazards.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+namespace mosaic::emulator {
+
+Module::~Module() = default;
+
+Expected<std::shared_ptr<const Module>> Module::load(std::string_view ptx) {
+  Expected<std::unique_ptr<Program>> program = parsePtx(ptx);
+  if (!program.ok())
+    return Error{program.message()};
+  std::shared_ptr<Module> module(new Module());
+  module->code = std::move(*program);
+  for (const Function &function : module->code->functions)
+    if (function.info.maxThreadsPerBlock != 0)
+      module->infos.push_back(function.info);
+  return std::shared_ptr<const Module>(std::move(module));
+}
+
+const KernelInfo *Module::kernel(std::string_view name) const {
+  for (const KernelInfo &info : infos)
+    if (info.name == name)
+      return &info;
+  return nullptr;
+}
+
+std::vector<std::string> Module::kernelNames() const {
+  std::vector<std::string> names;
+  for (const KernelInfo &info : infos)
+    names.push_back(info.name);
+  return names;
+}
+
+uint8_t *Program::translateGlobalVariable(uint64_t address,
+                                          uint64_t bytes) const {
+  for (const Variable &variable : globals) {
+    if (!variable.storage)
+      continue;
+    if (address >= variable.address &&
+        address + bytes <= variable.address + variable.size)
+      return reinterpret_cast<uint8_t *>(address);
+  }
+  return nullptr;
+}
+
+std::string describeLocation(const LaunchState &launch, const Cta &cta,
+                             uint32_t warp, int lane, uint32_t pc) {
+  std::ostringstream out;
+  const Function &function = *launch.function;
+  out << "CTA (" << cta.id[0] << ", " << cta.id[1] << ", " << cta.id[2]
+      << ")";
+  if (lane >= 0) {
+    uint32_t thread = warp * 32 + static_cast<uint32_t>(lane);
+    const auto &block = launch.config->block;
+    out << " thread (" << thread % block[0] << ", "
+        << (thread / block[0]) % block[1] << ", "
+        << thread / (block[0] * block[1]) << ")";
+  } else {
+    out << " warp " << warp;
+  }
+  if (pc < function.code.size()) {
+    uint32_t line = function.code[pc].line;
+    out << " at line " << line << ": `" << launch.program->line(line) << "`";
+  }
+  return out.str();
+}
+
+namespace {
+
+bool mbarrierPhaseDone(const Cta &cta, uint32_t address, uint32_t parity) {
+  auto it = cta.mbarriers.find(address);
+  if (it == cta.mbarriers.end())
+    return false;
+  // The phase with parity `parity` has completed when the current phase's
+  // parity differs.
+  return (it->second.phase & 1) != (parity & 1);
+}
+
+bool isReady(Cluster &cluster, Warp &warp) {
+  if (warp.status == WarpStatus::Ready)
+    return true;
+  if (warp.status == WarpStatus::Exited)
+    return false;
+  switch (warp.block) {
+  case BlockKind::Mbarrier:
+    if (mbarrierPhaseDone(*warp.blockCta, warp.blockAddress,
+                          warp.blockParity)) {
+      warp.status = WarpStatus::Ready;
+      warp.block = BlockKind::None;
+      return true;
+    }
+    return false;
+  case BlockKind::Barrier:
+    if (warp.blockCta->barriers[warp.blockAddress].generation !=
+        warp.blockParity) {
+      warp.status = WarpStatus::Ready;
+      warp.block = BlockKind::None;
+      if (cluster.hazards)
+        cluster.hazards->onBarrierResume(*warp.blockCta, warp.blockAddress,
+                                         warp);
+      return true;
+    }
+    return false;
+  case BlockKind::ClusterBarrier:
+    if (cluster.clusterPhase > warp.clusterArrivalPhase) {
+      warp.status = WarpStatus::Ready;
+      warp.block = BlockKind::None;
+      return true;
+    }
+    return false;
+  case BlockKind::Spin:
+    if (cluster.progressEpoch != warp.spinEpoch) {
+      warp.status = WarpStatus::Ready;
+      warp.block = BlockKind::None;
+      return true;
+    }
+    return false;
+  default:
+    return false;
+  }
+}
+
+std::string describeBlocked(const LaunchState &launch, const Warp &warp) {
+  std::ostringstream out;
+  out << describeLocation(launch, *warp.cta, warp.index, -1, warp.blockPc)
+      << ": ";
+  switch (warp.block) {
+  case BlockKind::Barrier: {
+    const NamedBarrier &b = warp.cta->barriers[warp.blockAddress];
+    out << "waits at barrier " << warp.blockAddress << " (" << b.arrived
+        << " of " << b.expected << " threads arrived)";
+    break;
+  }
+  case BlockKind::ClusterBarrier:
+    out << "waits at barrier.cluster.wait (" << warp.cta->cluster->clusterArrived
+        << " of " << warp.cta->cluster->clusterExpected
+        << " threads arrived)";
+    break;
+  case BlockKind::Mbarrier:
+  case BlockKind::Spin: {
+    out << "waits for phase parity " << warp.blockParity
+        << " of the mbarrier at shared address " << warp.blockAddress;
+    auto it = warp.blockCta->mbarriers.find(warp.blockAddress);
+    if (it == warp.blockCta->mbarriers.end() || !it->second.initialized) {
+      out << " (never initialized)";
+    } else {
+      const MbarrierState &m = it->second;
+      out << " (completed phases " << m.phase << ", pending arrivals "
+          << m.pending << " of " << m.expected << ", tx-count " << m.tx
+          << ")";
+    }
+    break;
+  }
+  case BlockKind::WgmmaRendezvous:
+    out << "waits for the other warps of its warpgroup at wgmma.mma_async";
+    break;
+  default:
+    out << "blocked";
+  }
+  return out.str();
+}
+
+/// Runs one warp for up to `quantum` instructions.
+StepResult runWarp(Cluster &cluster, Warp &warp, unsigned quantum,
+                   Fault &fault) {
+  const Function &function = *cluster.launch->function;
+  Cta &cta = *warp.cta;
+  for (unsigned step = 0; step < quantum; ++step) {
+    if (warp.status != WarpStatus::Ready)
+      return StepResult::Blocked;
+    uint32_t pc, active;
+    if (warp.converged) {
+      pc = warp.pc;
+      active = warp.liveMask;
+    } else {
+      uint32_t candidates = warp.liveMask;
+      while (!warp.frames.empty()) {
+        const Warp::Frame &top = warp.frames.back();
+        uint32_t members = top.mask & warp.liveMask;
+        uint32_t arrived = 0;
+        for (uint32_t lanes = members; lanes; lanes &= lanes - 1) {
+          uint32_t lane = __builtin_ctz(lanes);
+          if (warp.lanePc[lane] == top.reconverge)
+            arrived |= 1u << lane;
+        }
+        if (members == 0 || arrived == members) {
+          warp.frames.pop_back();
+          continue;
+        }
+        candidates = members & ~arrived;
+        break;
+      }
+      pc = UINT32_MAX;
+      for (uint32_t lanes = candidates; lanes; lanes &= lanes - 1) {
+        uint32_t lane = __builtin_ctz(lanes);
+        pc = std::min(pc, warp.lanePc[lane]);
+      }
+      active = 0;
+      for (uint32_t lanes = candidates; lanes; lanes &= lanes - 1) {
+        uint32_t lane = __builtin_ctz(lanes);
+        if (warp.lanePc[lane] == pc)
+          active |= 1u << lane;
+      }
+      if (warp.frames.empty() && active == warp.liveMask) {
+        warp.converged = true;
+        warp.pc = pc;
+      }
+    }
+    if (pc >= function.code.size()) {
+      fault.message = describeLocation(*cluster.launch, cta, warp.index, -1,
+                                       pc) +
+                      ": execution ran past the end of the kernel";
+      return StepResult::Faulted;
+    }
+    StepResult result = executeInstruction(cluster, cta, warp,
+                                           function.code[pc], active, fault);
+    if (result != StepResult::Executed)
+      return result;
+    ++cluster.instructions;
+    cluster.threadInstructions += __builtin_popcount(active);
+    if (warp.block != BlockKind::Spin)
+      ++cluster.progressEpoch;
+    if (warp.status == WarpStatus::Exited)
+      return StepResult::Executed;
+  }
+  return StepResult::Executed;
+}
+
+Status completeOldest(Cluster &cluster, bool random) {
+  if (cluster.async.empty())
+    return Status();
+  size_t index = random ? cluster.random() % cluster.async.size() : 0;
+  uint64_t id = cluster.async[index].id;
+  return completeAsync(cluster, id);
+}
+
+/// Runs every CTA of `cluster` to completion.
+Status runCluster(Cluster &cluster, uint64_t instructionLimit) {
+  const Options &options = *cluster.launch->options;
+  std::vector<Warp *> warps;
+  for (auto &cta : cluster.ctas)
+    for (Warp &warp : cta->warps)
+      warps.push_back(&warp);
+  size_t cursor = 0;
+  const unsigned quantum = options.randomSchedule ? 0 : 64;
+  while (true) {
+    Warp *chosen = nullptr;
+    bool anyLive = false;
+    size_t count = warps.size();
+    size_t start = options.randomSchedule ? cluster.random() % count : cursor;
+    for (size_t i = 0; i < count; ++i) {
+      size_t index = (start + i) % count;
+      Warp &warp = *warps[index];
+      if (warp.status == WarpStatus::Exited)
+        continue;
+      anyLive = true;
+      if (isReady(cluster, warp)) {
+        chosen = &warp;
+        cursor = index + 1;
+        break;
+      }
+    }
+    if (!anyLive)
+      break;
+    if (!chosen) {
+      if (!cluster.async.empty()) {
+        MOSAIC_EMU_RETURN_IF_ERROR(completeOldest(cluster, false));
+        continue;
+      }
+      std::string message = "deadlock: every warp of cluster (" +
+                            std::to_string(cluster.id[0]) + ", " +
+                            std::to_string(cluster.id[1]) + ", " +
+                            std::to_string(cluster.id[2]) +
+                            ") is blocked and nothing is in flight";
+      for (Warp *warp : warps)
+        if (warp->status == WarpStatus::Blocked)
+          message += "\n  " + describeBlocked(*cluster.launch, *warp);
+      return Error{message};
+    }
+    Fault fault;
+    unsigned steps =
+        quantum ? quantum : 1 + static_cast<unsigned>(cluster.random() % 32);
+    StepResult result = runWarp(cluster, *chosen, steps, fault);
+    if (result == StepResult::Faulted)
+      return Error{fault.message};
+    if (cluster.hazards && cluster.hazards->failed())
+      return Error{cluster.hazards->report()};
+    if (options.policy == AsyncPolicy::Random && !cluster.async.empty() &&
+        cluster.random() % 4 == 0)
+      MOSAIC_EMU_RETURN_IF_ERROR(completeOldest(cluster, true));
+    if (cluster.instructions > instructionLimit)
+      return Error{"the cluster executed more than " +
+                   std::to_string(instructionLimit) +
+                   " warp instructions per CTA on average; the kernel "
+                   "probably hangs"};
+  }
+  // The kernel exited with operations in flight (a TMA store nobody waited
+  // for): they still complete, as the hardware finishes them.
+  while (!cluster.async.empty())
+    MOSAIC_EMU_RETURN_IF_ERROR(completeOldest(cluster, false));
+  if (cluster.hazards && cluster.hazards->failed())
+    return Error{cluster.hazards->report()};
+  return Status();
+}
+
+Status checkConfig(const Function &function, const LaunchConfig &config) {
+  auto list = [](const std::array<uint32_t, 3> &v) {
+    return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " +
+           std::to_string(v[2]) + ")";
+  };
+  uint64_t threads = uint64_t(config.block[0]) * config.block[1] *
+                     config.block[2];
+  if (threads == 0 || config.grid[0] == 0 || config.grid[1] == 0 ||
+      config.grid[2] == 0)
+    return Error{"empty grid " + list(config.grid) + " or block " +
+                 list(config.block)};
+  if (threads > function.info.maxThreadsPerBlock)
+    return Error{"block " + list(config.block) + " has " +
+                 std::to_string(threads) + " threads; `" + function.info.name +
+                 "` allows " + std::to_string(function.info.maxThreadsPerBlock)};
+  for (int d = 0; d < 3; ++d) {
+    if (config.cluster[d] == 0 || config.grid[d] % config.cluster[d] != 0)
+      return Error{"grid " + list(config.grid) +
+                   " is not a whole number of clusters " +
+                   list(config.cluster)};
+  }
+  const auto &required = function.info.requiredCluster;
+  if (required[0] && (required[0] != config.cluster[0] ||
+                      required[1] != config.cluster[1] ||
+                      required[2] != config.cluster[2]))
+    return Error{"`" + function.info.name + "` requires clusters " +
+                 list(required) + ", launched with " + list(config.cluster)};
+  if (config.parameters.size() < function.info.parameterBytes)
+    return Error{"the parameter buffer has " +
+                 std::to_string(config.parameters.size()) + " bytes; `" +
+                 function.info.name + "` takes " +
+                 std::to_string(function.info.parameterBytes)};
+  uint64_t shared = uint64_t(function.dynamicSharedOffset) - kSharedBase +
+                    config.dynamicSharedBytes;
+  if (shared > 232448)
+    return Error{"`" + function.info.name + "` needs " +
+                 std::to_string(shared) +
+                 " bytes of shared memory per CTA; sm_90a has 232448"};
+  return Status();
+}
+
+void initCta(const LaunchState &launch, Cta &cta) {
+  const Function &function = *launch.function;
+  size_t sharedSize = kSharedBase + launch.sharedBytes;
+  cta.shared.assign(sharedSize, 0);
+  // Module- and function-scope shared variables with initializers are not
+  // valid PTX; nothing to copy.
+  cta.sharedEnd = static_cast<uint32_t>(sharedSize);
+  cta.mbarriers.clear();
+  for (NamedBarrier &barrier : cta.barriers)
+    barrier = NamedBarrier();
+  cta.exitedWarps = 0;
+  cta.rendezvous.assign((launch.warpsPerCta + 3) / 4, {});
+  cta.warps.resize(launch.warpsPerCta);
+  size_t slots = function.registerNames.size();
+  for (uint32_t w = 0; w < launch.warpsPerCta; ++w) {
+    Warp &warp = cta.warps[w];
+    warp = Warp();
+    warp.index = w;
+    warp.cta = &cta;
+    uint32_t first = w * 32;
+    uint32_t count = std::min<uint32_t>(32, launch.threadsPerCta - first);
+    warp.existMask = count == 32 ? 0xffffffffu : (1u << count) - 1;
+    warp.liveMask = warp.existMask;
+    warp.regs.assign(slots * 32, 0);
+    warp.local.assign(size_t(function.localBytes) * 32, 0);
+    if (launch.options->checkHazards) {
+      warp.lastWrite.assign(slots, 0);
+      warp.lastWritePc.assign(slots, 0);
+      warp.inFlight.assign(slots, 0);
+    }
+  }
+}
+
+} // namespace
+
+LaunchReport launch(const Module &module, std::string_view kernel,
+                    const LaunchConfig &config, DeviceMemory &memory,
+                    const Options &options) {
+  LaunchReport report;
+  auto start = std::chrono::steady_clock::now();
+  const Function *function = module.program().find(kernel);
+  if (!function || function->info.maxThreadsPerBlock == 0) {
+    report.ok = false;
+    report.message = "no kernel `" + std::string(kernel) + "` in the module";
+    return report;
+  }
+  if (Status status = checkConfig(*function, config); !status.ok()) {
+    report.ok = false;
+    report.message = "launch of `" + function->info.name +
+                     "`: " + status.message();
+    return report;
+  }
+  LaunchState state;
+  state.program = &module.program();
+  state.function = function;
+  state.config = &config;
+  state.memory = &memory;
+  state.options = &options;
+  state.sharedBytes =
+      function->dynamicSharedOffset - kSharedBase + config.dynamicSharedBytes;
+  state.threadsPerCta = config.block[0] * config.block[1] * config.block[2];
+  state.warpsPerCta = (state.threadsPerCta + 31) / 32;
+
+  std::array<uint32_t, 3> clusters;
+  for (int d = 0; d < 3; ++d)
+    clusters[d] = config.grid[d] / config.cluster[d];
+  uint64_t clusterCount = uint64_t(clusters[0]) * clusters[1] * clusters[2];
+  uint32_t ctasPerCluster =
+      config.cluster[0] * config.cluster[1] * config.cluster[2];
+  unsigned threads = options.hostThreads
+                         ? options.hostThreads
+                         : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(
+      std::min<uint64_t>(threads, clusterCount));
+
+  std::atomic<uint64_t> nextCluster{0};
+  std::atomic<bool> stop{false};
+  std::mutex resultMutex;
+  uint64_t failedCluster = UINT64_MAX;
+  std::string failure;
+  bool failureIsHazard = false;
+  std::atomic<uint64_t> warpInstructions{0}, threadInstructions{0};
+
+  auto worker = [&]() {
+    Cluster cluster;
+    cluster.launch = &state;
+    for (uint32_t r = 0; r < ctasPerCluster; ++r)
+      cluster.ctas.push_back(std::make_unique<Cta>());
+    while (!stop.load()) {
+      uint64_t index = nextCluster.fetch_add(1);
+      if (index >= clusterCount)
+        break;
+      cluster.id = {static_cast<uint32_t>(index % clusters[0]),
+                    static_cast<uint32_t>((index / clusters[0]) % clusters[1]),
+                    static_cast<uint32_t>(index / (uint64_t(clusters[0]) *
+                                                   clusters[1]))};
+      cluster.async.clear();
+      cluster.progressEpoch = 0;
+      cluster.clusterArrived = 0;
+      cluster.clusterPhase = 0;
+      cluster.clusterExpected = state.threadsPerCta * ctasPerCluster;
+      cluster.random.seed(options.seed * 0x9E3779B97F4A7C15ull + index);
+      cluster.instructions = 0;
+      cluster.threadInstructions = 0;
+      if (options.checkHazards)
+        cluster.hazards = std::make_unique<HazardChecker>(cluster);
+      for (uint32_t r = 0; r < ctasPerCluster; ++r) {
+        Cta &cta = *cluster.ctas[r];
+        cta.rank = r;
+        cta.cluster = &cluster;
+        cta.clusterCtaId = {r % config.cluster[0],
+                            (r / config.cluster[0]) % config.cluster[1],
+                            r / (config.cluster[0] * config.cluster[1])};
+        for (int d = 0; d < 3; ++d)
+          cta.id[d] = cluster.id[d] * config.cluster[d] + cta.clusterCtaId[d];
+        initCta(state, cta);
+      }
+      if (cluster.hazards)
+        cluster.hazards->reset();
+      Status status = runCluster(cluster, options.instructionLimitPerCta *
+                                              ctasPerCluster);
+      warpInstructions += cluster.instructions;
+      threadInstructions += cluster.threadInstructions;
+      if (!status.ok()) {
+        std::lock_guard<std::mutex> lock(resultMutex);
+        if (index < failedCluster) {
+          failedCluster = index;
+          failure = status.message();
+          failureIsHazard =
+              status.message().find("hazard") != std::string::npos;
+        }
+        stop = true;
+      }
+    }
+  };
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back(worker);
+    for (std::thread &thread : pool)
+      thread.join();
+  }
+  report.warpInstructions = warpInstructions;
+  report.threadInstructions = threadInstructions;
+  report.seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  if (failedCluster != UINT64_MAX) {
+    report.ok = false;
+    report.hazard = failureIsHazard;
+    report.message = "`" + function->info.name + "`: " + failure;
+  }
+  return report;
+}
+
+} // namespace mosaic::emulator

@@ -1,0 +1,533 @@
+//===- Wgmma.cpp - Warpgroup matrix multiply-accumulate -----------------===//
+//
+// wgmma.mma_async is a rendezvous of the warpgroup's four warps: the last
+// one to arrive issues the operation for all four. The operation is
+// asynchronous: at completion it reads A and B from shared memory through
+// their descriptors (or A from the registers of the 128 threads), the
+// accumulators from the registers, computes D = A * B (+ D) and writes the
+// accumulators back. The product is computed densely (operands decoded once
+// per operation, then an f32 FMA micro-kernel), accumulating along K in
+// order with one rounding per step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Execute.h"
+#include "Hazards.h"
+#include "mosaic/Emulator/Numerics.h"
+#include "mosaic/Emulator/Spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace mosaic::emulator {
+
+namespace {
+
+struct WgmmaPlan {
+  Cta *cta = nullptr;
+  Cluster *cluster = nullptr;
+  std::array<Warp *, 4> warps{};
+  const Function *function = nullptr;
+  uint32_t firstVector = 0; // D registers in function.vectorSlots
+  uint32_t dCount = 0;
+  int32_t aFirst = -1; // register A: vectorSlots index
+  uint32_t aCount = 0;
+  spec::MatrixDescriptor a, b;
+  bool aFromRegisters = false;
+  bool transA = false, transB = false;
+  bool scaleD = true;
+  int scaleA = 1, scaleB = 1;
+  Type dType = Type::F32, aType = Type::BF16, bType = Type::BF16;
+  bool satfinite = false;
+  uint32_t n = 0, k = 0;
+  AsyncClock clock;
+  std::string what;
+};
+
+/// f16 values by bit pattern: decoding through a table keeps the operand
+/// gathering of a wgmma cheap next to its arithmetic.
+const std::vector<float> &halfTable() {
+  static const std::vector<float> table = [] {
+    std::vector<float> values(65536);
+    for (uint32_t bits = 0; bits < 65536; ++bits)
+      values[bits] = static_cast<float>(decodeFloat(bits, FloatFormat::F16));
+    return values;
+  }();
+  return table;
+}
+
+double decodeElement(uint32_t bits, Type type) {
+  switch (type) {
+  case Type::F16:
+    return halfTable()[bits & 0xffff];
+  case Type::BF16:
+    return bitsToFloat(bits << 16); // bf16 is the top half of an f32
+  case Type::TF32:
+    return decodeFloat(bits & 0xffffe000u, FloatFormat::F32);
+  case Type::E4M3:
+    return decodeFloat(bits, FloatFormat::E4M3);
+  case Type::E5M2:
+    return decodeFloat(bits, FloatFormat::E5M2);
+  case Type::S8:
+    return static_cast<int8_t>(bits);
+  case Type::U8:
+    return static_cast<uint8_t>(bits);
+  default:
+    return 0;
+  }
+}
+
+__attribute__((target("avx2,fma"))) void
+multiplyFma(const float *a, const float *b, float *d, uint32_t n, uint32_t k) {
+  for (uint32_t m = 0; m < 64; ++m) {
+    float *row = d + m * n;
+    for (uint32_t kk = 0; kk < k; ++kk) {
+      float x = a[m * k + kk];
+      const float *brow = b + kk * n;
+      for (uint32_t j = 0; j < n; ++j)
+        row[j] = __builtin_fmaf(x, brow[j], row[j]);
+    }
+  }
+}
+
+void multiplyPortable(const float *a, const float *b, float *d, uint32_t n,
+                      uint32_t k) {
+  for (uint32_t m = 0; m < 64; ++m) {
+    float *row = d + m * n;
+    for (uint32_t kk = 0; kk < k; ++kk) {
+      float x = a[m * k + kk];
+      const float *brow = b + kk * n;
+      for (uint32_t j = 0; j < n; ++j)
+        row[j] = std::fma(x, brow[j], row[j]);
+    }
+  }
+}
+
+void multiply(const float *a, const float *b, float *d, uint32_t n,
+              uint32_t k) {
+  static const bool hasFma = __builtin_cpu_supports("fma") &&
+                             __builtin_cpu_supports("avx2");
+  if (hasFma)
+    multiplyFma(a, b, d, n, k);
+  else
+    multiplyPortable(a, b, d, n, k);
+}
+
+Status runWgmma(const WgmmaPlan &plan) {
+  const uint32_t n = plan.n, k = plan.k;
+  unsigned aBits = typeBits(plan.aType), bBits = typeBits(plan.bType);
+  Cta &cta = *plan.cta;
+  const Function &function = *plan.function;
+  HazardChecker *hazards = plan.cluster->hazards.get();
+  std::vector<uint32_t> chunksRead;
+  auto readShared = [&](uint32_t address, unsigned bits,
+                        uint32_t &out) -> bool {
+    unsigned bytes = bits / 8;
+    if (address < kSharedBase || address + bytes > cta.sharedEnd)
+      return false;
+    out = 0;
+    std::memcpy(&out, cta.shared.data() + address, bytes);
+    if (hazards)
+      chunksRead.push_back(address & ~15u);
+    return true;
+  };
+  std::vector<float> a(64 * k), b(k * n), d(64 * n, 0.0f);
+  std::vector<int32_t> ai, bi, di;
+  bool integer = plan.dType == Type::S32;
+  if (integer) {
+    ai.assign(64 * k, 0);
+    bi.assign(k * n, 0);
+    di.assign(64 * n, 0);
+  }
+  // A.
+  for (uint32_t m = 0; m < 64; ++m)
+    for (uint32_t kk = 0; kk < k; ++kk) {
+      uint32_t bits = 0;
+      if (!plan.aFromRegisters) {
+        uint32_t address =
+            spec::operandAddress(plan.a, plan.transA, m, kk, aBits);
+        if (!readShared(address, aBits, bits))
+          return Error{plan.what + ": operand A element (" + std::to_string(m) +
+                       ", " + std::to_string(kk) + ") at shared address " +
+                       std::to_string(address) +
+                       " is outside the CTA's shared memory"};
+      }
+      double value = decodeElement(bits, plan.aType);
+      if (integer)
+        ai[m * k + kk] = static_cast<int32_t>(value);
+      else
+        a[m * k + kk] = static_cast<float>(value * plan.scaleA);
+    }
+  if (plan.aFromRegisters) {
+    unsigned perRegister = 32 / aBits;
+    for (uint32_t thread = 0; thread < 128; ++thread) {
+      Warp &warp = *plan.warps[thread / 32];
+      uint32_t lane = thread % 32;
+      for (uint32_t r = 0; r < plan.aCount; ++r) {
+        int32_t slot = function.vectorSlots[plan.aFirst + r].reg;
+        uint64_t word = warp.regs[slot * 32 + lane];
+        for (unsigned p = 0; p < perRegister; ++p) {
+          auto [row, column] =
+              spec::registerAElement(thread, r * perRegister + p, aBits);
+          uint32_t bits = static_cast<uint32_t>(
+              (word >> (p * aBits)) & ((1ull << aBits) - 1));
+          if (aBits == 32)
+            bits = static_cast<uint32_t>(word);
+          double value = decodeElement(bits, plan.aType);
+          if (integer)
+            ai[row * k + column] = static_cast<int32_t>(value);
+          else
+            a[row * k + column] = static_cast<float>(value * plan.scaleA);
+        }
+      }
+    }
+  }
+  // B: element (kk, j) is "row j" of the N dimension.
+  for (uint32_t kk = 0; kk < k; ++kk)
+    for (uint32_t j = 0; j < n; ++j) {
+      uint32_t address = spec::operandAddress(plan.b, plan.transB, j, kk, bBits);
+      uint32_t bits = 0;
+      if (!readShared(address, bBits, bits))
+        return Error{plan.what + ": operand B element (" + std::to_string(kk) +
+                     ", " + std::to_string(j) + ") at shared address " +
+                     std::to_string(address) +
+                     " is outside the CTA's shared memory"};
+      double value = decodeElement(bits, plan.bType);
+      if (integer)
+        bi[kk * n + j] = static_cast<int32_t>(value);
+      else
+        b[kk * n + j] = static_cast<float>(value * plan.scaleB);
+    }
+  if (hazards) {
+    std::sort(chunksRead.begin(), chunksRead.end());
+    chunksRead.erase(std::unique(chunksRead.begin(), chunksRead.end()),
+                     chunksRead.end());
+    for (uint32_t chunk : chunksRead)
+      hazards->onAsyncAccess(cta, plan.clock, chunk, 16, false, plan.what);
+  }
+  // D from the registers. The fragment positions depend on the thread and
+  // element index only; they are computed once per shape.
+  bool halfAccumulator = plan.dType == Type::F16;
+  uint32_t elementsPerThread = plan.dCount * (halfAccumulator ? 2 : 1);
+  thread_local std::vector<uint32_t> positions;
+  thread_local uint32_t positionsFor = 0;
+  if (positionsFor != elementsPerThread * 1024 + n) {
+    positions.resize(128 * elementsPerThread);
+    for (uint32_t thread = 0; thread < 128; ++thread)
+      for (uint32_t e = 0; e < elementsPerThread; ++e) {
+        auto [row, column] = spec::accumulatorElement(thread, e);
+        positions[thread * elementsPerThread + e] = row * n + column;
+      }
+    positionsFor = elementsPerThread * 1024 + n;
+  }
+  std::vector<int32_t> slots(plan.dCount);
+  for (uint32_t r = 0; r < plan.dCount; ++r)
+    slots[r] = function.vectorSlots[plan.firstVector + r].reg;
+  auto forEachAccumulator = [&](auto visit) {
+    for (uint32_t thread = 0; thread < 128; ++thread) {
+      Warp &warp = *plan.warps[thread / 32];
+      uint32_t lane = thread % 32;
+      const uint32_t *position = &positions[thread * elementsPerThread];
+      for (uint32_t r = 0; r < plan.dCount; ++r) {
+        uint64_t &word = warp.regs[slots[r] * 32 + lane];
+        if (halfAccumulator) {
+          visit(word, position[2 * r], 0u);
+          visit(word, position[2 * r + 1], 1u);
+        } else {
+          visit(word, position[r], 0u);
+        }
+      }
+    }
+  };
+  if (plan.scaleD) {
+    forEachAccumulator([&](uint64_t &word, uint32_t at, unsigned part) {
+      if (integer)
+        di[at] = static_cast<int32_t>(word);
+      else if (halfAccumulator)
+        d[at] = halfTable()[(word >> (16 * part)) & 0xffff];
+      else
+        d[at] = bitsToFloat(static_cast<uint32_t>(word));
+    });
+  }
+  if (integer) {
+    for (uint32_t m = 0; m < 64; ++m)
+      for (uint32_t j = 0; j < n; ++j) {
+        int64_t acc = di[m * n + j];
+        for (uint32_t kk = 0; kk < k; ++kk)
+          acc += int64_t(ai[m * k + kk]) * bi[kk * n + j];
+        if (plan.satfinite)
+          acc = std::clamp<int64_t>(acc, INT32_MIN, INT32_MAX);
+        di[m * n + j] = static_cast<int32_t>(static_cast<uint32_t>(acc));
+      }
+  } else {
+    multiply(a.data(), b.data(), d.data(), n, k);
+  }
+  forEachAccumulator([&](uint64_t &word, uint32_t at, unsigned part) {
+    if (integer) {
+      word = static_cast<uint32_t>(di[at]);
+    } else if (halfAccumulator) {
+      uint64_t bits =
+          encodeFloat(d[at], FloatFormat::F16, RoundingMode::NearestEven);
+      word = (word & ~(0xffffull << (16 * part))) | (bits << (16 * part));
+    } else {
+      word = floatToBits(d[at]);
+    }
+  });
+  return Status();
+}
+
+bool validWgmmaTypes(Type d, Type a, Type b, uint32_t k) {
+  bool half = (a == Type::F16 || a == Type::BF16) && a == b;
+  if (half)
+    return k == 16 && (d == Type::F32 || (d == Type::F16 && a == Type::F16));
+  if (a == Type::TF32 && b == Type::TF32)
+    return k == 8 && d == Type::F32;
+  bool fp8 = (a == Type::E4M3 || a == Type::E5M2) &&
+             (b == Type::E4M3 || b == Type::E5M2);
+  if (fp8)
+    return k == 32 && (d == Type::F32 || d == Type::F16);
+  bool int8 = (a == Type::S8 || a == Type::U8) && (b == Type::S8 || b == Type::U8);
+  if (int8)
+    return k == 32 && d == Type::S32;
+  return false;
+}
+
+} // namespace
+
+bool Exec::wgmma(uint32_t mask, uint32_t active) {
+  if (mask != 0xffffffffu || active != 0xffffffffu)
+    return fail(std::string("wgmma instructions are .sync.aligned: all 32 "
+                            "lanes of every warp must execute them together, "
+                            "but only lanes 0x") +
+                [&] {
+                  char text[16];
+                  std::snprintf(text, sizeof(text), "%08x", mask);
+                  return std::string(text);
+                }() + " did" + [&] {
+                  std::string pcs;
+                  if (!warp.converged)
+                    for (uint32_t lane = 0; lane < 32; ++lane)
+                      if (!(mask >> lane & 1) && (warp.liveMask >> lane & 1))
+                        pcs += " (lane " + std::to_string(lane) +
+                               " is at line " +
+                               std::to_string(
+                                   function.code[warp.lanePc[lane]].line) +
+                               ")";
+                  return pcs;
+                }());
+  switch (in.op) {
+  case Op::WgmmaFence:
+    warp.lastWgmmaFence = warp.sequence;
+    return true;
+  case Op::WgmmaCommitGroup:
+    warp.groups.push_back(std::move(warp.uncommitted));
+    warp.uncommitted.clear();
+    return true;
+  case Op::WgmmaWaitGroup: {
+    uint64_t keep = read(in.operands[0], 0);
+    bool changed = false;
+    while (warp.groups.size() > keep) {
+      for (const std::shared_ptr<WgmmaOp> &op : warp.groups.front()) {
+        Status status = completeAsync(cluster, op->asyncId);
+        if (!status.ok())
+          return fail(status.message());
+        if (cluster.hazards)
+          cluster.hazards->onWgmmaWait(warp, op->clock);
+      }
+      warp.groups.pop_front();
+      changed = true;
+    }
+    if (changed && !warp.inFlight.empty()) {
+      std::fill(warp.inFlight.begin(), warp.inFlight.end(), 0);
+      warp.inFlightCount = 0;
+      auto mark = [&](const std::shared_ptr<WgmmaOp> &op) {
+        for (int32_t slot : op->slots)
+          if (!warp.inFlight[slot]++)
+            ++warp.inFlightCount;
+      };
+      for (const auto &group : warp.groups)
+        for (const auto &op : group)
+          mark(op);
+      for (const auto &op : warp.uncommitted)
+        mark(op);
+    }
+    return true;
+  }
+  default:
+    break;
+  }
+  // wgmma.mma_async: check this warp's operands, then rendezvous.
+  uint32_t group = warp.index / 4;
+  if (4 * group + 4 > cta.warps.size())
+    return fail("wgmma.mma_async needs a whole warpgroup (4 warps); warp " +
+                std::to_string(warp.index) + "'s warpgroup is incomplete");
+  if (!validWgmmaTypes(in.type, in.type2, in.type3, in.shapeK) ||
+      in.shapeM != 64 || in.shapeN == 0 || in.shapeN > 256 ||
+      in.shapeN % 8 != 0)
+    return fail("unsupported wgmma shape or types: m" +
+                std::to_string(in.shapeM) + "n" + std::to_string(in.shapeN) +
+                "k" + std::to_string(in.shapeK) + "." + typeName(in.type) +
+                "." + typeName(in.type2) + "." + typeName(in.type3));
+  const Operand &dOperand = in.operands[0];
+  uint32_t expectedD = in.type == Type::F16 ? in.shapeN / 4 : in.shapeN / 2;
+  if (dOperand.kind != Operand::Kind::Vector || dOperand.count != expectedD)
+    return fail("wgmma m64n" + std::to_string(in.shapeN) + " ." +
+                typeName(in.type) + " needs " + std::to_string(expectedD) +
+                " accumulator registers");
+  bool aFromRegisters = in.operands[1].kind == Operand::Kind::Vector;
+  if (aFromRegisters && in.operands[1].count != 4)
+    return fail("wgmma with A in registers needs 4 A registers");
+  // PTX: registers a wgmma reads must not be written after the
+  // wgmma.fence that precedes it.
+  if (cluster.hazards && !warp.lastWrite.empty()) {
+    auto check = [&](int32_t slot) {
+      if (slot >= 0 && warp.lastWrite[slot] > warp.lastWgmmaFence)
+        hazard("register " + function.registerNames[slot] +
+               " is written at line " +
+               std::to_string(function.code[warp.lastWritePc[slot]].line) +
+               " after the last wgmma.fence and then read by "
+               "wgmma.mma_async (no wgmma.fence between them)");
+    };
+    for (uint32_t i = 0; i < dOperand.count; ++i)
+      check(function.vectorSlots[dOperand.first + i].reg);
+    if (aFromRegisters)
+      for (uint32_t i = 0; i < 4; ++i)
+        check(function.vectorSlots[in.operands[1].first + i].reg);
+  }
+  Cta::Rendezvous &rendezvous = cta.rendezvous[group];
+  if (rendezvous.arrivedMask == 0)
+    rendezvous.pc = pc;
+  else if (rendezvous.pc != pc)
+    return fail("the warps of warpgroup " + std::to_string(group) +
+                " reach different wgmma.mma_async instructions (lines " +
+                std::to_string(function.code[rendezvous.pc].line) + " and " +
+                std::to_string(in.line) + ")");
+  rendezvous.arrivedMask |= 1u << (warp.index % 4);
+  if (rendezvous.arrivedMask != 0xf) {
+    warp.status = WarpStatus::Blocked;
+    warp.block = BlockKind::WgmmaRendezvous;
+    warp.blockPc = pc;
+    blocked = true;
+    return true;
+  }
+  rendezvous.arrivedMask = 0;
+
+  WgmmaPlan plan;
+  plan.cta = &cta;
+  plan.cluster = &cluster;
+  plan.function = &function;
+  for (uint32_t w = 0; w < 4; ++w)
+    plan.warps[w] = &cta.warps[4 * group + w];
+  plan.firstVector = dOperand.first;
+  plan.dCount = dOperand.count;
+  plan.aFromRegisters = aFromRegisters;
+  plan.dType = in.type;
+  plan.aType = in.type2;
+  plan.bType = in.type3;
+  plan.satfinite = in.satfinite;
+  plan.n = in.shapeN;
+  plan.k = in.shapeK;
+  // Uniform operands: every thread of the warpgroup must give the same.
+  auto uniform = [&](const Operand &operand, const char *what,
+                     uint64_t &out) -> bool {
+    bool first = true;
+    for (Warp *w : plan.warps)
+      for (uint32_t lane = 0; lane < 32; ++lane) {
+        Exec other{cluster, cta, *w, in, launch, function, pc, fault};
+        uint64_t value = other.read(operand, lane);
+        if (first) {
+          out = value;
+          first = false;
+        } else if (value != out) {
+          return fail(std::string("the wgmma ") + what +
+                      " differs between threads of the warpgroup");
+        }
+      }
+    return true;
+  };
+  uint64_t value = 0;
+  if (!aFromRegisters) {
+    if (!uniform(in.operands[1], "A descriptor", value))
+      return false;
+    plan.a = spec::MatrixDescriptor::decode(value);
+  } else {
+    plan.aFirst = static_cast<int32_t>(in.operands[1].first);
+    plan.aCount = 4;
+  }
+  if (!uniform(in.operands[2], "B descriptor", value))
+    return false;
+  plan.b = spec::MatrixDescriptor::decode(value);
+  size_t next = 3;
+  if (next < in.operands.size()) {
+    if (!uniform(in.operands[next++], "scale-d", value))
+      return false;
+    plan.scaleD = value & 1;
+  }
+  bool isHalf = in.type2 == Type::F16 || in.type2 == Type::BF16;
+  bool isInteger = in.type == Type::S32;
+  if (!isInteger) {
+    if (next + 2 > in.operands.size())
+      return fail("wgmma needs imm-scale-a and imm-scale-b");
+    plan.scaleA = static_cast<int32_t>(read(in.operands[next++], 0)) < 0 ? -1 : 1;
+    plan.scaleB = static_cast<int32_t>(read(in.operands[next++], 0)) < 0 ? -1 : 1;
+    if (isHalf) {
+      if (!aFromRegisters) {
+        if (next >= in.operands.size())
+          return fail("wgmma with A in shared memory needs imm-trans-a");
+        plan.transA = read(in.operands[next++], 0) & 1;
+      }
+      if (next >= in.operands.size())
+        return fail("wgmma needs imm-trans-b");
+      plan.transB = read(in.operands[next++], 0) & 1;
+    }
+  }
+  if (next != in.operands.size())
+    return fail("wgmma has " + std::to_string(in.operands.size()) +
+                " operands; expected " + std::to_string(next));
+  if (plan.a.baseOffset || plan.b.baseOffset)
+    return fail("wgmma descriptors with a nonzero base offset are not "
+                "supported by the emulator");
+
+  auto op = std::make_shared<WgmmaOp>();
+  AsyncOp async;
+  async.id = cluster.nextAsyncId++;
+  async.pc = pc;
+  async.cta = &cta;
+  async.warp = warp.index;
+  async.lane = 0;
+  async.what = "wgmma.mma_async (line " + std::to_string(in.line) + ")";
+  plan.what = async.what;
+  if (cluster.hazards) {
+    plan.clock = cluster.hazards->onWgmmaIssue(cta, group);
+    op->clock = plan.clock;
+  }
+  async.complete = [plan]() { return runWgmma(plan); };
+  op->asyncId = async.id;
+  for (uint32_t i = 0; i < dOperand.count; ++i)
+    op->slots.push_back(function.vectorSlots[dOperand.first + i].reg);
+  if (aFromRegisters)
+    for (uint32_t i = 0; i < 4; ++i)
+      op->slots.push_back(function.vectorSlots[in.operands[1].first + i].reg);
+  cluster.async.push_back(std::move(async));
+  for (Warp *w : plan.warps) {
+    w->uncommitted.push_back(op);
+    if (!w->inFlight.empty())
+      for (int32_t slot : op->slots)
+        if (slot >= 0 && !w->inFlight[slot]++)
+          ++w->inFlightCount;
+    if (w != &warp) {
+      ++w->pc;
+      w->status = WarpStatus::Ready;
+      w->block = BlockKind::None;
+    }
+  }
+  if (launch.options->policy == AsyncPolicy::Eager) {
+    Status status = completeAsync(cluster, op->asyncId);
+    if (!status.ok())
+      return fail(status.message());
+  }
+  return true;
+}
+
+} // namespace mosaic::emulator
