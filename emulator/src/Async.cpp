@@ -204,8 +204,16 @@ bool Exec::mbarrier(uint32_t mask, uint32_t active) {
         waitBlocked = true;
         break;
       }
-      // test_wait never blocks: it reports the state.
+      // test_wait never blocks: it reports the state. A warp that polls
+      // lets the others (and the asynchronous proxy) run first.
       write(in.operands[0], lane, done, Type::Pred);
+      if (!done) {
+        warp.spinning = true;
+        warp.blockPc = pc;
+        warp.blockCta = &target;
+        warp.blockAddress = offset;
+        warp.blockParity = static_cast<uint32_t>(token & 1);
+      }
       break;
     }
     case Op::MbarrierPendingCount:
@@ -754,6 +762,13 @@ Status completeAsync(Cluster &cluster, uint64_t id) {
   for (auto it = cluster.async.begin(); it != cluster.async.end(); ++it) {
     if (it->id != id)
       continue;
+    // Earlier operations of the same pipeline complete first.
+    if (it->orderKey)
+      for (auto earlier = cluster.async.begin(); earlier != it; ++earlier)
+        if (earlier->orderKey == it->orderKey) {
+          MOSAIC_EMU_RETURN_IF_ERROR(completeAsync(cluster, earlier->id));
+          return completeAsync(cluster, id); // the queue changed: look again
+        }
     AsyncOp op = std::move(*it);
     cluster.async.erase(it);
     Status status = op.complete();

@@ -304,6 +304,15 @@ Status decodeInstruction(Instruction &instruction, const std::string &opcode) {
         continue;
       }
     }
+    if (op == Op::Match && (word == "any" || word == "all")) {
+      in.variant = word == "any" ? 1 : 2;
+      continue;
+    }
+    if ((op == Op::BarRed || op == Op::BarrierRed) &&
+        (word == "popc" || word == "and" || word == "or")) {
+      in.variant = word == "popc" ? 1 : word == "and" ? 2 : 3;
+      continue;
+    }
     if (op == Op::Testp) {
       static const std::unordered_map<std::string, uint8_t> modes = {
           {"finite", 1},    {"infinite", 2}, {"number", 3},

@@ -54,7 +54,6 @@ enum class BlockKind : uint8_t {
   Barrier,        // bar.sync: released by the last arrival
   ClusterBarrier, // barrier.cluster.wait
   Mbarrier,       // try_wait: ready when the phase completes
-  Spin,           // a failed test_wait: ready after any progress
   WgmmaRendezvous,
   AsyncWait,      // wgmma.wait_group / cp.async.bulk.wait_group
 };
@@ -82,7 +81,9 @@ struct Warp {
   uint32_t blockAddress = 0; // mbarrier (shared offset)
   uint32_t blockParity = 0;
   Cta *blockCta = nullptr;
-  uint64_t spinEpoch = 0;
+  /// A failed mbarrier.test_wait: run other warps (and complete
+  /// asynchronous operations) before this one again.
+  bool spinning = false;
   std::vector<uint64_t> regs;
   std::vector<uint8_t> local; // 32 lanes x localBytes
   uint32_t maxRegisters = 0;
@@ -112,6 +113,15 @@ struct NamedBarrier {
   uint32_t arrived = 0; // threads
   uint32_t expected = 0;
   uint32_t generation = 0; // completions
+  // bar.red: the reduction so far and where each participant wants it.
+  uint32_t popc = 0;
+  bool all = true, any = false;
+  struct Destination {
+    Warp *warp;
+    int32_t slot;
+    uint32_t lanes;
+  };
+  std::vector<Destination> destinations;
 };
 
 struct Cta {
@@ -140,7 +150,9 @@ struct AsyncOp {
   uint32_t pc = 0;    // issuing instruction
   Cta *cta = nullptr; // issuing CTA
   uint32_t warp = 0, lane = 0;
-  bool done = false;
+  /// Operations with the same nonzero key complete in issue order (the
+  /// wgmmas of one warpgroup form a pipeline).
+  uint64_t orderKey = 0;
   std::function<Status()> complete;
 };
 
@@ -166,7 +178,6 @@ struct Cluster {
   std::vector<std::unique_ptr<Cta>> ctas;
   std::deque<AsyncOp> async;
   uint64_t nextAsyncId = 1;
-  uint64_t progressEpoch = 0;
   // barrier.cluster: arrivals (threads) of the current phase and phase.
   uint32_t clusterArrived = 0;
   uint32_t clusterExpected = 0;

@@ -1586,7 +1586,8 @@ bool Exec::redux(uint32_t mask) {
     bool first = true;
     for (uint32_t v = voters; v; v &= v - 1) {
       uint32_t j = __builtin_ctz(v);
-      int64_t x = sign ? static_cast<int32_t>(values[j]) : values[j];
+      int64_t x = sign ? int64_t(static_cast<int32_t>(values[j]))
+                       : int64_t(values[j]);
       if (first) {
         acc = x;
         first = false;
@@ -1603,6 +1604,43 @@ bool Exec::redux(uint32_t mask) {
       }
     }
     write(in.operands[0], lane, static_cast<uint32_t>(acc), Type::None);
+  }
+  return true;
+}
+
+bool Exec::match(uint32_t mask) {
+  // match.any.sync.b32 d, a, membermask; match.all.sync.b32 d[|p], a, mask
+  size_t n = in.operands.size();
+  bool hasPredicate = n == 4;
+  size_t source = hasPredicate ? 2 : 1;
+  uint64_t values[32] = {};
+  for (uint32_t lanes = mask; lanes; lanes &= lanes - 1) {
+    uint32_t lane = __builtin_ctz(lanes);
+    values[lane] = read(in.operands[source], lane) &
+                   (typeBits(in.type) >= 64 ? ~0ull : 0xffffffffull);
+  }
+  for (uint32_t lanes = mask; lanes; lanes &= lanes - 1) {
+    uint32_t lane = __builtin_ctz(lanes);
+    uint32_t membership =
+        static_cast<uint32_t>(read(in.operands[source + 1], lane));
+    if ((membership & mask) != membership)
+      return fail("match.sync member mask names lanes that did not reach it "
+                  "together",
+                  static_cast<int>(lane));
+    uint32_t same = 0;
+    for (uint32_t v = membership; v; v &= v - 1) {
+      uint32_t j = __builtin_ctz(v);
+      if (values[j] == values[lane])
+        same |= 1u << j;
+    }
+    if (in.variant == 1) {
+      write(in.operands[0], lane, same, Type::None);
+    } else {
+      bool all = same == membership;
+      write(in.operands[0], lane, all ? membership : 0, Type::None);
+      if (hasPredicate)
+        write(in.operands[1], lane, all, Type::Pred);
+    }
   }
   return true;
 }
@@ -1660,7 +1698,7 @@ bool Exec::matrixLoadStore(uint32_t mask) {
 
 bool Exec::barrier(uint32_t mask, bool wait) {
   if (in.aligned || in.op == Op::BarSync || in.op == Op::BarArrive ||
-      in.op == Op::BarSyncCta)
+      in.op == Op::BarSyncCta || in.op == Op::BarRed)
     if (mask != warp.liveMask)
       return fail("bar.sync (aligned) reached by a diverged warp: lanes 0x" +
                   [&] {
@@ -1673,13 +1711,19 @@ bool Exec::barrier(uint32_t mask, bool wait) {
                     return std::string(text);
                   }());
   uint32_t lane = __builtin_ctz(mask);
-  uint32_t id = in.operands.empty() ? 0
-                                    : static_cast<uint32_t>(read(in.operands[0], lane));
+  bool reduction = in.op == Op::BarRed || in.op == Op::BarrierRed;
+  // bar.red d, a, [b,] {!}c: the barrier operands follow the destination
+  // and precede the predicate.
+  size_t first = reduction ? 1 : 0;
+  size_t count = reduction ? in.operands.size() - 2 : in.operands.size();
+  uint32_t id = count == 0 ? 0
+                           : static_cast<uint32_t>(
+                                 read(in.operands[first], lane));
   if (id >= 16)
     return fail("barrier id " + std::to_string(id) + " is not in 0..15");
   uint32_t expected;
-  if (in.operands.size() > 1) {
-    expected = static_cast<uint32_t>(read(in.operands[1], lane));
+  if (count > 1) {
+    expected = static_cast<uint32_t>(read(in.operands[first + 1], lane));
     if (expected == 0 || expected % 32 != 0)
       return fail("barrier thread count " + std::to_string(expected) +
                   " is not a positive multiple of 32");
@@ -1696,13 +1740,35 @@ bool Exec::barrier(uint32_t mask, bool wait) {
     return fail("barrier " + std::to_string(id) + " expects " +
                 std::to_string(b.expected) + " threads, this arrival says " +
                 std::to_string(expected));
+  if (b.arrived == 0) {
+    b.popc = 0;
+    b.all = true;
+    b.any = false;
+    b.destinations.clear();
+  }
   b.arrived += 32;
+  if (reduction) {
+    const Operand &predicate = in.operands.back();
+    for (uint32_t lanes = mask; lanes; lanes &= lanes - 1) {
+      bool value = read(predicate, __builtin_ctz(lanes)) & 1;
+      b.popc += value;
+      b.all = b.all && value;
+      b.any = b.any || value;
+    }
+    if (in.operands[0].kind == Operand::Kind::Register)
+      b.destinations.push_back({&warp, in.operands[0].reg, mask});
+  }
   if (cluster.hazards)
     cluster.hazards->onBarrierArrive(cta, warp, id);
   advance(warp.liveMask);
   if (b.arrived >= b.expected) {
     b.arrived = 0;
     ++b.generation;
+    for (const NamedBarrier::Destination &d : b.destinations) {
+      uint64_t value = in.variant == 1 ? b.popc : in.variant == 2 ? b.all : b.any;
+      for (uint32_t lanes = d.lanes; lanes; lanes &= lanes - 1)
+        d.warp->regs[d.slot * 32 + __builtin_ctz(lanes)] = value;
+    }
     if (cluster.hazards)
       cluster.hazards->onBarrierComplete(cta, id, warp);
     return true;
@@ -1933,10 +1999,16 @@ bool Exec::run(uint32_t active) {
     case Op::BarrierSync:
     case Op::BarrierCtaSync:
       return barrier(mask, true);
+    case Op::BarRed:
+    case Op::BarrierRed:
+      return barrier(mask, true);
     case Op::BarArrive:
     case Op::BarrierArrive:
     case Op::BarrierCtaArrive:
       return barrier(mask, false);
+    case Op::Match:
+      ok = match(mask);
+      break;
     case Op::BarrierClusterArrive:
       return clusterBarrier(mask, false);
     case Op::BarrierClusterWait:

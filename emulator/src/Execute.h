@@ -83,6 +83,7 @@ struct Exec {
   bool vote(uint32_t mask);
   bool elect(uint32_t mask);
   bool redux(uint32_t mask);
+  bool match(uint32_t mask);
   bool matrixLoadStore(uint32_t mask);
   bool barrier(uint32_t mask, bool wait);
   bool clusterBarrier(uint32_t mask, bool wait);

@@ -127,13 +127,6 @@ bool isReady(Cluster &cluster, Warp &warp) {
       return true;
     }
     return false;
-  case BlockKind::Spin:
-    if (cluster.progressEpoch != warp.spinEpoch) {
-      warp.status = WarpStatus::Ready;
-      warp.block = BlockKind::None;
-      return true;
-    }
-    return false;
   default:
     return false;
   }
@@ -155,8 +148,7 @@ std::string describeBlocked(const LaunchState &launch, const Warp &warp) {
         << " of " << warp.cta->cluster->clusterExpected
         << " threads arrived)";
     break;
-  case BlockKind::Mbarrier:
-  case BlockKind::Spin: {
+  case BlockKind::Mbarrier: {
     out << "waits for phase parity " << warp.blockParity
         << " of the mbarrier at shared address " << warp.blockAddress;
     auto it = warp.blockCta->mbarriers.find(warp.blockAddress);
@@ -237,9 +229,7 @@ StepResult runWarp(Cluster &cluster, Warp &warp, unsigned quantum,
       return result;
     ++cluster.instructions;
     cluster.threadInstructions += __builtin_popcount(active);
-    if (warp.block != BlockKind::Spin)
-      ++cluster.progressEpoch;
-    if (warp.status == WarpStatus::Exited)
+    if (warp.status == WarpStatus::Exited || warp.spinning)
       return StepResult::Executed;
   }
   return StepResult::Executed;
@@ -262,8 +252,12 @@ Status runCluster(Cluster &cluster, uint64_t instructionLimit) {
       warps.push_back(&warp);
   size_t cursor = 0;
   const unsigned quantum = options.randomSchedule ? 0 : 64;
+  // Consecutive turns given only to warps spinning on test_wait.
+  uint64_t spinTurns = 0;
+  constexpr uint64_t kSpinTurnLimit = 1'000'000;
   while (true) {
     Warp *chosen = nullptr;
+    Warp *spinner = nullptr;
     bool anyLive = false;
     size_t count = warps.size();
     size_t start = options.randomSchedule ? cluster.random() % count : cursor;
@@ -274,6 +268,11 @@ Status runCluster(Cluster &cluster, uint64_t instructionLimit) {
         continue;
       anyLive = true;
       if (isReady(cluster, warp)) {
+        if (warp.spinning) {
+          if (!spinner)
+            spinner = &warp;
+          continue;
+        }
         chosen = &warp;
         cursor = index + 1;
         break;
@@ -281,11 +280,29 @@ Status runCluster(Cluster &cluster, uint64_t instructionLimit) {
     }
     if (!anyLive)
       break;
-    if (!chosen) {
-      if (!cluster.async.empty()) {
-        MOSAIC_EMU_RETURN_IF_ERROR(completeOldest(cluster, false));
-        continue;
+    if (chosen) {
+      spinTurns = 0;
+    } else if (!cluster.async.empty()) {
+      MOSAIC_EMU_RETURN_IF_ERROR(completeOldest(cluster, false));
+      continue;
+    } else if (spinner) {
+      if (++spinTurns > kSpinTurnLimit) {
+        std::string message =
+            "deadlock: every warp of cluster (" +
+            std::to_string(cluster.id[0]) + ", " +
+            std::to_string(cluster.id[1]) + ", " +
+            std::to_string(cluster.id[2]) +
+            ") is blocked or polls an mbarrier with test_wait that nothing "
+            "will complete";
+        for (Warp *warp : warps)
+          if (warp->status == WarpStatus::Blocked || warp->spinning)
+            message += "\n  " + describeBlocked(*cluster.launch, *warp);
+        return Error{message};
       }
+      spinner->spinning = false;
+      chosen = spinner;
+    }
+    if (!chosen) {
       std::string message = "deadlock: every warp of cluster (" +
                             std::to_string(cluster.id[0]) + ", " +
                             std::to_string(cluster.id[1]) + ", " +
@@ -460,7 +477,6 @@ LaunchReport launch(const Module &module, std::string_view kernel,
                     static_cast<uint32_t>(index / (uint64_t(clusters[0]) *
                                                    clusters[1]))};
       cluster.async.clear();
-      cluster.progressEpoch = 0;
       cluster.clusterArrived = 0;
       cluster.clusterPhase = 0;
       cluster.clusterExpected = state.threadsPerCta * ctasPerCluster;

@@ -503,6 +503,7 @@ bool Exec::wgmma(uint32_t mask, uint32_t active) {
     op->clock = plan.clock;
   }
   async.complete = [plan]() { return runWgmma(plan); };
+  async.orderKey = reinterpret_cast<uintptr_t>(&cta) * 8 + group + 1;
   op->asyncId = async.id;
   for (uint32_t i = 0; i < dOperand.count; ++i)
     op->slots.push_back(function.vectorSlots[dOperand.first + i].reg);

@@ -259,26 +259,7 @@ int timeoutSeconds() {
 
 class EmulatorCuda : public ::testing::TestWithParam<Case> {};
 
-/// Instructions the emulator does not execute yet (it rejects the module
-/// with an error naming them); the programs stay, so that the gap shows.
-bool needsUnsupportedInstruction(const Case &c) {
-  return std::string(c.program) == "warp_extras";
-}
-
-/// Known emulator bugs, each reported in the issue tracker's closing note.
-const char *knownEmulatorBug(const Case &c) {
-  if (std::string(c.program) == "misc_warp" &&
-      std::string(c.variant) == "vote_redux_elect")
-    return "redux.sync.min.s32 gives 0 instead of the minimum (open bug)";
-  return nullptr;
-}
-
 TEST_P(EmulatorCuda, HostProgramPasses) {
-  if (needsUnsupportedInstruction(GetParam()) && !usesSystemDriver())
-    GTEST_SKIP() << "match.sync and bar.red are not supported by the "
-                    "emulator yet";
-  if (const char *bug = knownEmulatorBug(GetParam()); bug && !usesSystemDriver())
-    GTEST_SKIP() << bug;
   const Case &c = GetParam();
   std::string missing = missingDriver();
   ASSERT_TRUE(missing.empty()) << missing;
