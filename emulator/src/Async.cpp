@@ -259,16 +259,20 @@ Box makeBox(const TensorMap &map, const std::array<int64_t, 5> &coordinates) {
   return box;
 }
 
-/// Visits every element of `box`: its index in shared-memory order and
-/// its global byte offset, or -1 when outside the tensor.
-template <typename F> void forEachElement(const TensorMap &map, const Box &box,
-                                         F visit) {
+/// Visits every row of `box` (its innermost dimension): the index of its
+/// first element in shared-memory order, and the global byte offset of the
+/// whole row when every element of it is inside the tensor and contiguous,
+/// else -1 (the caller then visits its elements one by one).
+template <typename Row, typename Element>
+void forEachRow(const TensorMap &map, const Box &box, Row row,
+                Element element) {
   std::array<uint32_t, 5> index{};
-  uint64_t total = box.elements();
-  for (uint64_t linear = 0; linear < total; ++linear) {
+  uint64_t rows = box.elements() / box.count[0];
+  uint32_t stride0 = std::max<uint32_t>(1, map.elementStrides[0]);
+  for (uint64_t r = 0; r < rows; ++r) {
     int64_t offset = 0;
     bool inside = true;
-    for (unsigned d = 0; d < box.rank; ++d) {
+    for (unsigned d = 1; d < box.rank; ++d) {
       int64_t coordinate =
           box.start[d] +
           int64_t(index[d]) * std::max<uint32_t>(1, map.elementStrides[d]);
@@ -276,8 +280,22 @@ template <typename F> void forEachElement(const TensorMap &map, const Box &box,
         inside = false;
       offset += coordinate * int64_t(map.globalStrides[d]);
     }
-    visit(linear, inside ? offset : int64_t(-1));
-    for (unsigned d = 0; d < box.rank; ++d) {
+    uint64_t first = r * box.count[0];
+    int64_t last0 = box.start[0] + int64_t(box.count[0] - 1) * stride0;
+    if (inside && stride0 == 1 && box.start[0] >= 0 &&
+        uint64_t(last0) < map.globalDim[0]) {
+      row(first, offset + box.start[0] * int64_t(map.globalStrides[0]));
+    } else {
+      for (uint32_t i = 0; i < box.count[0]; ++i) {
+        int64_t coordinate = box.start[0] + int64_t(i) * stride0;
+        bool in = inside && coordinate >= 0 &&
+                  uint64_t(coordinate) < map.globalDim[0];
+        element(first + i,
+                in ? offset + coordinate * int64_t(map.globalStrides[0])
+                   : int64_t(-1));
+      }
+    }
+    for (unsigned d = 1; d < box.rank; ++d) {
       if (++index[d] < box.count[d])
         break;
       index[d] = 0;
@@ -320,7 +338,6 @@ template <typename T> T reduceValue(uint8_t op, T old, T value) {
 bool Exec::tensorCopy(uint32_t mask) {
   Op op = in.op;
   bool isLoad = op == Op::CpAsyncBulkTensor && in.space == Space::SharedCluster;
-  bool isStore = !isLoad;
   if (op == Op::CpAsyncBulkTensor && in.space != Space::SharedCluster &&
       in.space != Space::Global)
     return fail("unsupported cp.async.bulk.tensor direction");
@@ -431,13 +448,20 @@ bool Exec::tensorCopy(uint32_t mask) {
           return Error{what + ": the tensor map's tensor at " +
                        hex(map.globalAddress) + " (" + std::to_string(extent) +
                        " bytes) is not inside one allocation"};
-        forEachElement(map, box, [&](uint64_t linear, int64_t offset) {
-          uint8_t *element = data.data() + linear * elementSize;
-          if (offset < 0)
-            oobFill(map, element, elementSize);
-          else
-            std::memcpy(element, globalBase + offset, elementSize);
-        });
+        uint64_t rowBytes = uint64_t(box.count[0]) * elementSize;
+        forEachRow(
+            map, box,
+            [&](uint64_t first, int64_t offset) {
+              std::memcpy(data.data() + first * elementSize,
+                          globalBase + offset, rowBytes);
+            },
+            [&](uint64_t linear, int64_t offset) {
+              uint8_t *element = data.data() + linear * elementSize;
+              if (offset < 0)
+                oobFill(map, element, elementSize);
+              else
+                std::memcpy(element, globalBase + offset, elementSize);
+            });
         for (Cta *target : targets) {
           if (uint64_t(dstOffset) + bytes > target->sharedEnd)
             return Error{what + ": the box of " + std::to_string(bytes) +
@@ -530,7 +554,8 @@ bool Exec::tensorCopy(uint32_t mask) {
         std::unique_lock<std::mutex> lock(reductionMutex, std::defer_lock);
         if (isReduce)
           lock.lock();
-        forEachElement(map, box, [&](uint64_t linear, int64_t offset) {
+        uint64_t rowBytes = uint64_t(box.count[0]) * elementSize;
+        auto storeElement = [&](uint64_t linear, int64_t offset) {
           if (offset < 0)
             return;
           uint8_t *target = globalBase + offset;
@@ -609,7 +634,20 @@ bool Exec::tensorCopy(uint32_t mask) {
             status = Error{what + ": reductions on this element type are not "
                                   "supported by the emulator"};
           }
-        });
+        };
+        forEachRow(
+            map, box,
+            [&](uint64_t first, int64_t offset) {
+              if (!isReduce) {
+                std::memcpy(globalBase + offset,
+                            data.data() + first * elementSize, rowBytes);
+                return;
+              }
+              for (uint32_t i = 0; i < box.count[0]; ++i)
+                storeElement(first + i,
+                             offset + int64_t(i) * int64_t(elementSize));
+            },
+            storeElement);
         return status;
       };
       warp.bulk[lane].uncommitted.push_back(async.id);

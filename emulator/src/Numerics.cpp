@@ -57,27 +57,6 @@ double roundToInteger(double q, RoundingMode rounding, bool negative) {
 
 } // namespace
 
-float bitsToFloat(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, 4);
-  return value;
-}
-uint32_t floatToBits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  return bits;
-}
-double bitsToDouble(uint64_t bits) {
-  double value;
-  std::memcpy(&value, &bits, 8);
-  return value;
-}
-uint64_t doubleToBits(double value) {
-  uint64_t bits;
-  std::memcpy(&bits, &value, 8);
-  return bits;
-}
-
 float flushSubnormal(float value) {
   if (std::fpclassify(value) == FP_SUBNORMAL)
     return std::signbit(value) ? -0.0f : 0.0f;

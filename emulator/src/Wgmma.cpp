@@ -116,22 +116,10 @@ void multiply(const float *a, const float *b, float *d, uint32_t n,
 
 Status runWgmma(const WgmmaPlan &plan) {
   const uint32_t n = plan.n, k = plan.k;
-  unsigned aBits = typeBits(plan.aType), bBits = typeBits(plan.bType);
+  unsigned aBits = typeBits(plan.aType);
   Cta &cta = *plan.cta;
   const Function &function = *plan.function;
   HazardChecker *hazards = plan.cluster->hazards.get();
-  std::vector<uint32_t> chunksRead;
-  auto readShared = [&](uint32_t address, unsigned bits,
-                        uint32_t &out) -> bool {
-    unsigned bytes = bits / 8;
-    if (address < kSharedBase || address + bytes > cta.sharedEnd)
-      return false;
-    out = 0;
-    std::memcpy(&out, cta.shared.data() + address, bytes);
-    if (hazards)
-      chunksRead.push_back(address & ~15u);
-    return true;
-  };
   std::vector<float> a(64 * k), b(k * n), d(64 * n, 0.0f);
   std::vector<int32_t> ai, bi, di;
   bool integer = plan.dType == Type::S32;
@@ -140,25 +128,52 @@ Status runWgmma(const WgmmaPlan &plan) {
     bi.assign(k * n, 0);
     di.assign(64 * n, 0);
   }
-  // A.
-  for (uint32_t m = 0; m < 64; ++m)
-    for (uint32_t kk = 0; kk < k; ++kk) {
-      uint32_t bits = 0;
-      if (!plan.aFromRegisters) {
+  // Shared-memory operands are read a 16-byte chunk at a time: a chunk
+  // holds consecutive elements along the operand's contiguous dimension
+  // (K for K-major, M or N for MN-major), and swizzling moves whole chunks.
+  auto gather = [&](const spec::MatrixDescriptor &descriptor, bool mnMajor,
+                    uint32_t rows, Type type, int scale, float *out,
+                    int32_t *outInteger, bool isA) -> Status {
+    unsigned bits = typeBits(type);
+    uint32_t perChunk = 128 / bits;
+    // Visit (row along M/N, k) chunks; `store` places element (mn, kk).
+    uint32_t mnChunks = mnMajor ? rows / perChunk : rows;
+    uint32_t kChunks = mnMajor ? k : k / perChunk;
+    for (uint32_t i = 0; i < mnChunks; ++i)
+      for (uint32_t j = 0; j < kChunks; ++j) {
+        uint32_t mn0 = mnMajor ? i * perChunk : i;
+        uint32_t k0 = mnMajor ? j : j * perChunk;
         uint32_t address =
-            spec::operandAddress(plan.a, plan.transA, m, kk, aBits);
-        if (!readShared(address, aBits, bits))
-          return Error{plan.what + ": operand A element (" + std::to_string(m) +
-                       ", " + std::to_string(kk) + ") at shared address " +
+            spec::operandAddress(descriptor, mnMajor, mn0, k0, bits);
+        if (address < kSharedBase || address + 16 > cta.sharedEnd)
+          return Error{plan.what + ": operand " + (isA ? "A" : "B") +
+                       " element (" + std::to_string(mn0) + ", " +
+                       std::to_string(k0) + ") at shared address " +
                        std::to_string(address) +
                        " is outside the CTA's shared memory"};
+        if (hazards)
+          hazards->onAsyncAccess(cta, plan.clock, address & ~15u, 16, false,
+                                 plan.what);
+        const uint8_t *chunk = cta.shared.data() + address;
+        for (uint32_t e = 0; e < perChunk; ++e) {
+          uint32_t raw = 0;
+          std::memcpy(&raw, chunk + e * bits / 8, bits / 8);
+          uint32_t mn = mnMajor ? mn0 + e : mn0;
+          uint32_t kk = mnMajor ? k0 : k0 + e;
+          // A is stored (m, k), B as (k, n).
+          size_t at = isA ? size_t(mn) * k + kk : size_t(kk) * n + mn;
+          double value = decodeElement(raw, type);
+          if (integer)
+            outInteger[at] = static_cast<int32_t>(value);
+          else
+            out[at] = static_cast<float>(value * scale);
+        }
       }
-      double value = decodeElement(bits, plan.aType);
-      if (integer)
-        ai[m * k + kk] = static_cast<int32_t>(value);
-      else
-        a[m * k + kk] = static_cast<float>(value * plan.scaleA);
-    }
+    return Status();
+  };
+  if (!plan.aFromRegisters)
+    MOSAIC_EMU_RETURN_IF_ERROR(gather(plan.a, plan.transA, 64, plan.aType,
+                                      plan.scaleA, a.data(), ai.data(), true));
   if (plan.aFromRegisters) {
     unsigned perRegister = 32 / aBits;
     for (uint32_t thread = 0; thread < 128; ++thread) {
@@ -183,29 +198,8 @@ Status runWgmma(const WgmmaPlan &plan) {
       }
     }
   }
-  // B: element (kk, j) is "row j" of the N dimension.
-  for (uint32_t kk = 0; kk < k; ++kk)
-    for (uint32_t j = 0; j < n; ++j) {
-      uint32_t address = spec::operandAddress(plan.b, plan.transB, j, kk, bBits);
-      uint32_t bits = 0;
-      if (!readShared(address, bBits, bits))
-        return Error{plan.what + ": operand B element (" + std::to_string(kk) +
-                     ", " + std::to_string(j) + ") at shared address " +
-                     std::to_string(address) +
-                     " is outside the CTA's shared memory"};
-      double value = decodeElement(bits, plan.bType);
-      if (integer)
-        bi[kk * n + j] = static_cast<int32_t>(value);
-      else
-        b[kk * n + j] = static_cast<float>(value * plan.scaleB);
-    }
-  if (hazards) {
-    std::sort(chunksRead.begin(), chunksRead.end());
-    chunksRead.erase(std::unique(chunksRead.begin(), chunksRead.end()),
-                     chunksRead.end());
-    for (uint32_t chunk : chunksRead)
-      hazards->onAsyncAccess(cta, plan.clock, chunk, 16, false, plan.what);
-  }
+  MOSAIC_EMU_RETURN_IF_ERROR(gather(plan.b, plan.transB, n, plan.bType,
+                                    plan.scaleB, b.data(), bi.data(), false));
   // D from the registers. The fragment positions depend on the thread and
   // element index only; they are computed once per shape.
   bool halfAccumulator = plan.dType == Type::F16;

@@ -12,6 +12,7 @@
 #define MOSAIC_EMULATOR_NUMERICS_H
 
 #include <cstdint>
+#include <cstring>
 
 namespace mosaic::emulator {
 
@@ -41,10 +42,26 @@ uint32_t encodeFloat(double value, FloatFormat format, RoundingMode rounding,
 /// The exact value of `bits` in `format`.
 double decodeFloat(uint32_t bits, FloatFormat format);
 
-float bitsToFloat(uint32_t bits);
-uint32_t floatToBits(float value);
-double bitsToDouble(uint64_t bits);
-uint64_t doubleToBits(double value);
+inline float bitsToFloat(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, 4);
+  return value;
+}
+inline uint32_t floatToBits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  return bits;
+}
+inline double bitsToDouble(uint64_t bits) {
+  double value;
+  std::memcpy(&value, &bits, 8);
+  return value;
+}
+inline uint64_t doubleToBits(double value) {
+  uint64_t bits;
+  std::memcpy(&bits, &value, 8);
+  return bits;
+}
 
 /// Flushes an f32 subnormal to zero of the same sign (.ftz).
 float flushSubnormal(float value);
