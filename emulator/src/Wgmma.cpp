@@ -155,6 +155,20 @@ Status runWgmma(const WgmmaPlan &plan) {
           hazards->onAsyncAccess(cta, plan.clock, address & ~15u, 16, false,
                                  plan.what);
         const uint8_t *chunk = cta.shared.data() + address;
+        if (type == Type::BF16 && !integer) {
+          // The common case, without the generic decode: bf16 is the top
+          // half of an f32.
+          uint16_t raw[8];
+          std::memcpy(raw, chunk, 16);
+          float sign = scale < 0 ? -1.0f : 1.0f;
+          for (uint32_t e = 0; e < 8; ++e) {
+            uint32_t mn = mnMajor ? mn0 + e : mn0;
+            uint32_t kk = mnMajor ? k0 : k0 + e;
+            size_t at = isA ? size_t(mn) * k + kk : size_t(kk) * n + mn;
+            out[at] = sign * bitsToFloat(uint32_t(raw[e]) << 16);
+          }
+          continue;
+        }
         for (uint32_t e = 0; e < perChunk; ++e) {
           uint32_t raw = 0;
           std::memcpy(&raw, chunk + e * bits / 8, bits / 8);
@@ -204,33 +218,36 @@ Status runWgmma(const WgmmaPlan &plan) {
   // element index only; they are computed once per shape.
   bool halfAccumulator = plan.dType == Type::F16;
   uint32_t elementsPerThread = plan.dCount * (halfAccumulator ? 2 : 1);
+  // Positions in (warp, register, lane) order, so that the walk over the
+  // registers below is sequential in memory.
   thread_local std::vector<uint32_t> positions;
   thread_local uint32_t positionsFor = 0;
+  uint32_t perLane = halfAccumulator ? 2 : 1;
   if (positionsFor != elementsPerThread * 1024 + n) {
     positions.resize(128 * elementsPerThread);
-    for (uint32_t thread = 0; thread < 128; ++thread)
-      for (uint32_t e = 0; e < elementsPerThread; ++e) {
-        auto [row, column] = spec::accumulatorElement(thread, e);
-        positions[thread * elementsPerThread + e] = row * n + column;
-      }
+    for (uint32_t w = 0; w < 4; ++w)
+      for (uint32_t r = 0; r < plan.dCount; ++r)
+        for (uint32_t lane = 0; lane < 32; ++lane)
+          for (uint32_t p = 0; p < perLane; ++p) {
+            auto [row, column] =
+                spec::accumulatorElement(w * 32 + lane, r * perLane + p);
+            positions[((w * plan.dCount + r) * 32 + lane) * perLane + p] =
+                row * n + column;
+          }
     positionsFor = elementsPerThread * 1024 + n;
   }
   std::vector<int32_t> slots(plan.dCount);
   for (uint32_t r = 0; r < plan.dCount; ++r)
     slots[r] = function.vectorSlots[plan.firstVector + r].reg;
   auto forEachAccumulator = [&](auto visit) {
-    for (uint32_t thread = 0; thread < 128; ++thread) {
-      Warp &warp = *plan.warps[thread / 32];
-      uint32_t lane = thread % 32;
-      const uint32_t *position = &positions[thread * elementsPerThread];
+    const uint32_t *position = positions.data();
+    for (uint32_t w = 0; w < 4; ++w) {
+      Warp &warp = *plan.warps[w];
       for (uint32_t r = 0; r < plan.dCount; ++r) {
-        uint64_t &word = warp.regs[slots[r] * 32 + lane];
-        if (halfAccumulator) {
-          visit(word, position[2 * r], 0u);
-          visit(word, position[2 * r + 1], 1u);
-        } else {
-          visit(word, position[r], 0u);
-        }
+        uint64_t *words = &warp.regs[slots[r] * 32];
+        for (uint32_t lane = 0; lane < 32; ++lane)
+          for (uint32_t p = 0; p < perLane; ++p)
+            visit(words[lane], *position++, p);
       }
     }
   };
