@@ -31,6 +31,11 @@ llvm_config.add_tool_substitutions(
     ["mosaic-opt", "mosaic-compile"],
     [config.mosaic_tools_dir, config.llvm_tools_dir],
 )
+# mosaic-run and the PTX emulator it runs kernels on with --emulate: built
+# where cuda.h is; the tests that run kernels require `emulator`.
+if config.mosaic_emulator:
+    config.available_features.add("emulator")
+    llvm_config.add_tool_substitutions(["mosaic-run"], [config.mosaic_tools_dir])
 
 # ptxas (CUDA 13) turns PTX into CUBINs; tests that need it run only where it
 # is installed: on PATH, or under CUDA_HOME / CUDA_ROOT / /usr/local/cuda.

@@ -142,6 +142,7 @@ void HazardChecker::onSharedAccess(Cta &target, const Warp &warp,
       c.genericWrite = now;
     else
       c.genericRead = now;
+    c.bytesTouched = true;
   }
 }
 
@@ -336,17 +337,19 @@ void HazardChecker::onAsyncAccess(Cta &target, const AsyncClock &clock,
       c.asyncWriteName = name;
       c.genericRead = Access();
       c.genericWrite = Access();
+      // Bytes written by the async proxy start a fresh generic history.
+      if (c.bytesTouched) {
+        std::vector<ByteShadow> &shadow = bytes[target.rank];
+        for (uint32_t i = chunk * 16; i < chunk * 16 + 16 && i < shadow.size();
+             ++i)
+          shadow[i] = ByteShadow();
+        c.bytesTouched = false;
+      }
     } else {
       c.asyncReadAgent = clock.agent;
       c.asyncReadEpoch = clock.epoch;
       c.asyncReadName = name;
     }
-  }
-  if (write) {
-    // Bytes written by the async proxy: generic-proxy byte shadows reset.
-    std::vector<ByteShadow> &shadow = bytes[target.rank];
-    for (uint32_t i = 0; i < size && address + i < shadow.size(); ++i)
-      shadow[address + i] = ByteShadow();
   }
 }
 

@@ -93,6 +93,8 @@ private:
     Access genericWrite, genericRead;
     uint32_t asyncWriteAgent = kNone, asyncWriteEpoch = 0, asyncWriteName = 0;
     uint32_t asyncReadAgent = kNone, asyncReadEpoch = 0, asyncReadName = 0;
+    /// Some byte of the chunk has generic-proxy history in `bytes`.
+    bool bytesTouched = false;
   };
   std::vector<std::vector<ByteShadow>> bytes;   // by CTA rank
   std::vector<std::vector<ChunkShadow>> chunks; // by CTA rank

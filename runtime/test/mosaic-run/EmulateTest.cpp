@@ -3,7 +3,8 @@
 // Built in the main build only, where mosaic-compile and the PTX emulator
 // are: compiles every example kernel with mosaic-compile and checks it with
 // `mosaic-run --emulate` against its float64 reference, at full size (the
-// 4096^3 GEMM included, each within a minute); then checks that broken
+// 4096^3 GEMM included, each within a minute), with its outputs dumped by
+// --dump-outputs; then checks that broken
 // kernels fail: the TMA round trip without its proxy fence is a hazard, and
 // a manifest without PTX (from an older mosaic-compile) says to recompile.
 // A machine without ptxas cannot make the manifests and skips.
@@ -101,9 +102,13 @@ TEST_P(EmulatedExample, PassesItsReference) {
     GTEST_SKIP() << "no ptxas to compile the examples with";
   ASSERT_FALSE(HasFailure());
   std::string json = testing::TempDir() + compiled.stem + "_result.json";
+  std::string dump = testing::TempDir() + compiled.stem + "_outputs.bin";
   std::remove(json.c_str());
+  std::remove(dump.c_str());
   double seconds = 0;
-  Outcome outcome = emulate(compiled.manifest + " --json=" + json, &seconds);
+  Outcome outcome =
+      emulate(compiled.manifest + " --json=" + json + " --dump-outputs=" + dump,
+              &seconds);
   RecordProperty("seconds", std::to_string(seconds));
   EXPECT_EQ(outcome.status, 0) << outcome.output;
   EXPECT_NE(outcome.output.find("): PASS; relative error "), std::string::npos)
@@ -124,6 +129,13 @@ TEST_P(EmulatedExample, PassesItsReference) {
   const JsonValue *instructions = result->find("emulated_thread_instructions");
   ASSERT_NE(instructions, nullptr) << *text;
   EXPECT_GT(instructions->asInteger(), 0) << *text;
+
+  // The dump is the output buffer's bytes (the last parameter's).
+  Expected<Manifest> manifest = loadManifest(compiled.manifest);
+  ASSERT_TRUE(manifest.ok()) << manifest.message();
+  Expected<std::string> bytes = readFile(dump);
+  ASSERT_TRUE(bytes.ok()) << bytes.message();
+  EXPECT_EQ(bytes->size(), manifest->buffers.back().byteSize());
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, EmulatedExample,

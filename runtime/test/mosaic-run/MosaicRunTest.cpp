@@ -33,6 +33,8 @@ TEST(MosaicRun, Help) {
       << outcome.output;
   EXPECT_NE(outcome.output.find("  --emulate "), std::string::npos)
       << outcome.output;
+  EXPECT_NE(outcome.output.find("  --dump-outputs=PATH\n"), std::string::npos)
+      << outcome.output;
 }
 
 TEST(MosaicRun, UsageErrors) {
@@ -55,6 +57,7 @@ TEST(MosaicRun, UsageErrors) {
             "--outputs takes parameter indices separated by commas, got "
             "\"1,x\""},
            {manifest + " --emulate=yes", "--emulate takes no value"},
+           {manifest + " --dump-outputs", "--dump-outputs needs a value"},
        }) {
     Outcome outcome = runMosaicRun(c.arguments);
     EXPECT_EQ(outcome.status, 2) << c.arguments;
@@ -99,6 +102,12 @@ TEST(MosaicRun, KernelErrorsComeBeforeTheDriver) {
            {manifest + " --outputs=0",
             "reference `elementwise` checks parameter 2 (the last buffer) as "
             "the only output; drop --outputs or use --check=none"},
+           // A dump that cannot be written fails before the kernel runs.
+           {manifest + " --dump-outputs=/nonexistent/outputs.bin",
+            "cannot write `/nonexistent/outputs.bin`: No such file or "
+            "directory"},
+           {manifest + " --dump-outputs=" + testing::TempDir(),
+            "cannot write `" + testing::TempDir() + "`: Is a directory"},
        }) {
     Outcome outcome = runMosaicRun(c.arguments, kNoDriver);
     EXPECT_EQ(outcome.status, 1) << c.arguments;
@@ -111,13 +120,18 @@ TEST(MosaicRun, NoDriverIsAClearErrorAndAFailedResult) {
   std::string manifest =
       writeTempFile("mosaic_run_nodriver.json", kElementwiseManifest);
   std::string json = testing::TempDir() + "mosaic_run_nodriver_result.json";
+  std::string dump = testing::TempDir() + "mosaic_run_nodriver_outputs.bin";
   std::remove(json.c_str());
-  Outcome outcome =
-      runMosaicRun(manifest + " --seed=5 --json=" + json, kNoDriver);
+  std::remove(dump.c_str());
+  Outcome outcome = runMosaicRun(manifest + " --seed=5 --json=" + json +
+                                     " --dump-outputs=" + dump,
+                                 kNoDriver);
   EXPECT_EQ(outcome.status, 1);
   std::string expected = "mosaic-run: error: no CUDA driver: "
                          "dlopen(libmosaic-no-such-driver.so.1) failed: ";
   EXPECT_EQ(outcome.output.rfind(expected, 0), 0u) << outcome.output;
+  // The run failed: no outputs, so no dump that could compare equal to one.
+  EXPECT_FALSE(readFile(dump).ok()) << dump << " was left behind";
 
   Expected<std::string> text = readFile(json);
   ASSERT_TRUE(text.ok()) << text.message();

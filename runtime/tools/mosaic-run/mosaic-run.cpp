@@ -8,7 +8,8 @@
 // reference; then times the kernel with CUDA events (warm-up, many
 // repetitions with the L2 cache flushed before each, median) and prints one
 // summary line. On the PTX emulator (--emulate) it runs the kernel once and
-// reports what the emulator counted instead of a timing.
+// reports what the emulator counted instead of a timing. --dump-outputs
+// writes the outputs' bytes, so that two runs can be compared exactly.
 // docs/RationaleRuntime.md explains each step.
 //
 //===----------------------------------------------------------------------===//
@@ -23,16 +24,20 @@
 #include "mosaic/Runtime/Manifest.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
 #include <string>
 #include <string_view>
+#include <sys/stat.h>
 #include <vector>
 
 using namespace mosaic::runtime;
@@ -70,6 +75,12 @@ options:
                     read or written once)
   --device=N        CUDA device ordinal (default 0)
   --json=PATH       also write the result as JSON to PATH
+  --dump-outputs=PATH
+                    write the raw bytes of the output buffers, in
+                    parameter order and concatenated, to PATH after the
+                    first run (also when a check fails), so that two runs
+                    can be compared byte for byte, e.g. with `cmp`; a run
+                    that fails leaves no new file (an existing one empty)
 
 Exit status: 0 when every check passed, 1 when a check or the run failed
 (on the emulator, also a fault or a hazard, whose report is printed), 2 for
@@ -92,6 +103,7 @@ struct Options {
   std::optional<double> bytes;
   int device = 0;
   std::optional<std::string> json;
+  std::optional<std::string> dumpOutputs;
 };
 
 template <typename T> std::optional<T> parseNumber(std::string_view text) {
@@ -113,8 +125,9 @@ Expected<Options> parseOptions(int argc, char **argv) {
       continue;
     }
     static const std::set<std::string> kOptions = {
-        "--help", "--check", "--outputs", "--samples", "--warmup", "--reps",
-        "--seed", "--flops", "--bytes",   "--device",  "--json",   "--emulate"};
+        "--help", "--check",   "--outputs",     "--samples", "--warmup",
+        "--reps", "--seed",    "--flops",       "--bytes",   "--device",
+        "--json", "--emulate", "--dump-outputs"};
     static const std::set<std::string> kFlags = {"--help", "--emulate"};
     std::string name = arg, value;
     size_t equals = arg.find('=');
@@ -186,6 +199,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
       Expected<double> number = real();
       MOSAIC_RETURN_IF_ERROR(number);
       (name == "--flops" ? options.flops : options.bytes) = *number;
+    } else if (name == "--dump-outputs") {
+      options.dumpOutputs = value;
     } else {
       options.json = value;
     }
@@ -321,6 +336,69 @@ Expected<Timing> timeKernel(const Context &context, const Launch &launch,
   return timing;
 }
 
+/// The file --dump-outputs names. It is opened (and truncated) before the
+/// kernel runs, so that a path that cannot be written fails before any
+/// device work. Unless `keep` is called after the outputs were written to
+/// it, the destructor removes it again if this object created it, so that a
+/// failed run leaves no dump behind; a path that existed before (a file to
+/// overwrite, but also /dev/stdout) is never removed.
+class OutputDump {
+public:
+  static Expected<std::unique_ptr<OutputDump>> open(const std::string &path) {
+    struct stat before;
+    bool existed = ::stat(path.c_str(), &before) == 0;
+    std::FILE *file = std::fopen(path.c_str(), "wb");
+    if (!file)
+      return Error{"cannot write `" + path + "`: " + std::strerror(errno)};
+    return std::unique_ptr<OutputDump>(new OutputDump(path, file, !existed));
+  }
+  OutputDump(const OutputDump &) = delete;
+  ~OutputDump() {
+    if (file)
+      std::fclose(file);
+    if (!kept && created)
+      std::remove(path.c_str());
+  }
+
+  Status write(const std::vector<uint8_t> &bytes) {
+    if (std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size())
+      return Error{"cannot write `" + path + "`: " + std::strerror(errno)};
+    return Status();
+  }
+
+  /// Closes the file and keeps it.
+  Status keep() {
+    std::FILE *closing = file;
+    file = nullptr;
+    if (std::fclose(closing) != 0)
+      return Error{"cannot write `" + path + "`: " + std::strerror(errno)};
+    kept = true;
+    return Status();
+  }
+
+private:
+  OutputDump(std::string path, std::FILE *file, bool created)
+      : path(std::move(path)), file(file), created(created) {}
+
+  std::string path;
+  std::FILE *file;
+  bool created; // The path did not exist before open.
+  bool kept = false;
+};
+
+/// Writes every output buffer's bytes to `dump`, in parameter order (the
+/// plan's outputs are sorted).
+Status dumpOutputs(const Manifest &manifest, const Plan &plan,
+                   const std::vector<DeviceBuffer> &device, OutputDump &dump) {
+  for (unsigned index : plan.outputs) {
+    std::vector<uint8_t> bytes(manifest.bufferAt(index)->byteSize());
+    MOSAIC_RETURN_IF_ERROR(
+        device[manifest.parameters[index].slot].download(bytes.data()));
+    MOSAIC_RETURN_IF_ERROR(dump.write(bytes));
+  }
+  return dump.keep();
+}
+
 /// What the run found: the summary line and the JSON result.
 struct Result {
   std::string device;
@@ -379,7 +457,7 @@ Status checkOutputs(const Manifest &manifest, const Plan &plan,
 }
 
 Status run(const Options &options, const Manifest &manifest, const Plan &plan,
-           Result &result) {
+           OutputDump *dump, Result &result) {
   Expected<Backend> backend =
       options.emulate ? Backend::Emulator : backendFromEnvironment();
   MOSAIC_RETURN_IF_ERROR(backend);
@@ -438,6 +516,8 @@ Status run(const Options &options, const Manifest &manifest, const Plan &plan,
   result.emulatorCounts = cuda.emulatorCounts();
   MOSAIC_RETURN_IF_ERROR(
       checkOutputs(manifest, plan, device, indices, reference, "", result));
+  if (dump)
+    MOSAIC_RETURN_IF_ERROR(dumpOutputs(manifest, plan, device, *dump));
   // A wrong kernel is not worth timing, and an emulated one cannot be timed:
   // the emulator's wall time says nothing of a GPU's. (The race the runs
   // below look for is a hazard the emulator reports in the first run.)
@@ -633,6 +713,16 @@ int main(int argc, char **argv) {
   if (!plan.ok())
     return fail(plan.message());
 
+  // A path that cannot be written fails before the kernel runs.
+  std::unique_ptr<OutputDump> dump;
+  if (options->dumpOutputs) {
+    Expected<std::unique_ptr<OutputDump>> opened =
+        OutputDump::open(*options->dumpOutputs);
+    if (!opened.ok())
+      return fail(opened.message());
+    dump = std::move(*opened);
+  }
+
   Result result;
   result.seed = options->seed.value_or(
       (uint64_t(std::random_device()()) << 32) | std::random_device()());
@@ -646,7 +736,8 @@ int main(int argc, char **argv) {
   if (options->bytes)
     result.bytes = *options->bytes;
 
-  Status status = run(*options, *manifest, *plan, result);
+  Status status = run(*options, *manifest, *plan, dump.get(), result);
+  dump.reset(); // A dump this run created but did not fill is removed.
   if (status.ok())
     printSummary(*manifest, *plan, *options, result);
   if (options->json) {
