@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ python3 python3-dev python3-pytest python3-numpy
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  pybind11-dev libgtest-dev
+  pybind11-dev libgtest-dev python3-pip
 )
 
 missing=()
@@ -25,6 +25,15 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "All Debian packages are present."
+fi
+
+# bf16 and fp8 NumPy arrays for the Python tests (PyPI: Debian has no
+# package). 0.3.2 is the newest release that works with Debian 12's NumPy
+# 1.24; newer ones would pull NumPy 2 over the system's.
+if ! /usr/bin/python3 -c "import ml_dtypes" 2>/dev/null; then
+  echo "Installing ml_dtypes 0.3.2 from PyPI"
+  /usr/bin/python3 -m pip install --quiet --break-system-packages \
+    "ml_dtypes==0.3.2"
 fi
 
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"

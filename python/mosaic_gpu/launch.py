@@ -211,17 +211,23 @@ def launch(kernel, arrays, options, backend_name=None):
         if argument.host is not None:
             device[i] = _mosaic.DeviceMemory(argument.host.nbytes, chosen)
             if i < len(arrays):  # the outputs made here hold nothing yet
-                device[i].upload(argument.host)
+                device[i].upload(_bytes_view(argument.host))
             argument.pointer = device[i].pointer
     loaded.launch([(a.pointer, a.dtype, list(a.shape)) for a in arguments])
     for i in range(len(kernel.inputs), len(arguments)):
         if i in device:
-            device[i].download(arguments[i].host)
+            device[i].download(_bytes_view(arguments[i].host))
             if arguments[i].host is not arguments[i].original:
                 _copy_back(arguments[i])
     if made:
         return made[0] if len(made) == 1 else tuple(made)
     return None
+
+
+def _bytes_view(array):
+    """The array's bytes as uint8: the buffer protocol cannot export the
+    ml_dtypes types (bf16, fp8), so copies go through a byte view."""
+    return array.reshape(-1).view("uint8")
 
 
 def _numpy_dtype(name):
