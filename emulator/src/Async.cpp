@@ -333,6 +333,52 @@ template <typename T> T reduceValue(uint8_t op, T old, T value) {
   }
 }
 
+/// An integer reduction of `element` into `target` (both unaligned bytes).
+template <typename T>
+void reduceAt(uint8_t *target, const uint8_t *element, uint8_t op) {
+  T old, value;
+  std::memcpy(&old, target, sizeof(T));
+  std::memcpy(&value, element, sizeof(T));
+  T result = op == 6   ? T(old & value)
+             : op == 7 ? T(old | value)
+             : op == 8 ? T(old ^ value)
+                       : reduceValue<T>(op, old, value);
+  std::memcpy(target, &result, sizeof(T));
+}
+
+const char *reductionName(uint8_t op) {
+  static const char *names[] = {"?",   "add", "min", "max", "inc",
+                                "dec", "and", "or",  "xor"};
+  return op < 9 ? names[op] : "?";
+}
+
+/// The (operation, element type) pairs of cp.reduce.async.bulk.tensor in
+/// the PTX ISA: add on f32/f16/bf16/u32/s32/u64; min and max on
+/// f16/bf16/u32/s32/u64/s64; inc and dec on u32; and, or and xor on 32- and
+/// 64-bit integers.
+bool isValidReduction(uint8_t op, TensorDataType type) {
+  using T = TensorDataType;
+  switch (op) {
+  case 1:
+    return type == T::F32 || type == T::F16 || type == T::BF16 ||
+           type == T::U32 || type == T::S32 || type == T::U64;
+  case 2:
+  case 3:
+    return type == T::F16 || type == T::BF16 || type == T::U32 ||
+           type == T::S32 || type == T::U64 || type == T::S64;
+  case 4:
+  case 5:
+    return type == T::U32;
+  case 6:
+  case 7:
+  case 8:
+    return type == T::U32 || type == T::S32 || type == T::U64 ||
+           type == T::S64;
+  default:
+    return false;
+  }
+}
+
 } // namespace
 
 bool Exec::tensorCopy(uint32_t mask) {
@@ -508,18 +554,14 @@ bool Exec::tensorCopy(uint32_t mask) {
       uint32_t srcOffset = source->offset;
       Cta *owner = source->cta;
       bool isReduce = op == Op::CpReduceAsyncBulkTensor;
-      if (isReduce) {
-        bool isFloatData = isFloat(map.dataType);
-        if (isFloatData && reduction != 1 && reduction != 2 && reduction != 3)
-          return fail("TMA reduction ." +
-                          std::string(reduction == 4   ? "inc"
-                                      : reduction == 5 ? "dec"
-                                      : reduction == 6 ? "and"
-                                      : reduction == 7 ? "or"
-                                                       : "xor") +
-                          " on a float tensor",
-                      static_cast<int>(lane));
-      }
+      if (isReduce && !isValidReduction(reduction, map.dataType))
+        return fail(std::string("cp.reduce.async.bulk.tensor .") +
+                        reductionName(reduction) +
+                        " is not defined for the tensor map's element type "
+                        "(data type " +
+                        std::to_string(static_cast<uint32_t>(map.dataType)) +
+                        " in cuda.h's CUtensorMapDataType)",
+                    static_cast<int>(lane));
       async.what = std::string(isReduce ? "TMA reduce" : "TMA store") +
                    " (line " + std::to_string(in.line) + ")";
       Cluster *clusterPointer = &cluster;
@@ -570,10 +612,8 @@ bool Exec::tensorCopy(uint32_t mask) {
             float old, value;
             std::memcpy(&old, target, 4);
             std::memcpy(&value, element, 4);
-            float r = reduction == 1 ? old + value
-                      : reduction == 2 ? std::fmin(old, value)
-                                       : std::fmax(old, value);
-            std::memcpy(target, &r, 4);
+            float sum = old + value; // f32 has only .add
+            std::memcpy(target, &sum, 4);
             break;
           }
           case TensorDataType::F16:
@@ -593,43 +633,18 @@ bool Exec::tensorCopy(uint32_t mask) {
             std::memcpy(target, &bits, 2);
             break;
           }
-          case TensorDataType::S32: {
-            int32_t old, value;
-            std::memcpy(&old, target, 4);
-            std::memcpy(&value, element, 4);
-            int32_t r = reduction >= 6
-                            ? (reduction == 6   ? (old & value)
-                               : reduction == 7 ? (old | value)
-                                                : (old ^ value))
-                            : reduceValue<int32_t>(reduction, old, value);
-            std::memcpy(target, &r, 4);
+          case TensorDataType::S32:
+            reduceAt<int32_t>(target, element, reduction);
             break;
-          }
-          case TensorDataType::U32: {
-            uint32_t old, value;
-            std::memcpy(&old, target, 4);
-            std::memcpy(&value, element, 4);
-            uint32_t r = reduction >= 6
-                             ? (reduction == 6   ? (old & value)
-                                : reduction == 7 ? (old | value)
-                                                 : (old ^ value))
-                             : reduceValue<uint32_t>(reduction, old, value);
-            std::memcpy(target, &r, 4);
+          case TensorDataType::U32:
+            reduceAt<uint32_t>(target, element, reduction);
             break;
-          }
+          case TensorDataType::S64:
+            reduceAt<int64_t>(target, element, reduction);
+            break;
           case TensorDataType::U64:
-          case TensorDataType::S64: {
-            uint64_t old, value;
-            std::memcpy(&old, target, 8);
-            std::memcpy(&value, element, 8);
-            uint64_t r = reduction >= 6
-                             ? (reduction == 6   ? (old & value)
-                                : reduction == 7 ? (old | value)
-                                                 : (old ^ value))
-                             : reduceValue<uint64_t>(reduction, old, value);
-            std::memcpy(target, &r, 8);
+            reduceAt<uint64_t>(target, element, reduction);
             break;
-          }
           default:
             status = Error{what + ": reductions on this element type are not "
                                   "supported by the emulator"};

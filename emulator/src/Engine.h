@@ -55,7 +55,6 @@ enum class BlockKind : uint8_t {
   ClusterBarrier, // barrier.cluster.wait
   Mbarrier,       // try_wait: ready when the phase completes
   WgmmaRendezvous,
-  AsyncWait,      // wgmma.wait_group / cp.async.bulk.wait_group
 };
 
 struct WgmmaOp;

@@ -129,6 +129,12 @@ uint64_t fromDouble(double value, Type type, Rounding rounding,
 
 } // namespace
 
+std::string hexMask(uint32_t mask) {
+  char text[16];
+  std::snprintf(text, sizeof(text), "0x%08x", mask);
+  return text;
+}
+
 // --- Operand access -------------------------------------------------------
 
 uint64_t Exec::special(Special which, uint32_t lane) const {
@@ -462,10 +468,6 @@ void Exec::exitLanes(uint32_t mask) {
   if (warp.liveMask == 0) {
     warp.status = WarpStatus::Exited;
     ++cta.exitedWarps;
-    // A CTA-wide barrier no longer waits for an exited warp.
-    for (NamedBarrier &barrier : cta.barriers)
-      if (barrier.arrived && barrier.expected == 0)
-        (void)barrier;
   }
 }
 
@@ -477,10 +479,6 @@ int clz64(uint64_t value, unsigned bits) {
   if (value == 0)
     return static_cast<int>(bits);
   return __builtin_clzll(value) - (64 - static_cast<int>(bits));
-}
-
-template <typename F> double applyFtz(bool ftz, F value) {
-  return value;
 }
 
 double floatMin(double a, double b, bool nanMode) {
@@ -1473,11 +1471,9 @@ bool Exec::shuffle(uint32_t mask) {
     uint32_t lane = __builtin_ctz(lanes);
     uint32_t membership = static_cast<uint32_t>(read(in.operands[base + 3], lane));
     if ((membership & mask) != membership)
-      return fail("shfl.sync member mask 0x" + [&] {
-        char text[16];
-        std::snprintf(text, sizeof(text), "%08x", membership);
-        return std::string(text);
-      }() + " names lanes that did not reach it together", static_cast<int>(lane));
+      return fail("shfl.sync member mask " + hexMask(membership) +
+                      " names lanes that did not reach it together",
+                  static_cast<int>(lane));
     uint32_t b = static_cast<uint32_t>(read(in.operands[base + 1], lane));
     uint32_t c = static_cast<uint32_t>(read(in.operands[base + 2], lane));
     uint32_t clamp = c & 0x1f, segmentMask = (c >> 8) & 0x1f;
@@ -1700,16 +1696,8 @@ bool Exec::barrier(uint32_t mask, bool wait) {
   if (in.aligned || in.op == Op::BarSync || in.op == Op::BarArrive ||
       in.op == Op::BarSyncCta || in.op == Op::BarRed)
     if (mask != warp.liveMask)
-      return fail("bar.sync (aligned) reached by a diverged warp: lanes 0x" +
-                  [&] {
-                    char text[16];
-                    std::snprintf(text, sizeof(text), "%08x", mask);
-                    return std::string(text);
-                  }() + " of 0x" + [&] {
-                    char text[16];
-                    std::snprintf(text, sizeof(text), "%08x", warp.liveMask);
-                    return std::string(text);
-                  }());
+      return fail("bar.sync (aligned) reached by a diverged warp: lanes " +
+                  hexMask(mask) + " of " + hexMask(warp.liveMask));
   uint32_t lane = __builtin_ctz(mask);
   bool reduction = in.op == Op::BarRed || in.op == Op::BarrierRed;
   // bar.red d, a, [b,] {!}c: the barrier operands follow the destination

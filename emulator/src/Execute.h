@@ -14,6 +14,9 @@ struct SharedLocation {
   uint32_t offset; // shared address in that CTA
 };
 
+/// `0x%08x`, for lane masks in messages.
+std::string hexMask(uint32_t mask);
+
 inline bool isWgmma(Op op) {
   return op == Op::WgmmaMmaAsync || op == Op::WgmmaFence ||
          op == Op::WgmmaCommitGroup || op == Op::WgmmaWaitGroup;

@@ -308,14 +308,9 @@ bool validWgmmaTypes(Type d, Type a, Type b, uint32_t k) {
 
 bool Exec::wgmma(uint32_t mask, uint32_t active) {
   if (mask != 0xffffffffu || active != 0xffffffffu)
-    return fail(std::string("wgmma instructions are .sync.aligned: all 32 "
-                            "lanes of every warp must execute them together, "
-                            "but only lanes 0x") +
-                [&] {
-                  char text[16];
-                  std::snprintf(text, sizeof(text), "%08x", mask);
-                  return std::string(text);
-                }() + " did" + [&] {
+    return fail("wgmma instructions are .sync.aligned: all 32 lanes of "
+                "every warp must execute them together, but only lanes " +
+                hexMask(mask) + " did" + [&] {
                   std::string pcs;
                   if (!warp.converged)
                     for (uint32_t lane = 0; lane < 32; ++lane)
