@@ -1,4 +1,4 @@
-//===- TestKernels.h - Hand-written PTX kernels for the emulator tests -*- C++ -*-===//
+//===- TestKernels.h - PTX kernels for the emulator tests ---*- C++ -*-===//
 //
 // The small sm_90a kernels the parser, execution and hazard tests run, and
 // the helpers they share: loading a module, laying out a parameter buffer
@@ -21,13 +21,12 @@
 
 #include <array>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace mosaic::emulator::testing {
+namespace mosaic::emulator::test {
 
 // --- Helpers ---------------------------------------------------------------
 
@@ -154,7 +153,8 @@ extern const char *const kStuckBarrierKernel;
 /// to a second tile, fences, synchronizes, and thread 0 TMA-stores it.
 extern const char *const kPipelineKernel;
 
-// --- Parser kernels (ParserTest) ----------------------------------------------
+// --- Parser kernels (ParserTest)
+// ----------------------------------------------
 
 /// `syntax(out, map)`: register ranges, inline-asm scopes with local
 /// registers and a label repeated in two scopes, predication, vectors,
@@ -162,11 +162,18 @@ extern const char *const kPipelineKernel;
 /// comes from a register and whose coordinates are registers.
 extern const char *const kSyntaxKernel;
 
-// --- Hazard kernels (HazardTest) ----------------------------------------------
+// --- Hazard kernels (HazardTest)
+// ----------------------------------------------
 
 /// (a) `race(out)`: thread 0 writes a shared word that thread 32 reads;
 /// `withBarrier` puts a bar.sync between them.
 std::string raceKernel(bool withBarrier);
+
+/// (a) `two_readers(out)`: threads 0 (warp 0) and 32 (warp 1) read a shared
+/// word that thread 64 (warp 2) then writes. `allSynchronize` false orders
+/// only warp 1's read before the write (`bar.sync 1, 64` with warp 2);
+/// true uses `bar.sync 0` for all three warps.
+std::string twoReadersKernel(bool allSynchronize);
 
 /// (b) `tma_read(map, out)`: thread 0 TMA-loads an 8x8 f32 box; the lanes
 /// read it before (`afterWait` false) or after waiting on the mbarrier.
@@ -175,6 +182,22 @@ std::string tmaReadKernel(bool afterWait);
 /// (c) `tma_store(map)`: 64 threads write a tile, thread 0 TMA-stores it;
 /// `fenced` adds fence.proxy.async.shared::cta before the bar.sync.
 std::string tmaStoreKernel(bool fenced);
+
+/// (b) `store_reuse(map)`: thread 0 TMA-stores a tile that every thread
+/// then overwrites; `waitFirst` makes thread 0 wait for the store's reads
+/// (cp.async.bulk.wait_group.read 0) and everyone synchronize first.
+std::string storeReuseKernel(bool waitFirst);
+
+/// (c) `store_mixed(map)`: like tma_store, but word i = 2 (t % 32) + t / 32
+/// so that every 16-byte chunk holds words of both warps; `allFence` false
+/// fences warp 1 only (warp 0's writes stay unfenced).
+std::string mixedChunkStoreKernel(bool allFence);
+
+/// (a, d) `refill_mixed(map, out)`: a TMA load fills a tile, both warps read
+/// interleaved words of it (every chunk read by both warps), then thread 32
+/// refills the tile by TMA; `withBarrier` puts a bar.sync between the reads
+/// and the refill.
+std::string mixedChunkRefillKernel(bool withBarrier);
 
 /// (d, e) `wgmma_kernel(map, out)`: one warpgroup, m64n8k16 bf16 with A and
 /// B in shared memory (all ones: every D element is 16), then thread 0
@@ -211,6 +234,6 @@ extern const char *const kPhaseInStepKernel;
 /// waits forever.
 std::string stuckMbarrierKernel(bool withCopy);
 
-} // namespace mosaic::emulator::testing
+} // namespace mosaic::emulator::test
 
 #endif // MOSAIC_EMULATOR_TEST_TESTKERNELS_H
