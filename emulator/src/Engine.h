@@ -105,6 +105,7 @@ struct Warp {
   std::vector<uint64_t> lastWrite; // by slot: sequence of last write
   std::vector<uint32_t> lastWritePc;
   std::vector<uint8_t> inFlight; // by slot: used by a pending wgmma
+  std::vector<uint32_t> inFlightPc; // by slot: that wgmma's instruction
   uint32_t inFlightCount = 0;
 };
 

@@ -2034,8 +2034,9 @@ void Exec::checkInFlightRegisters(uint32_t mask) {
   auto check = [&](int32_t slot) {
     if (slot >= 0 && warp.inFlight[slot])
       hazard("register " + function.registerNames[slot] +
-                 " is used by a wgmma.mma_async that no wgmma.wait_group "
-                 "has covered yet",
+                 " is used by the wgmma.mma_async at line " +
+                 std::to_string(function.code[warp.inFlightPc[slot]].line) +
+                 ", which no wgmma.wait_group has covered yet",
              __builtin_ctz(mask));
   };
   for (const Operand &operand : in.operands) {

@@ -288,7 +288,7 @@ Status runCluster(Cluster &cluster, uint64_t instructionLimit) {
     } else if (spinner) {
       if (++spinTurns > kSpinTurnLimit) {
         std::string message =
-            "deadlock: every warp of cluster (" +
+            "hazard: deadlock: every warp of cluster (" +
             std::to_string(cluster.id[0]) + ", " +
             std::to_string(cluster.id[1]) + ", " +
             std::to_string(cluster.id[2]) +
@@ -303,7 +303,7 @@ Status runCluster(Cluster &cluster, uint64_t instructionLimit) {
       chosen = spinner;
     }
     if (!chosen) {
-      std::string message = "deadlock: every warp of cluster (" +
+      std::string message = "hazard: deadlock: every warp of cluster (" +
                             std::to_string(cluster.id[0]) + ", " +
                             std::to_string(cluster.id[1]) + ", " +
                             std::to_string(cluster.id[2]) +
@@ -409,6 +409,7 @@ void initCta(const LaunchState &launch, Cta &cta) {
       warp.lastWrite.assign(slots, 0);
       warp.lastWritePc.assign(slots, 0);
       warp.inFlight.assign(slots, 0);
+      warp.inFlightPc.assign(slots, 0);
     }
   }
 }

@@ -28,7 +28,7 @@ FormatInfo info(FloatFormat format) {
   case FloatFormat::BF16:
     return {8, 7, true, 0x7f7f, 0x7fff, 0};
   case FloatFormat::TF32:
-    return {8, 10, true, 0x7fbff, 0x7ffff, 13};
+    return {8, 10, true, 0x3fbff, 0x3ffff, 13};
   case FloatFormat::E4M3:
     return {4, 3, false, 0x7e, 0x7f, 0};
   case FloatFormat::E5M2:
@@ -113,7 +113,7 @@ uint32_t encodeFloat(double value, FloatFormat format, RoundingMode rounding,
   double quantum = std::ldexp(1.0, exponent - f.mantissaBits);
   double q = roundToInteger(magnitude / quantum, rounding, negative);
   double rounded = q * quantum;
-  double maxValue = decodeFloat(f.maxFinite, format);
+  double maxValue = decodeFloat(place(f.maxFinite), format);
   if (rounded > maxValue)
     return overflow();
   uint64_t mantissa = static_cast<uint64_t>(q);

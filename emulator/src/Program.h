@@ -139,6 +139,7 @@ struct Variable {
   uint32_t align = 1;
   uint64_t size = 0;
   bool isExtern = false; // `.extern .shared ... []`: dynamic shared memory
+  uint32_t elementSize = 1; // bytes of one element (x vector width)
   std::vector<uint8_t> init;
   /// Address in its space: the shared-memory offset for shared variables,
   /// the frame offset for locals, the byte offset for parameters; for

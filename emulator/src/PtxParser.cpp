@@ -351,6 +351,7 @@ Status Parser::parseVariable(Variable &variable, bool allowInit,
     return error("expected a variable name, found '" + peek().text + "'");
   variable.name = next().text;
   unsigned elementBytes = std::max(1u, typeBits(elementType) / 8) * vector;
+  variable.elementSize = elementBytes;
   uint64_t count = 1;
   bool unsized = false;
   while (accept("[")) {
@@ -412,8 +413,8 @@ Status Parser::parseParameters(KernelInfo &info) {
     KernelParameter parameter;
     parameter.name = variable.name;
     parameter.size = static_cast<uint32_t>(variable.size);
-    parameter.align = variable.align > 1 ? variable.align
-                                         : std::max<uint32_t>(1, parameter.size >= 8 ? 8 : parameter.size);
+    // Without `.align`, a parameter is aligned to its element type.
+    parameter.align = variable.align > 1 ? variable.align : variable.elementSize;
     offset = (offset + parameter.align - 1) / parameter.align * parameter.align;
     parameter.offset = offset;
     offset += parameter.size;
@@ -701,12 +702,19 @@ Status Parser::parseStatement() {
   if (peek().kind != Token::Kind::Word)
     return error("expected an instruction, found '" + peek().text + "'");
   std::string opcode = next().text;
+  auto missingSemicolon = [&]() {
+    return Error{"line " + std::to_string(instruction.line) +
+                 ": missing ';' after `" + opcode + "`"};
+  };
   while (!accept(";")) {
-    if (peek().kind == Token::Kind::End)
-      return error("missing ';' after `" + opcode + "`");
-    if (!instruction.operands.empty() && !accept(",") && !accept("|"))
+    if (peek().kind == Token::Kind::End || peek().text == "}")
+      return missingSemicolon();
+    if (!instruction.operands.empty() && !accept(",") && !accept("|")) {
+      if (peek().line != instruction.line)
+        return missingSemicolon();
       return error("expected ',' between operands of `" + opcode +
                    "`, found '" + peek().text + "'");
+    }
     Expected<Operand> operand = parseOperand(instruction);
     MOSAIC_EMU_RETURN_IF_ERROR(operand);
     instruction.operands.push_back(*operand);
@@ -759,9 +767,11 @@ Status Parser::parseBody() {
 }
 
 Status Parser::parseEntry(bool isKernel) {
+  parameterOffsets.clear();
   if (peek().text == "(") {
-    // A `.func` with return parameters.
-    MOSAIC_EMU_RETURN_IF_ERROR(skipBalanced());
+    // A `.func`'s return parameters: named in its body like parameters.
+    KernelInfo returns;
+    MOSAIC_EMU_RETURN_IF_ERROR(parseParameters(returns));
   }
   if (peek().kind != Token::Kind::Word)
     return error("expected a function name");
@@ -769,7 +779,6 @@ Status Parser::parseEntry(bool isKernel) {
   program->functions.emplace_back();
   function = &program->functions.back();
   function->info.name = name;
-  parameterOffsets.clear();
   if (peek().text == "(")
     MOSAIC_EMU_RETURN_IF_ERROR(parseParameters(function->info));
   while (peek().kind == Token::Kind::Word && peek().text[0] == '.') {

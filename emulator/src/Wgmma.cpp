@@ -521,8 +521,11 @@ bool Exec::wgmma(uint32_t mask, uint32_t active) {
     w->uncommitted.push_back(op);
     if (!w->inFlight.empty())
       for (int32_t slot : op->slots)
-        if (slot >= 0 && !w->inFlight[slot]++)
-          ++w->inFlightCount;
+        if (slot >= 0) {
+          if (!w->inFlight[slot]++)
+            ++w->inFlightCount;
+          w->inFlightPc[slot] = pc;
+        }
     if (w != &warp) {
       ++w->pc;
       w->status = WarpStatus::Ready;
