@@ -476,7 +476,8 @@ bool Exec::tensorCopy(uint32_t mask) {
       }
       uint32_t dstOffset = destination->offset;
       uint32_t barOffset = barrierLocation->offset;
-      async.what = "TMA load (line " + std::to_string(in.line) + ")";
+      async.what = "the TMA load issued by " +
+                   describeLocation(launch, cta, warp.index, lane, pc);
       Cluster *owner = &cluster;
       async.complete = [owner, map, box, targets, dstOffset, barOffset,
                         elementSize, bytes, clock,
@@ -562,8 +563,9 @@ bool Exec::tensorCopy(uint32_t mask) {
                         std::to_string(static_cast<uint32_t>(map.dataType)) +
                         " in cuda.h's CUtensorMapDataType)",
                     static_cast<int>(lane));
-      async.what = std::string(isReduce ? "TMA reduce" : "TMA store") +
-                   " (line " + std::to_string(in.line) + ")";
+      async.what = std::string(isReduce ? "the TMA reduction" : "the TMA store") +
+                   " issued by " +
+                   describeLocation(launch, cta, warp.index, lane, pc);
       Cluster *clusterPointer = &cluster;
       async.complete = [clusterPointer, owner, map, box, srcOffset,
                         elementSize, bytes, isReduce, reduction, clock,
@@ -719,7 +721,8 @@ bool Exec::bulkCopy(uint32_t mask) {
     async.cta = &cta;
     async.warp = warp.index;
     async.lane = lane;
-    async.what = "bulk copy (line " + std::to_string(in.line) + ")";
+    async.what = "the bulk copy issued by " +
+                 describeLocation(launch, cta, warp.index, lane, pc);
     AsyncClock clock;
     if (cluster.hazards)
       clock = cluster.hazards->onAsyncIssue(warp, async.id);

@@ -79,7 +79,12 @@ std::string describeLocation(const LaunchState &launch, const Cta &cta,
   }
   if (pc < function.code.size()) {
     uint32_t line = function.code[pc].line;
-    out << " at line " << line << ": `" << launch.program->line(line) << "`";
+    // Long instructions (a wgmma's 64 registers) are cut: the line number
+    // finds the rest.
+    std::string text = launch.program->line(line);
+    if (text.size() > 100)
+      text = text.substr(0, 97) + "...";
+    out << " at line " << line << ": `" << text << "`";
   }
   return out.str();
 }

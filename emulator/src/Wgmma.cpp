@@ -502,7 +502,9 @@ bool Exec::wgmma(uint32_t mask, uint32_t active) {
   async.cta = &cta;
   async.warp = warp.index;
   async.lane = 0;
-  async.what = "wgmma.mma_async (line " + std::to_string(in.line) + ")";
+  async.what = "the wgmma.mma_async of warpgroup " + std::to_string(group) +
+               " issued by " +
+               describeLocation(launch, cta, warp.index, -1, pc);
   plan.what = async.what;
   if (cluster.hazards) {
     plan.clock = cluster.hazards->onWgmmaIssue(cta, group);

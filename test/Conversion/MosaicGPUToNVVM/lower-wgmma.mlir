@@ -88,6 +88,11 @@
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// wait_group covers only the executing warp's part of the MMA: a warpgroup
+// barrier (named barrier 1 + warpgroup index, 128 threads) orders every
+// warp's completion before the operands' buffers can be refilled.
+// CHECK: %[[WG_THREADS:.*]] = arith.constant 128 : i32
+// CHECK-NEXT: nvvm.barrier id = %{{.*}} number_of_threads = %[[WG_THREADS]]
 // The results are unpacked back into the 128 registers, block by block.
 // CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<128xf32>
 // CHECK: %[[Y0:.*]] = llvm.extractvalue %[[D3]][0]
