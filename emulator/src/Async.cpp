@@ -64,6 +64,26 @@ std::optional<SharedLocation> Exec::sharedOperand(const Operand &operand,
   return resolveShared(at, clusterWindow, bytes, lane);
 }
 
+AsyncOp Exec::newAsync(uint32_t lane) {
+  AsyncOp async;
+  async.id = cluster.nextAsyncId++;
+  async.pc = pc;
+  async.cta = &cta;
+  async.warp = warp.index;
+  async.lane = lane;
+  return async;
+}
+
+bool Exec::queue(AsyncOp async) {
+  uint64_t id = async.id;
+  int lane = static_cast<int>(async.lane);
+  cluster.async.push_back(std::move(async));
+  if (launch.options->policy != AsyncPolicy::Eager)
+    return true;
+  Status status = completeAsync(cluster, id);
+  return status.ok() || fail(status.message(), lane);
+}
+
 // --- mbarrier -------------------------------------------------------------
 
 bool Exec::mbarrier(uint32_t mask, uint32_t active) {
@@ -433,12 +453,7 @@ bool Exec::tensorCopy(uint32_t mask) {
     if (op == Op::CpAsyncBulkPrefetchTensor)
       continue;
 
-    AsyncOp async;
-    async.id = cluster.nextAsyncId++;
-    async.pc = pc;
-    async.cta = &cta;
-    async.warp = warp.index;
-    async.lane = lane;
+    AsyncOp async = newAsync(lane);
     AsyncClock clock;
     if (cluster.hazards)
       clock = cluster.hazards->onAsyncIssue(warp, async.id);
@@ -669,12 +684,8 @@ bool Exec::tensorCopy(uint32_t mask) {
       };
       warp.bulk[lane].uncommitted.push_back(async.id);
     }
-    cluster.async.push_back(std::move(async));
-    if (launch.options->policy == AsyncPolicy::Eager) {
-      Status status = completeAsync(cluster, cluster.async.back().id);
-      if (!status.ok())
-        return fail(status.message(), static_cast<int>(lane));
-    }
+    if (!queue(std::move(async)))
+      return false;
   }
   return true;
 }
@@ -715,12 +726,7 @@ bool Exec::bulkCopy(uint32_t mask) {
       return fail("cp.async.bulk size " + std::to_string(size) +
                       " is not a multiple of 16",
                   static_cast<int>(lane));
-    AsyncOp async;
-    async.id = cluster.nextAsyncId++;
-    async.pc = pc;
-    async.cta = &cta;
-    async.warp = warp.index;
-    async.lane = lane;
+    AsyncOp async = newAsync(lane);
     async.what = "the bulk copy issued by " +
                  describeLocation(launch, cta, warp.index, lane, pc);
     AsyncClock clock;
@@ -772,12 +778,8 @@ bool Exec::bulkCopy(uint32_t mask) {
       };
       warp.bulk[lane].uncommitted.push_back(async.id);
     }
-    cluster.async.push_back(std::move(async));
-    if (launch.options->policy == AsyncPolicy::Eager) {
-      Status status = completeAsync(cluster, cluster.async.back().id);
-      if (!status.ok())
-        return fail(status.message(), static_cast<int>(lane));
-    }
+    if (!queue(std::move(async)))
+      return false;
   }
   return true;
 }

@@ -94,6 +94,10 @@ struct Exec {
   void checkInFlightRegisters(uint32_t mask);
 
   // Async.cpp: mbarrier, TMA, bulk copies, wgmma.
+  /// An operation issued by `lane` of this instruction, to be completed.
+  AsyncOp newAsync(uint32_t lane);
+  /// Queues `async`; under the eager policy completes it at once.
+  bool queue(AsyncOp async);
   bool asyncInstruction(uint32_t mask, uint32_t active);
   bool mbarrier(uint32_t mask, uint32_t active);
   bool tensorCopy(uint32_t mask);

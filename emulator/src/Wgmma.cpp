@@ -496,12 +496,7 @@ bool Exec::wgmma(uint32_t mask, uint32_t active) {
                 "supported by the emulator");
 
   auto op = std::make_shared<WgmmaOp>();
-  AsyncOp async;
-  async.id = cluster.nextAsyncId++;
-  async.pc = pc;
-  async.cta = &cta;
-  async.warp = warp.index;
-  async.lane = 0;
+  AsyncOp async = newAsync(0);
   async.what = "the wgmma.mma_async of warpgroup " + std::to_string(group) +
                " issued by " +
                describeLocation(launch, cta, warp.index, -1, pc);
@@ -518,7 +513,6 @@ bool Exec::wgmma(uint32_t mask, uint32_t active) {
   if (aFromRegisters)
     for (uint32_t i = 0; i < 4; ++i)
       op->slots.push_back(function.vectorSlots[in.operands[1].first + i].reg);
-  cluster.async.push_back(std::move(async));
   for (Warp *w : plan.warps) {
     w->uncommitted.push_back(op);
     if (!w->inFlight.empty())
@@ -534,12 +528,7 @@ bool Exec::wgmma(uint32_t mask, uint32_t active) {
       w->block = BlockKind::None;
     }
   }
-  if (launch.options->policy == AsyncPolicy::Eager) {
-    Status status = completeAsync(cluster, op->asyncId);
-    if (!status.ok())
-      return fail(status.message());
-  }
-  return true;
+  return queue(std::move(async));
 }
 
 } // namespace mosaic::emulator
