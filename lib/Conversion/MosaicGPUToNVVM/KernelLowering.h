@@ -96,7 +96,12 @@ private:
       mlir::Operation *op,
       llvm::DenseMap<mlir::Operation *, mlir::Value> &cache,
       llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location)> build);
+  /// The thread's linear index in its block, x + ntid.x * (y + ntid.y * z).
+  mlir::Value linearThreadIndex(mlir::Operation *op);
+  /// The thread's place in its warpgroup (linear index mod 128).
   mlir::Value threadInWarpgroup(mlir::Operation *op);
+  /// The warpgroup's index in the block (linear index / 128).
+  mlir::Value warpgroupIndex(mlir::Operation *op);
   /// Thread 0 of the warpgroup: the one that issues TMA operations.
   mlir::Value isWarpgroupLeader(mlir::Operation *op);
   mlir::FailureOr<mlir::Value> operandAs(mlir::Operation *op,
@@ -234,7 +239,9 @@ private:
 
   llvm::DenseMap<mlir::Value, Fragment> fragments;
   llvm::DenseMap<mlir::Value, mlir::VectorType> retypedValues;
+  llvm::DenseMap<mlir::Operation *, mlir::Value> linearThreadIds;
   llvm::DenseMap<mlir::Operation *, mlir::Value> threadIds;
+  llvm::DenseMap<mlir::Operation *, mlir::Value> warpgroupIds;
   llvm::DenseMap<mlir::Operation *, mlir::Value> leaders;
   llvm::DenseMap<mlir::Operation *, mlir::Value> sharedMemoryBases;
   /// Tensor maps already added, per kernel, keyed by their description.

@@ -551,9 +551,7 @@ FailureOr<Value> KernelLowering::relayoutThroughSharedMemory(
   // This warpgroup's scratch, viewed as a row-major buffer of the vector.
   OpBuilder builder(op);
   Location loc = op->getLoc();
-  Value group = arith::DivUIOp::create(
-      builder, loc, gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x),
-      arith::ConstantIndexOp::create(builder, loc, kThreadsPerWarpgroup));
+  Value group = warpgroupIndex(op);
   Value shift = arith::AddIOp::create(
       builder, loc,
       arith::ConstantIndexOp::create(builder, loc, scratchOffset(function)),

@@ -362,9 +362,7 @@ LogicalResult KernelLowering::combineAcrossWarps(
   // This warpgroup's scratch rows, one per thread, after the kernel's slices.
   Value shared = memref::ExtractAlignedPointerAsIndexOp::create(
       builder, loc, dynamicSharedMemory(op));
-  Value group = arith::DivUIOp::create(
-      builder, loc, gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x),
-      constant(kThreadsPerWarpgroup));
+  Value group = warpgroupIndex(op);
   Value base = arith::AddIOp::create(
       builder, loc,
       arith::AddIOp::create(builder, loc, shared,

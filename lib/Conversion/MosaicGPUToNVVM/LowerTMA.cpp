@@ -410,11 +410,7 @@ void KernelLowering::warpgroupBarrier(Operation *op, OpBuilder &builder) {
   // Named barrier 1 + warpgroup index, over the warpgroup's 128 threads
   // (barrier 0 is the block-wide one that gpu.barrier uses).
   Location loc = op->getLoc();
-  Value thread = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
-  Value group =
-      arith::DivUIOp::create(builder, loc, thread,
-                             arith::ConstantIndexOp::create(
-                                 builder, loc, layout::kThreadsPerWarpgroup));
+  Value group = warpgroupIndex(op);
   Value id = arith::IndexCastOp::create(
       builder, loc, builder.getI32Type(),
       arith::AddIOp::create(builder, loc, group,

@@ -146,13 +146,60 @@ Value KernelLowering::atFunctionEntry(
   return cached;
 }
 
+Value KernelLowering::linearThreadIndex(Operation *op) {
+  return atFunctionEntry(op, linearThreadIds, [&](OpBuilder &builder,
+                                                  Location loc) -> Value {
+    // x + ntid.x * (y + ntid.y * z), as CUDA numbers a block's threads into
+    // warps: blocks such as (64, 2, 1) still form warpgroups of 128
+    // consecutive linear indices. Dimensions the kernel's known block size
+    // fixes at 1 add nothing, so 1-D blocks keep plain %tid.x.
+    auto function = op->getParentOfType<gpu::GPUFuncOp>();
+    DenseI32ArrayAttr known =
+        function ? function.getKnownBlockSizeAttr() : DenseI32ArrayAttr();
+    auto isOne = [&](unsigned dimension) {
+      return known && known.asArrayRef()[dimension] == 1;
+    };
+    auto extent = [&](gpu::Dimension dimension) -> Value {
+      if (known)
+        return arith::ConstantIndexOp::create(
+            builder, loc, known.asArrayRef()[static_cast<unsigned>(dimension)]);
+      return gpu::BlockDimOp::create(builder, loc, dimension);
+    };
+    Value index = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
+    if (isOne(1) && isOne(2))
+      return index;
+    Value y = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::y);
+    Value yz = y;
+    if (!isOne(2)) {
+      Value z = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::z);
+      yz = arith::AddIOp::create(
+          builder, loc, y,
+          arith::MulIOp::create(builder, loc, extent(gpu::Dimension::y), z));
+    }
+    return arith::AddIOp::create(
+        builder, loc, index,
+        arith::MulIOp::create(builder, loc, extent(gpu::Dimension::x), yz));
+  });
+}
+
 Value KernelLowering::threadInWarpgroup(Operation *op) {
-  return atFunctionEntry(op, threadIds, [](OpBuilder &builder, Location loc) {
-    // gpu.thread_id x mod 128: the thread's place in its warpgroup.
-    Value tid = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
+  Value linear = linearThreadIndex(op);
+  return atFunctionEntry(op, threadIds, [&](OpBuilder &builder, Location loc) {
+    builder.setInsertionPointAfterValue(linear);
     Value groupSize =
         arith::ConstantIndexOp::create(builder, loc, kThreadsPerWarpgroup);
-    return arith::RemUIOp::create(builder, loc, tid, groupSize).getResult();
+    return arith::RemUIOp::create(builder, loc, linear, groupSize).getResult();
+  });
+}
+
+Value KernelLowering::warpgroupIndex(Operation *op) {
+  Value linear = linearThreadIndex(op);
+  return atFunctionEntry(op, warpgroupIds, [&](OpBuilder &builder,
+                                               Location loc) {
+    builder.setInsertionPointAfterValue(linear);
+    Value groupSize =
+        arith::ConstantIndexOp::create(builder, loc, kThreadsPerWarpgroup);
+    return arith::DivUIOp::create(builder, loc, linear, groupSize).getResult();
   });
 }
 

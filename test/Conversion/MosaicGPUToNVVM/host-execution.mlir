@@ -1,8 +1,11 @@
 // Runs lowered code on the host, once per thread of the warpgroup (the
-// thread id becomes a function argument), and checks every element: index
-// arithmetic is easy to get wrong in ways that only values reveal.
+// thread id becomes a function argument, in a (128, 1, 1) block), and
+// checks every element: index arithmetic is easy to get wrong in ways that
+// only values reveal.
 // RUN: mosaic-opt %s -mosaic-gpu-infer-layouts -mosaic-gpu-lower \
-// RUN:   | sed 's/gpu.thread_id  x/arith.ori %arg1, %arg1 : index/' \
+// RUN:   | sed -e 's/gpu.thread_id  x/arith.ori %arg1, %arg1 : index/' \
+// RUN:         -e 's/gpu.thread_id  [yz]/arith.constant 0 : index/' \
+// RUN:         -e 's/gpu.block_dim  [xyz]/arith.constant 128 : index/' \
 // RUN:   | mlir-opt --convert-scf-to-cf --convert-vector-to-llvm --expand-strided-metadata \
 // RUN:       --finalize-memref-to-llvm --convert-arith-to-llvm --convert-index-to-llvm \
 // RUN:       --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \

@@ -11,7 +11,8 @@
 // constant keeps one register until the WGMMA mulf spreads it.
 // CHECK-LABEL: func @global_wgmma
 // CHECK-SAME: (%[[IN:.*]]: memref<128x64xf32>, %[[OUT:.*]]: memref<128x64xf32>)
-// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[X:.*]] = gpu.thread_id x
+// CHECK: %[[TID:.*]] = arith.addi %[[X]], %{{.*}} : index
 // CHECK: %[[C128:.*]] = arith.constant 128 : index
 // CHECK: %[[T:.*]] = arith.remui %[[TID]], %[[C128]] : index
 // CHECK: %[[C32:.*]] = arith.constant 32 : index
@@ -197,7 +198,8 @@ gpu.module @kernels {
 // 0-1, 0-1, 8-9, 8-9. optimization_barrier is the identity on registers:
 // the sum adds the two iotas' registers directly.
 // CHECK-LABEL: func @iota_and_barrier
-// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[X:.*]] = gpu.thread_id x
+// CHECK: %[[TID:.*]] = arith.addi %[[X]], %{{.*}} : index
 // CHECK: %[[T:.*]] = arith.remui %[[TID]], %{{.*}} : index
 // CHECK: %[[ROW_BASE:.*]] = arith.constant dense<[0, 0, 8, 8, 0, 0, 8, 8]> : vector<8xi32>
 // CHECK: %[[C16:.*]] = arith.constant 16 : index

@@ -22,7 +22,8 @@
 // CHECK-LABEL: gpu.func @load
 // CHECK-SAME: (%[[IN:.*]]: memref<4096x64xbf16> {llvm.align = 16 : i64}, %{{.*}}: i32, %[[P:.*]]: i1, %[[MAP:.*]]: !llvm.ptr) kernel
 // CHECK-SAME: mosaic_gpu.tensor_maps = [{box_dims = array<i64: 64, 8, 1, 16>, buffer = 0 : i64, element_strides = array<i64: 1, 1, 1, 1>, element_type = "bf16", global_dims = array<i64: 64, 8, 1, 512>, global_strides = array<i64: 128, 128, 1024>, index = 0 : i64, parameter = 3 : i64, rank = 4 : i64, swizzle = 128 : i64}]}
-// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[X:.*]] = gpu.thread_id x
+// CHECK: %[[TID:.*]] = arith.addi %[[X]], %{{.*}} : index
 // CHECK: %[[C128:.*]] = arith.constant 128 : index
 // CHECK: %[[T:.*]] = arith.remui %[[TID]], %[[C128]] : index
 // CHECK: %[[C0:.*]] = arith.constant 0 : index
@@ -91,12 +92,13 @@ gpu.module @kernels {
 // CHECK-LABEL: gpu.func @store
 // CHECK-SAME: (%{{.*}}: memref<4096x64xbf16> {llvm.align = 16 : i64}, %{{.*}}: memref<4096x64xbf16> {llvm.align = 16 : i64}, %{{.*}}: i32, %[[OUT_MAP:.*]]: !llvm.ptr, %[[SUM_MAP:.*]]: !llvm.ptr) kernel
 // CHECK-SAME: mosaic_gpu.tensor_maps = [{box_dims{{.*}}buffer = 0 : i64{{.*}}index = 0 : i64, parameter = 3 : i64{{.*}}}, {box_dims{{.*}}buffer = 1 : i64{{.*}}index = 1 : i64, parameter = 4 : i64{{.*}}}]}
+// CHECK: %[[X:.*]] = gpu.thread_id x
+// CHECK: %[[TID:.*]] = arith.addi %[[X]], %{{.*}} : index
 // CHECK: %[[LEADER:.*]] = arith.cmpi eq
-// CHECK: %[[SRC:.*]] = memref.view %{{.*}} to memref<16x1x8x64xbf16, #gpu.address_space<workgroup>>
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK: %[[C128:.*]] = arith.constant 128 : index
 // CHECK: %[[GROUP:.*]] = arith.divui %[[TID]], %[[C128]] : index
+// CHECK: %[[SRC:.*]] = memref.view %{{.*}} to memref<16x1x8x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: %[[C1:.*]] = arith.constant 1 : index
 // CHECK: %[[ID:.*]] = arith.addi %[[GROUP]], %[[C1]] : index
 // CHECK: %[[ID32:.*]] = arith.index_cast %[[ID]] : index to i32

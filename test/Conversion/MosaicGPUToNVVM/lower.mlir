@@ -3,9 +3,19 @@
 // A strided elementwise kernel: each thread loads its 4-element chunks
 // (chunk i of thread t starts at (i * 128 + t) * 4), computes on its 64
 // registers, and stores them back; the splat constant is spread over the
-// registers where it is used.
+// registers where it is used. Without a known block size, the thread's
+// index is linearized from the block's runtime dimensions, as CUDA numbers
+// threads into warps: x + ntid.x * (y + ntid.y * z).
 // CHECK-LABEL: func @elementwise
-// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[X:.*]] = gpu.thread_id x
+// CHECK: %[[Y:.*]] = gpu.thread_id y
+// CHECK: %[[Z:.*]] = gpu.thread_id z
+// CHECK: %[[NY:.*]] = gpu.block_dim y
+// CHECK: %[[ZPLANE:.*]] = arith.muli %[[NY]], %[[Z]] : index
+// CHECK: %[[YZ:.*]] = arith.addi %[[Y]], %[[ZPLANE]] : index
+// CHECK: %[[NX:.*]] = gpu.block_dim x
+// CHECK: %[[ROWS:.*]] = arith.muli %[[NX]], %[[YZ]] : index
+// CHECK: %[[TID:.*]] = arith.addi %[[X]], %[[ROWS]] : index
 // CHECK: %[[C128:.*]] = arith.constant 128 : index
 // CHECK: %[[T:.*]] = arith.remui %[[TID]], %[[C128]] : index
 // CHECK: %[[SPLAT:.*]] = arith.constant dense<2.000000e+00> : vector<1xf32>
