@@ -61,6 +61,16 @@ mlir::Value sharedAddress(mlir::OpBuilder &builder, mlir::Location loc,
 mlir::Value sharedPointer(mlir::OpBuilder &builder, mlir::Location loc,
                           mlir::Value address);
 
+/// `values` (scalars or flat register vectors of integers, floats or
+/// indices) passed through one empty inline-asm statement with side effects
+/// whose outputs are tied to its inputs. The values after it are opaque:
+/// LLVM can neither rematerialize a constant nor sink a computation past
+/// the statement, which stays ordered with every other side effect
+/// (`wgmma.fence`, barriers). An error on `op` for other types.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+opaqueRegisters(mlir::Operation *op, mlir::OpBuilder &builder,
+                mlir::ValueRange values);
+
 /// The registers one thread holds for a warpgroup vector of `type`, as one
 /// flat vector: 1 element for a splat, N / 128 for a strided layout, and
 /// (registers x vector length) for a tiled layout, registers row-major over

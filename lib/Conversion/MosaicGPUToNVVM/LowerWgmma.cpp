@@ -20,6 +20,7 @@
 #include "Conversion/MosaicGPUToNVVM/KernelLowering.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mosaic;
@@ -131,10 +132,12 @@ static Value wgmmaInlineAsm(OpBuilder &builder, Location loc, Type structType,
                             Value accumulator, int64_t accumulatorCount,
                             StringRef accumulatorType, ArrayRef<Value> aWords,
                             Value aDescriptor, Value bDescriptor, int64_t n,
-                            StringRef inputType) {
+                            StringRef inputType, bool accumulate) {
   std::string text;
   llvm::raw_string_ostream ptx(text);
-  ptx << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+  // The scale-d predicate: D = A * B + D, or D = A * B without reading D.
+  ptx << "{\n.reg .pred p;\nsetp.ne.b32 p, " << (accumulate ? 1 : 0)
+      << ", 0;\n"
       << "wgmma.mma_async.sync.aligned.m64n" << n << "k16." << accumulatorType
       << "." << inputType << "." << inputType << " {";
   std::string output = accumulatorType == "f32" ? "=f" : "=r";
@@ -273,6 +276,28 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
     return failure();
   if (sharedWritesPending(op))
     fenceSharedWritesForAsyncProxy(op, builder);
+  // The PTX ISA leaves a wgmma undefined when its accumulator or A
+  // registers are written between the wgmma.fence and the instruction.
+  // LLVM materializes constants and computes values where it likes, so
+  // every register the instructions read is made opaque before the fence:
+  // a known-zero accumulator is never read at all (scale-d = 0 on each
+  // block's first instruction), other accumulators and register-A
+  // fragments come out of an opaque asm statement that the fence follows.
+  bool zeroAccumulator = matchPattern(op.getAccumulator(), m_AnyZeroFloat()) ||
+                         matchPattern(op.getAccumulator(), m_Zero());
+  SmallVector<Value> readRegisters;
+  if (!zeroAccumulator)
+    readRegisters.push_back(*accRegisters);
+  if (registerA)
+    readRegisters.push_back(aRegisters);
+  FailureOr<SmallVector<Value>> opaque =
+      opaqueRegisters(op, builder, readRegisters);
+  if (failed(opaque))
+    return failure();
+  if (!zeroAccumulator)
+    accRegisters = opaque->front();
+  if (registerA)
+    aRegisters = opaque->back();
 
   MLIRContext *context = op.getContext();
   // Accumulator elements of one m64nN instruction per thread, and the
@@ -304,21 +329,11 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
     return vector::ExtractOp::create(builder, loc, word, ArrayRef<int64_t>{0});
   };
 
-  NVVM::WgmmaFenceAlignedOp::create(builder, loc);
-  SmallVector<Value> blocks;
-  for (int64_t block = 0; block < m / kInstructionM; ++block) {
-    Value packed = LLVM::UndefOp::create(builder, loc, structType);
-    for (int64_t i = 0; i < registersPerBlock; ++i)
-      packed = LLVM::InsertValueOp::create(
-          builder, loc, packed, fieldOf(block, i), ArrayRef<int64_t>{i});
-    for (int64_t step = 0; step < k / kSpan; ++step) {
-      // B: K moves by whole 8-row groups.
-      int64_t bOffset = (step * kSpan / 8) * b->strideBytes[0];
-      auto bDescriptor = [&] {
-        return b->descriptor(builder, loc, bOffset, b->strideBytes[1],
-                             b->strideBytes[0]);
-      };
-      if (registerA) {
+  // The A fragments of every block and K step, extracted before the fence.
+  SmallVector<SmallVector<Value>> aFragments;
+  if (registerA)
+    for (int64_t block = 0; block < m / kInstructionM; ++block)
+      for (int64_t step = 0; step < k / kSpan; ++step) {
         // The WGMMA registers of rows [64 block, +64) and columns
         // [16 step, +16) are 8 consecutive elements, in the order of the
         // instruction's A fragment.
@@ -328,14 +343,40 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
             ArrayRef<int64_t>{8}, ArrayRef<int64_t>{1});
         Value words = vector::BitCastOp::create(
             builder, loc, VectorType::get({4}, builder.getI32Type()), slice);
-        SmallVector<Value> aWords;
+        SmallVector<Value> &aWords = aFragments.emplace_back();
         for (int64_t word = 0; word < 4; ++word)
           aWords.push_back(vector::ExtractOp::create(builder, loc, words,
                                                      ArrayRef<int64_t>{word}));
-        packed = wgmmaInlineAsm(builder, loc, structType, packed,
-                                registersPerBlock, accumulatorName, aWords,
-                                /*aDescriptor=*/Value(), bDescriptor(), n,
-                                element.isBF16() ? "bf16" : "f16");
+      }
+  // The accumulator structs, packed before the fence too.
+  SmallVector<Value> packedBlocks;
+  for (int64_t block = 0; block < m / kInstructionM; ++block) {
+    Value packed = LLVM::UndefOp::create(builder, loc, structType);
+    if (!zeroAccumulator)
+      for (int64_t i = 0; i < registersPerBlock; ++i)
+        packed = LLVM::InsertValueOp::create(
+            builder, loc, packed, fieldOf(block, i), ArrayRef<int64_t>{i});
+    packedBlocks.push_back(packed);
+  }
+
+  NVVM::WgmmaFenceAlignedOp::create(builder, loc);
+  SmallVector<Value> blocks;
+  for (int64_t block = 0; block < m / kInstructionM; ++block) {
+    Value packed = packedBlocks[block];
+    for (int64_t step = 0; step < k / kSpan; ++step) {
+      bool accumulate = !zeroAccumulator || step > 0;
+      // B: K moves by whole 8-row groups.
+      int64_t bOffset = (step * kSpan / 8) * b->strideBytes[0];
+      auto bDescriptor = [&] {
+        return b->descriptor(builder, loc, bOffset, b->strideBytes[1],
+                             b->strideBytes[0]);
+      };
+      if (registerA) {
+        packed = wgmmaInlineAsm(
+            builder, loc, structType, packed, registersPerBlock,
+            accumulatorName, aFragments[block * (k / kSpan) + step],
+            /*aDescriptor=*/Value(), bDescriptor(), n,
+            element.isBF16() ? "bf16" : "f16", accumulate);
         continue;
       }
       // A: 64 rows are 8 row groups; K moves within the swizzled row, then
@@ -350,12 +391,14 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
       if (packedPairs) {
         packed = wgmmaInlineAsm(builder, loc, structType, packed,
                                 registersPerBlock, accumulatorName, {},
-                                aDescriptor, bDescriptor(), n, "f16");
+                                aDescriptor, bDescriptor(), n, "f16",
+                                accumulate);
         continue;
       }
       packed = NVVM::WgmmaMmaAsyncOp::create(
           builder, loc, structType, packed, aDescriptor, bDescriptor(), shape,
-          *inputType, *inputType, accumulatorType, NVVM::WGMMAScaleOut::one,
+          *inputType, *inputType, accumulatorType,
+          accumulate ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
           NVVM::MMALayout::row, NVVM::MMALayout::row,
           /*satfinite=*/nullptr);

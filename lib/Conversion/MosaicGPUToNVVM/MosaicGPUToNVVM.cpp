@@ -359,25 +359,223 @@ LogicalResult KernelLowering::lowerLayoutCast(mosaic_gpu::LayoutCastOp op) {
   return define(op.getResult(), *registers, *layout);
 }
 
+namespace {
+/// How one value travels through an opaque asm statement: as `words`, each
+/// an asm operand with its constraint letter, and back.
+struct AsmWords {
+  SmallVector<Value> words;
+  SmallVector<char> constraints;
+  std::function<Value(OpBuilder &, Location, ArrayRef<Value>)> rebuild;
+};
+} // namespace
+
+/// NVPTX's inline-asm constraint for a register of `type`, if it has one.
+static std::optional<char> asmConstraint(Type type) {
+  if (type.isF32())
+    return 'f';
+  if (type.isF64())
+    return 'd';
+  if (type.isInteger(16))
+    return 'h';
+  if (type.isInteger(32))
+    return 'r';
+  if (type.isInteger(64))
+    return 'l';
+  return std::nullopt;
+}
+
+/// A scalar as one asm word: 32- and 64-bit values as they are, indices as
+/// i64, 16-bit floats as i16, narrower integers and floats widened to i16.
+static FailureOr<AsmWords> scalarWords(OpBuilder &builder, Location loc,
+                                       Value value) {
+  Type type = value.getType();
+  AsmWords words;
+  if (std::optional<char> letter = asmConstraint(type)) {
+    words.words.push_back(value);
+    words.constraints.push_back(*letter);
+    words.rebuild = [](OpBuilder &, Location, ArrayRef<Value> in) {
+      return in.front();
+    };
+    return words;
+  }
+  if (type.isIndex()) {
+    words.words.push_back(arith::IndexCastOp::create(
+        builder, loc, builder.getI64Type(), value));
+    words.constraints.push_back('l');
+    words.rebuild = [](OpBuilder &b, Location l, ArrayRef<Value> in) {
+      return arith::IndexCastOp::create(b, l, b.getIndexType(), in.front())
+          .getResult();
+    };
+    return words;
+  }
+  if (!type.isIntOrFloat() || type.getIntOrFloatBitWidth() > 16)
+    return failure();
+  unsigned bits = type.getIntOrFloatBitWidth();
+  Type bitsType = builder.getIntegerType(bits);
+  Value integer = isa<FloatType>(type)
+                      ? arith::BitcastOp::create(builder, loc, bitsType, value)
+                      : value;
+  if (bits < 16)
+    integer =
+        arith::ExtUIOp::create(builder, loc, builder.getI16Type(), integer);
+  words.words.push_back(integer);
+  words.constraints.push_back('h');
+  words.rebuild = [type, bitsType, bits](OpBuilder &b, Location l,
+                                         ArrayRef<Value> in) -> Value {
+    Value integer = in.front();
+    if (bits < 16)
+      integer = arith::TruncIOp::create(b, l, bitsType, integer);
+    if (isa<FloatType>(type))
+      return arith::BitcastOp::create(b, l, type, integer);
+    return integer;
+  };
+  return words;
+}
+
+/// A flat register vector as asm words: its elements when each is a
+/// register of its own, packed 32-bit words when narrower elements fill
+/// them, else each element widened.
+static FailureOr<AsmWords> vectorWords(OpBuilder &builder, Location loc,
+                                       Value value) {
+  auto type = cast<VectorType>(value.getType());
+  if (type.getRank() != 1 || type.isScalable())
+    return failure();
+  Type element = type.getElementType();
+  int64_t count = type.getNumElements();
+  Value source = value;
+  VectorType wordsType = type;
+  if (element.isIntOrFloat() && element.getIntOrFloatBitWidth() < 32 &&
+      count * element.getIntOrFloatBitWidth() % 32 == 0) {
+    wordsType = VectorType::get(
+        {count * element.getIntOrFloatBitWidth() / 32}, builder.getI32Type());
+    source = vector::BitCastOp::create(builder, loc, wordsType, value);
+  }
+  AsmWords words;
+  SmallVector<std::function<Value(OpBuilder &, Location, ArrayRef<Value>)>>
+      parts;
+  for (int64_t i = 0; i < wordsType.getNumElements(); ++i) {
+    Value scalar =
+        vector::ExtractOp::create(builder, loc, source, ArrayRef<int64_t>{i});
+    FailureOr<AsmWords> scalarAsm = scalarWords(builder, loc, scalar);
+    if (failed(scalarAsm))
+      return failure();
+    words.words.append(scalarAsm->words);
+    words.constraints.append(scalarAsm->constraints);
+    parts.push_back(scalarAsm->rebuild);
+  }
+  words.rebuild = [type, wordsType, parts](OpBuilder &b, Location l,
+                                           ArrayRef<Value> in) -> Value {
+    SmallVector<Value> elements;
+    for (auto [i, part] : llvm::enumerate(parts))
+      elements.push_back(part(b, l, in.slice(i, 1)));
+    Value rebuilt = vector::FromElementsOp::create(b, l, wordsType, elements);
+    if (wordsType != type)
+      rebuilt = vector::BitCastOp::create(b, l, type, rebuilt);
+    return rebuilt;
+  };
+  return words;
+}
+
+FailureOr<SmallVector<Value>>
+mosaic::opaqueRegisters(Operation *op, OpBuilder &builder, ValueRange values) {
+  Location loc = op->getLoc();
+  SmallVector<AsmWords> perValue;
+  SmallVector<Value> operands;
+  SmallVector<Type> wordTypes;
+  std::string outputs, inputs;
+  for (Value value : values) {
+    FailureOr<AsmWords> words = isa<VectorType>(value.getType())
+                                    ? vectorWords(builder, loc, value)
+                                    : scalarWords(builder, loc, value);
+    if (failed(words))
+      return op->emitOpError()
+             << "cannot pass " << value.getType()
+             << " through an opaque register barrier; it takes integers, "
+                "floats and indices, and 1-D vectors of them";
+    for (auto [word, letter] : llvm::zip_equal(words->words,
+                                               words->constraints)) {
+      outputs += (outputs.empty() ? "=" : ",=") + std::string(1, letter);
+      inputs += "," + std::to_string(operands.size());
+      operands.push_back(word);
+      wordTypes.push_back(word.getType());
+    }
+    perValue.push_back(std::move(*words));
+  }
+  SmallVector<Value> results;
+  if (operands.empty())
+    return results;
+  Type resultType =
+      wordTypes.size() == 1
+          ? wordTypes.front()
+          : LLVM::LLVMStructType::getLiteral(builder.getContext(), wordTypes);
+  Value asmResult =
+      LLVM::InlineAsmOp::create(
+          builder, loc, resultType, operands, /*asm_string=*/"",
+          outputs + inputs, /*has_side_effects=*/true,
+          /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(builder.getContext(),
+                                    LLVM::AsmDialect::AD_ATT),
+          /*operand_attrs=*/ArrayAttr())
+          .getResult(0);
+  SmallVector<Value> opaqueWords;
+  for (int64_t i = 0, end = wordTypes.size(); i < end; ++i)
+    opaqueWords.push_back(end == 1 ? asmResult
+                                   : LLVM::ExtractValueOp::create(
+                                         builder, loc, asmResult,
+                                         ArrayRef<int64_t>{i})
+                                         .getResult());
+  size_t next = 0;
+  for (AsmWords &words : perValue) {
+    size_t count = words.words.size();
+    results.push_back(words.rebuild(
+        builder, loc, ArrayRef<Value>(opaqueWords).slice(next, count)));
+    next += count;
+  }
+  return results;
+}
+
 LogicalResult KernelLowering::lowerOptimizationBarrier(Operation *op) {
-  // The barrier keeps its operands from being moved across it; on registers
-  // it is the identity (LLVM has no such fence for values).
-  unsigned vectorIndex = 0;
+  // Every operand, registers and scalars alike, goes through one opaque
+  // asm statement: LLVM cannot move computations across it or fold through
+  // it. Shared-memory references and other handles pass unchanged.
   OpBuilder builder(op);
+  SmallVector<Value> passed;
+  SmallVector<std::optional<RegisterLayout>> layouts;
+  SmallVector<OpResult> passedResults;
+  unsigned vectorIndex = 0;
   for (auto [operand, result] :
        llvm::zip_equal(op->getOpOperands(), op->getResults())) {
-    if (!isRegisterVector(operand.get())) {
-      result.replaceAllUsesWith(operand.get());
+    if (isRegisterVector(operand.get())) {
+      FailureOr<RegisterLayout> layout =
+          annotatedLayout(op, "out_layouts", vectorIndex++);
+      if (failed(layout))
+        return failure();
+      FailureOr<Value> registers = operandAs(op, operand, *layout, builder);
+      if (failed(registers))
+        return failure();
+      passed.push_back(*registers);
+      layouts.push_back(*layout);
+      passedResults.push_back(result);
       continue;
     }
-    FailureOr<RegisterLayout> layout =
-        annotatedLayout(op, "out_layouts", vectorIndex++);
-    if (failed(layout))
-      return failure();
-    FailureOr<Value> registers = operandAs(op, operand, *layout, builder);
-    if (failed(registers))
-      return failure();
-    (void)define(result, *registers, *layout);
+    Type type = operand.get().getType();
+    if (type.isIntOrIndexOrFloat()) {
+      passed.push_back(operand.get());
+      layouts.push_back(std::nullopt);
+      passedResults.push_back(result);
+      continue;
+    }
+    result.replaceAllUsesWith(operand.get());
+  }
+  FailureOr<SmallVector<Value>> opaque = opaqueRegisters(op, builder, passed);
+  if (failed(opaque))
+    return failure();
+  for (auto [result, value, layout] :
+       llvm::zip_equal(passedResults, *opaque, layouts)) {
+    if (layout)
+      (void)define(result, value, *layout);
+    else
+      result.replaceAllUsesWith(value);
   }
   return success();
 }

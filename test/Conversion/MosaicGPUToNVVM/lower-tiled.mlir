@@ -195,8 +195,9 @@ gpu.module @kernels {
 // broadcasted_iota in the WGMMA layout: a constant of thread 0's indices
 // along the iota dim, plus this thread's offset along that dim. A 64x16
 // vector is 4 register vectors: thread 0 holds rows 0, 8, 0, 8 and columns
-// 0-1, 0-1, 8-9, 8-9. optimization_barrier is the identity on registers:
-// the sum adds the two iotas' registers directly.
+// 0-1, 0-1, 8-9, 8-9. optimization_barrier passes both iotas' 16 registers
+// through one opaque asm statement (each output tied to its input), so the
+// sum adds the statement's results, not values LLVM could fold or move.
 // CHECK-LABEL: func @iota_and_barrier
 // CHECK: %[[X:.*]] = gpu.thread_id x
 // CHECK: %[[TID:.*]] = arith.addi %[[X]], %{{.*}} : index
@@ -216,7 +217,12 @@ gpu.module @kernels {
 // CHECK: %[[COL_I32:.*]] = arith.index_cast %[[COL]] : index to i32
 // CHECK: %[[COL_SPREAD:.*]] = vector.broadcast %[[COL_I32]] : i32 to vector<8xi32>
 // CHECK: %[[COLS:.*]] = arith.addi %[[COL_BASE]], %[[COL_SPREAD]] : vector<8xi32>
-// CHECK: %[[SUM:.*]] = arith.addi %[[ROWS]], %[[COLS]] : vector<8xi32>
+// CHECK: vector.extract %[[ROWS]][0] : i32 from vector<8xi32>
+// CHECK: vector.extract %[[COLS]][7] : i32 from vector<8xi32>
+// CHECK: %[[OPAQUE:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=r,{{[=r,]+}}=r,0,1,{{.*}},14,15" {{.*}} -> !llvm.struct<(i32, {{.*}})>
+// CHECK: %[[ROWS_OUT:.*]] = vector.from_elements {{.*}} : vector<8xi32>
+// CHECK: %[[COLS_OUT:.*]] = vector.from_elements {{.*}} : vector<8xi32>
+// CHECK: %[[SUM:.*]] = arith.addi %[[ROWS_OUT]], %[[COLS_OUT]] : vector<8xi32>
 // CHECK: vector.extract_strided_slice %[[SUM]] {offsets = [0], sizes = [2], strides = [1]}
 // CHECK-NOT: mosaic_gpu
 // CHECK: return
@@ -229,5 +235,28 @@ func.func @iota_and_barrier(%out: memref<64x16xi32>) {
   %b:2 = mosaic_gpu.optimization_barrier (%rows_w, %cols_w) : vector<64x16xi32>, vector<64x16xi32>
   %s = arith.addi %b#0, %b#1 : vector<64x16xi32>
   mosaic_gpu.vector_store %s, %out : vector<64x16xi32>, memref<64x16xi32>
+  return
+}
+
+// -----
+
+// Scalars pass through optimization_barrier too, each as one asm register:
+// an index as a 64-bit word, f16 as its 16 bits, i1 widened to 16 bits,
+// f32 as is; shared-memory references pass unchanged.
+// CHECK-LABEL: func @scalar_barrier
+// CHECK-SAME: (%[[I:.*]]: index, %[[H:.*]]: f16, %[[P:.*]]: i1, %[[F:.*]]: f32, %[[OUT:.*]]: memref<4xf32>)
+// CHECK: %[[I64:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK: %[[HBITS:.*]] = arith.bitcast %[[H]] : f16 to i16
+// CHECK: %[[PBITS:.*]] = arith.extui %[[P]] : i1 to i16
+// CHECK: %[[OPAQUE:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=l,=h,=h,=f,0,1,2,3" %[[I64]], %[[HBITS]], %[[PBITS]], %[[F]] : (i64, i16, i16, f32) -> !llvm.struct<(i64, i16, i16, f32)>
+// CHECK: %[[I_OUT:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK: %[[H_OUT:.*]] = arith.bitcast %{{.*}} : i16 to f16
+// CHECK: %[[P_OUT:.*]] = arith.trunci %{{.*}} : i16 to i1
+// CHECK: memref.store %{{.*}}, %[[OUT]][%[[I_OUT]]]
+func.func @scalar_barrier(%i: index, %h: f16, %p: i1, %f: f32, %out: memref<4xf32>) {
+  %b:5 = mosaic_gpu.optimization_barrier (%i, %h, %p, %f, %out) : index, f16, i1, f32, memref<4xf32>
+  %hf = arith.extf %b#1 : f16 to f32
+  %sel = arith.select %b#2, %hf, %b#3 : f32
+  memref.store %sel, %b#4[%b#0] : memref<4xf32>
   return
 }

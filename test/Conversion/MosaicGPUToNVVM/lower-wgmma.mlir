@@ -19,19 +19,20 @@
 // row and B's by two 8-row groups (4096 bytes); the second M block starts
 // 64 rows (8192 bytes) into A. Nothing wrote shared memory before, so no
 // proxy fence precedes the wgmma fence.
+//
+// The accumulator is a known zero: no register is written for it (the PTX
+// ISA leaves a wgmma undefined when its registers are written after the
+// wgmma.fence, and LLVM would materialize the zeros just before their use);
+// each M block's first instruction has scale-d = 0 and ignores D instead.
 // CHECK-LABEL: gpu.func @mma
-// CHECK-DAG: %[[SCALAR:.*]] = vector.extract %{{.*}}[0] : f32 from vector<1xf32>
-// CHECK-DAG: %[[ACC:.*]] = vector.broadcast %[[SCALAR]] : f32 to vector<128xf32>
 // CHECK-DAG: %[[A_ADDR:.*]] = arith.index_cast %{{.*}} : index to i64
 // CHECK-DAG: %[[B_ADDR:.*]] = arith.index_cast %{{.*}} : index to i64
 // CHECK-NOT: nvvm.fence.proxy
-// CHECK: nvvm.wgmma.fence.aligned
-// CHECK: %[[UNDEF0:.*]] = llvm.mlir.undef : !llvm.struct<(f32, {{.*}})>
-// CHECK: %[[X0:.*]] = vector.extract %[[ACC]][0] : f32 from vector<128xf32>
-// CHECK: llvm.insertvalue %[[X0]], %[[UNDEF0]][0]
-// CHECK: %[[X63:.*]] = vector.extract %[[ACC]][63] : f32 from vector<128xf32>
-// CHECK: %[[PACKED0:.*]] = llvm.insertvalue %[[X63]], %{{.*}}[63]
+// CHECK: %[[PACKED0:.*]] = llvm.mlir.undef : !llvm.struct<(f32, {{.*}})>
+// CHECK: %[[PACKED1:.*]] = llvm.mlir.undef : !llvm.struct<(f32, {{.*}})>
 // CHECK-NOT: llvm.insertvalue
+// CHECK-NOT: llvm.inline_asm
+// CHECK: nvvm.wgmma.fence.aligned
 // K step 0 of M block 0.
 // CHECK: %[[A_OFF0:.*]] = arith.constant 0 : i64
 // CHECK: %[[A_START0:.*]] = arith.addi %[[A_ADDR]], %[[A_OFF0]] : i64
@@ -46,13 +47,13 @@
 // CHECK: %[[B_ENCODED:.*]] = arith.shrui %{{.*}}, %{{.*}} : i64
 // CHECK: %[[B_FIXED:.*]] = arith.constant 4611686568187396096 : i64
 // CHECK: %[[B_DESC0:.*]] = arith.ori %[[B_ENCODED]], %[[B_FIXED]] : i64
-// CHECK: %[[D0:.*]] = nvvm.wgmma.mma_async %[[A_DESC0]], %[[B_DESC0]], %[[PACKED0]], <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
-// K steps 1-3.
+// CHECK: %[[D0:.*]] = nvvm.wgmma.mma_async %[[A_DESC0]], %[[B_DESC0]], %[[PACKED0]], <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// K steps 1-3 accumulate.
 // CHECK: %[[A_OFF1:.*]] = arith.constant 32 : i64
 // CHECK: arith.addi %[[A_ADDR]], %[[A_OFF1]] : i64
 // CHECK: %[[B_OFF1:.*]] = arith.constant 4096 : i64
 // CHECK: arith.addi %[[B_ADDR]], %[[B_OFF1]] : i64
-// CHECK: %[[D1:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[D0]], <m = 64, n = 128, k = 16>
+// CHECK: %[[D1:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[D0]], <m = 64, n = 128, k = 16>, D[<f32>, <one>]
 // CHECK: %[[A_OFF2:.*]] = arith.constant 64 : i64
 // CHECK: arith.addi %[[A_ADDR]], %[[A_OFF2]] : i64
 // CHECK: %[[B_OFF2:.*]] = arith.constant 8192 : i64
@@ -63,17 +64,12 @@
 // CHECK: %[[B_OFF3:.*]] = arith.constant 12288 : i64
 // CHECK: arith.addi %[[B_ADDR]], %[[B_OFF3]] : i64
 // CHECK: %[[D3:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[D2]], <m = 64, n = 128, k = 16>
-// M block 1 packs registers 64-127.
-// CHECK: %[[UNDEF1:.*]] = llvm.mlir.undef
-// CHECK: %[[X64:.*]] = vector.extract %[[ACC]][64] : f32 from vector<128xf32>
-// CHECK: llvm.insertvalue %[[X64]], %[[UNDEF1]][0]
-// CHECK: %[[X127:.*]] = vector.extract %[[ACC]][127] : f32 from vector<128xf32>
-// CHECK: %[[PACKED1:.*]] = llvm.insertvalue %[[X127]], %{{.*}}[63]
+// M block 1 (registers 64-127) starts from zero too.
 // CHECK: %[[A_OFF4:.*]] = arith.constant 8192 : i64
 // CHECK: arith.addi %[[A_ADDR]], %[[A_OFF4]] : i64
 // CHECK: %[[B_OFF4:.*]] = arith.constant 0 : i64
 // CHECK: arith.addi %[[B_ADDR]], %[[B_OFF4]] : i64
-// CHECK: %[[D4:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[PACKED1]], <m = 64, n = 128, k = 16>
+// CHECK: %[[D4:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[PACKED1]], <m = 64, n = 128, k = 16>, D[<f32>, <zero>]
 // CHECK: %[[A_OFF5:.*]] = arith.constant 8224 : i64
 // CHECK: arith.addi %[[A_ADDR]], %[[A_OFF5]] : i64
 // CHECK: %[[D5:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[D4]], <m = 64, n = 128, k = 16>
@@ -127,9 +123,13 @@ gpu.module @kernels {
 // CHECK: %[[SCALAR:.*]] = vector.extract %[[SPLAT]][0] : f32 from vector<1xf32>
 // CHECK: %[[INIT:.*]] = vector.broadcast %[[SCALAR]] : f32 to vector<128xf32>
 // CHECK: %[[RESULT:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (vector<128xf32>) {
-// CHECK: nvvm.wgmma.fence.aligned
+// The iter_arg's 128 registers pass through one opaque asm statement before
+// the wgmma.fence, so nothing can write them between the fence and the MMA.
 // CHECK: vector.extract %[[ACC]][0] : f32 from vector<128xf32>
-// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "=f,{{[=f,]+}}=f,0,1,{{.*}},126,127" {{.*}} -> !llvm.struct<(f32, {{.*}})>
+// CHECK-NOT: vector.extract %[[ACC]]
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>]
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
@@ -188,14 +188,21 @@ gpu.module @kernels {
 // A in registers (WGMMA layout): NVVM's op only takes A from shared memory,
 // so each instruction is inline PTX with A as four 32-bit registers (8 bf16
 // elements: for M block 0 and K step s, register positions 8s .. 8s + 7),
-// the accumulator registers tied in and out, and B's descriptor.
+// the accumulator registers tied in and out, and B's descriptor. A's 32
+// bf16 registers pass, as 16 words, through an opaque asm statement before
+// the wgmma.fence, and the fragments are cut from its results before the
+// fence too; the zero accumulator is not read (scale-d = 0 first).
 // CHECK-LABEL: gpu.func @register_a
-// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: vector.bitcast %{{.*}} : vector<32xbf16> to vector<16xi32>
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "=r,{{[=r,]+}}=r,0,1,{{.*}},15"
+// CHECK: vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
 // CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [8], strides = [1]} : vector<32xbf16> to vector<8xbf16>
 // CHECK: vector.bitcast %{{.*}} : vector<8xbf16> to vector<4xi32>
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, 1, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 1;\0A}\0A", "=f,{{.*}},=f,0,1,{{.*}},31,r,r,r,r,l"
-// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [24], sizes = [8], strides = [1]}
-// CHECK: llvm.inline_asm
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [24], sizes = [8], strides = [1]} : vector<32xbf16> to vector<8xbf16>
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: vector.extract_strided_slice
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, 0, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 1;\0A}\0A", "=f,{{.*}},=f,0,1,{{.*}},31,r,r,r,r,l"
+// CHECK-COUNT-3: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, 1, 0;
 // CHECK-NOT: llvm.inline_asm
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
@@ -217,11 +224,12 @@ gpu.module @kernels {
 // An f16 accumulator keeps its pairs packed in 32-bit registers (16 per
 // 64-row block for N = 64), which NVVM's op does not take: the instruction is
 // inline PTX, A and B from shared memory (imm-trans-a 0, imm-trans-b 1).
+// The zero accumulator is not read: the first instruction has scale-d = 0.
 // CHECK-LABEL: gpu.func @f16_accumulator
-// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [2], strides = [1]} : vector<32xf16> to vector<2xf16>
-// CHECK: vector.bitcast %{{.*}} : vector<2xf16> to vector<1xi32>
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, 1, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16 {$0, {{.*}}, $15}, $32, $33, p, 1, 1, 0, 1;\0A}\0A", "=r,{{.*}},=r,0,{{.*}},15,l,l"
-// CHECK-COUNT-3: llvm.inline_asm
+// CHECK: llvm.mlir.undef : !llvm.struct<(i32, {{.*}})>
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, 0, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16 {$0, {{.*}}, $15}, $32, $33, p, 1, 1, 0, 1;\0A}\0A", "=r,{{.*}},=r,0,{{.*}},15,l,l"
+// CHECK-COUNT-3: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, 1, 0;
 // CHECK-NOT: llvm.inline_asm
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: vector.bitcast %{{.*}} : vector<1xi32> to vector<2xf16>
