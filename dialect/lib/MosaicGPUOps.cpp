@@ -359,9 +359,12 @@ static FailureOr<bool> isTransposed(Operation *op, StringRef name,
   SmallVector<int64_t> strides;
   int64_t offset;
   if (succeeded(type.getStridesAndOffset(strides, offset))) {
-    if (strides[1] == 1)
+    // A 2-D operand, or a tiled one (rows / t0, cols / t1, t0, t1) whose
+    // tiles keep the orientation of the logical buffer.
+    size_t minor = strides.size() - 1;
+    if (strides[minor] == 1)
       return false;
-    if (strides[0] == 1)
+    if (strides[minor - 1] == 1)
       return true;
   }
   return op->emitOpError() << "`" << name
@@ -434,19 +437,16 @@ LogicalResult WGMMAOp::verify() {
 
   if (failed(verifyInSharedMemory(*this, "b", bType)))
     return failure();
-  // Tiled operands are contiguous tiles: their orientation was fixed before
-  // tiling, and only untransposed buffers are tiled.
-  bool tiled = (*this)->hasAttr(kTransformsAppliedAttr);
-  FailureOr<bool> bTransposed =
-      tiled ? FailureOr<bool>(false) : isTransposed(*this, "b", bType);
+  // Tiled operands keep their orientation in the tile dims: a transposed
+  // view's tiles are contiguous along their first dim.
+  FailureOr<bool> bTransposed = isTransposed(*this, "b", bType);
   if (failed(bTransposed))
     return failure();
   bool aTransposed = false;
   if (auto aRef = dyn_cast<MemRefType>(aType)) {
     if (failed(verifyInSharedMemory(*this, "a", aRef)))
       return failure();
-    FailureOr<bool> transposed =
-        tiled ? FailureOr<bool>(false) : isTransposed(*this, "a", aRef);
+    FailureOr<bool> transposed = isTransposed(*this, "a", aRef);
     if (failed(transposed))
       return failure();
     aTransposed = *transposed;

@@ -65,6 +65,7 @@ private:
   LogicalResult retypeDefinition(mosaic_gpu::SliceSMEMOp slice);
   LogicalResult rewriteSubview(memref::SubViewOp subview);
   LogicalResult rewriteReshape(Operation *op);
+  LogicalResult rewriteTranspose(memref::TransposeOp transpose);
   LogicalResult rewriteTransfer(Operation *op, Value gmem, Value smem,
                                 MutableOperandRange gmemOperand,
                                 MutableOperandRange indices,
@@ -241,6 +242,48 @@ LogicalResult TransformApplier::rewriteReshape(Operation *op) {
   return success();
 }
 
+LogicalResult TransformApplier::rewriteTranspose(memref::TransposeOp op) {
+  Value source = op.getIn();
+  auto it = tiles.find(source);
+  if (it == tiles.end())
+    return success();
+  Shape tile = it->second;
+  AffineMap permutation = op.getPermutation();
+  if (permutation.isIdentity()) {
+    follow(source, op.getResult());
+    return success();
+  }
+  // Inference tiles a transposed view only when the permutation swaps the
+  // two minor dims (and the tile with them), so the tiled view swaps both
+  // the tile-count dims and the tile dims: (.., R / t0, C / t1, t0, t1)
+  // becomes (.., C / t1, R / t0, t1, t0) with the strides following.
+  unsigned rank = permutation.getNumResults();
+  bool swapsMinor = tile.size() == 2 && rank >= 2 &&
+                    permutation.getDimPosition(rank - 2) == rank - 1 &&
+                    permutation.getDimPosition(rank - 1) == rank - 2;
+  for (unsigned i = 0; i + 2 < rank; ++i)
+    swapsMinor &= permutation.getDimPosition(i) == i;
+  if (!swapsMinor)
+    return op.emitOpError()
+           << "permutes a buffer tiled by " << formatShape(tile)
+           << " other than by swapping its two minor dims, which the tiled "
+              "buffer cannot follow";
+  SmallVector<unsigned> tiledPermutation;
+  for (unsigned i = 0; i + 2 < rank; ++i)
+    tiledPermutation.push_back(i);
+  tiledPermutation.append({rank - 1, rank - 2, rank + 1, rank});
+  OpBuilder builder(op);
+  auto replacement = memref::TransposeOp::create(
+      builder, op.getLoc(), source,
+      AffineMapAttr::get(AffineMap::getPermutationMap(tiledPermutation,
+                                                      builder.getContext())));
+  replacement->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  op.getResult().replaceAllUsesWith(replacement.getResult());
+  tiles[replacement.getResult()] = {tile[1], tile[0]};
+  toErase.push_back(op);
+  return success();
+}
+
 LogicalResult TransformApplier::rewriteTransfer(
     Operation *op, Value gmem, Value smem, MutableOperandRange gmemOperand,
     MutableOperandRange indicesOperand, ArrayRef<int64_t> sliceLengths) {
@@ -387,6 +430,9 @@ LogicalResult TransformApplier::run() {
         if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(op))
           return failed(rewriteReshape(op)) ? WalkResult::interrupt()
                                             : WalkResult::advance();
+        if (auto transpose = dyn_cast<memref::TransposeOp>(op))
+          return failed(rewriteTranspose(transpose)) ? WalkResult::interrupt()
+                                                     : WalkResult::advance();
         if (auto cast = dyn_cast<memref::CastOp>(op)) {
           // Inference only equates casts between identical buffers, so the
           // result simply takes the tiled type.
@@ -458,7 +504,7 @@ LogicalResult TransformApplier::run() {
                  mosaic_gpu::WGMMAOp>(op))
       result = markConsumer(op);
     else if (isa<memref::SubViewOp, memref::CollapseShapeOp,
-                 memref::ExpandShapeOp, memref::CastOp,
+                 memref::ExpandShapeOp, memref::TransposeOp, memref::CastOp,
                  mosaic_gpu::WithTransformsOp, scf::ForOp, scf::YieldOp,
                  scf::ConditionOp, scf::WhileOp,
                  mosaic_gpu::OptimizationBarrierOp>(op))

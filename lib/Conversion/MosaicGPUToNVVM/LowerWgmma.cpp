@@ -4,16 +4,20 @@
 // WGMMA layout holds, per 64-row block, exactly the registers of one
 // `wgmma.mma_async.m64nNkK` accumulator in instruction order, so each block
 // is packed into the instruction's struct as is. A (K-major, row-major M x K)
-// and B (MN-major, row-major K x N) come from tiled, swizzled shared memory;
-// their 64-bit matrix descriptors follow from the tiled buffers' strides:
+// comes from tiled, swizzled shared memory, and so does B, either MN-major
+// (row-major K x N, 16-bit types only) or K-major (a transposed view of a
+// row-major N x K buffer, which tf32 and 8-bit types require). Their 64-bit
+// matrix descriptors follow from the tiled buffers' strides:
 //
-//   A: SBO = bytes between 8-row groups; LBO unused for swizzled K-major.
-//   B: LBO = bytes between swizzle-wide column blocks, SBO = bytes between
-//      8-row groups of K.
+//   K-major (A, and B viewed as (K / T, N / 8, T, 8)): SBO = bytes between
+//      8-row groups of M (N); LBO unused when swizzled.
+//   MN-major B (K / 8, N / T, 8, T): LBO = bytes between swizzle-wide column
+//      blocks, SBO = bytes between 8-row groups of K.
 //
-// One instruction spans 32 bytes of K; consecutive K steps move the start
-// address within the swizzled row (A) or by whole row groups (B). The
-// instructions are bracketed by wgmma.fence, commit_group and wait_group 0.
+// One instruction spans 32 bytes of K; consecutive K steps move a K-major
+// start address within the swizzled row and an MN-major one by whole row
+// groups. The instructions are bracketed by wgmma.fence, commit_group and
+// wait_group 0, and every register they read is written before the fence.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,13 +65,17 @@ static int64_t swizzleMode(int64_t swizzle) {
 
 namespace {
 
-/// A tiled shared-memory operand: (rows / 8, cols / T, 8, T) with a swizzle
-/// T elements wide.
+/// A tiled shared-memory operand with a swizzle T elements wide: either
+/// (rows / 8, cols / T, 8, T) with rows of T contiguous elements, or a
+/// transposed view (rows / T, cols / 8, T, 8) whose tiles are contiguous
+/// along their first dim (the storage of the untransposed (cols, rows)).
 struct MmaOperand {
   Value address; // i64 shared address of the first element
   SmallVector<int64_t> strideBytes;
   int64_t swizzle;
   int64_t elementBytes;
+  /// The view is transposed: contiguous along rows, not columns.
+  bool transposed = false;
 
   static FailureOr<MmaOperand> create(Operation *op, OpBuilder &builder,
                                       StringRef name, Value ref,
@@ -77,20 +85,24 @@ struct MmaOperand {
     operand.swizzle = transforms.swizzle;
     operand.elementBytes = type.getElementTypeBitWidth() / 8;
     int64_t width = transforms.swizzle / operand.elementBytes;
+    operand.transposed = transforms.tile == layout::Shape{width, 8};
     if (transforms.swizzle == layout::kNoSwizzle || !transforms.tile ||
-        *transforms.tile != layout::Shape{8, width} || type.getRank() != 4 ||
+        (*transforms.tile != layout::Shape{8, width} && !operand.transposed) ||
+        type.getRank() != 4 ||
         !op->hasAttr(mosaic_gpu::kTransformsAppliedAttr))
       return op->emitOpError()
              << "needs " << name
-             << " in shared memory tiled by (8, swizzle / element bytes) with "
+             << " in shared memory tiled by (8, swizzle / element bytes), or "
+                "by (swizzle / element bytes, 8) for a transposed view, with "
                 "a 32, 64 or 128-byte swizzle (run mosaic-gpu-infer-layouts "
                 "and mosaic-gpu-apply-transforms), but it is "
              << type << " with transforms " << transforms.str();
     SmallVector<int64_t> strides;
     int64_t offset;
+    int64_t contiguousDim = operand.transposed ? 2 : 3;
     if (failed(type.getStridesAndOffset(strides, offset)) ||
-        llvm::any_of(strides, ShapedType::isDynamic) || strides[3] != 1 ||
-        strides[2] != width)
+        llvm::any_of(strides, ShapedType::isDynamic) ||
+        strides[contiguousDim] != 1 || strides[5 - contiguousDim] != width)
       return op->emitOpError() << "needs the tiles of " << name
                                << " stored contiguously, but it is " << type;
     for (int64_t stride : strides)
@@ -127,12 +139,13 @@ struct MmaOperand {
 /// One wgmma.mma_async as inline PTX, for the forms NVVM's op does not
 /// take: A in registers (four 32-bit registers of two 16-bit elements each)
 /// and f16 accumulators (pairs packed in 32-bit registers). The
-/// accumulator registers are tied inputs and outputs; B is MN-major.
+/// accumulator registers are tied inputs and outputs.
 static Value wgmmaInlineAsm(OpBuilder &builder, Location loc, Type structType,
                             Value accumulator, int64_t accumulatorCount,
                             StringRef accumulatorType, ArrayRef<Value> aWords,
                             Value aDescriptor, Value bDescriptor, int64_t n,
-                            StringRef inputType, bool accumulate) {
+                            StringRef inputType, bool accumulate,
+                            bool bKMajor) {
   std::string text;
   llvm::raw_string_ostream ptx(text);
   // The scale-d predicate: D = A * B + D, or D = A * B without reading D.
@@ -169,9 +182,9 @@ static Value wgmmaInlineAsm(OpBuilder &builder, Location loc, Type structType,
     ptx << "}";
   }
   // scale-d (accumulate), imm-scale-a, imm-scale-b, then imm-trans-a (only
-  // for A in shared memory, K-major) and imm-trans-b (B is MN-major).
+  // for A in shared memory, K-major) and imm-trans-b (1 for MN-major B).
   ptx << ", $" << next << ", p, 1, 1, " << (aDescriptor ? "0, " : "")
-      << "1;\n}\n";
+      << (bKMajor ? "0" : "1") << ";\n}\n";
   constraints += ",l";
   operands.push_back(bDescriptor);
   return LLVM::InlineAsmOp::create(
@@ -211,13 +224,18 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
            << "multiplies " << element << ", which wgmma does not take";
   if (accElement.isF16() && !element.isF16())
     return op.emitOpError() << "accumulates in f16 from " << element
-                            << " inputs; wgmma has f16 accumulators for f16 "
-                               "inputs only";
-  if (element.getIntOrFloatBitWidth() != 16)
+                            << " inputs; mosaic-gpu-lower lowers f16 "
+                               "accumulators for f16 inputs only";
+  if (isa<IntegerType>(element) != isa<IntegerType>(accElement))
+    return op.emitOpError() << "accumulates " << element << " products in "
+                            << accElement
+                            << "; wgmma accumulates integer products in i32 "
+                               "and floating-point ones in f32 or f16";
+  if (registerA && element.getIntOrFloatBitWidth() != 16)
     return op.emitOpError()
-           << "multiplies " << element
-           << " with B in row-major (MN-major) order, which wgmma transposes "
-              "only for 16-bit types";
+           << "takes A in registers as " << element
+           << "; mosaic-gpu-lower lowers register A for 16-bit types only "
+              "(keep A in shared memory)";
   // Shared-memory operands are annotated in order, A (if in memory), B.
   FailureOr<SmemTransforms> aTransforms =
       registerA ? SmemTransforms::none() : annotatedTransforms(op, 0);
@@ -267,6 +285,20 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
       MmaOperand::create(op, builder, "B", op.getB(), *bTransforms);
   if (failed(b))
     return failure();
+  if (a && a->transposed)
+    return op.emitOpError()
+           << "needs A K-major (row-major M x K in shared memory); a "
+              "transposed (M-major) view of A is not lowered";
+  // B is MN-major (a row-major K x N buffer, imm-trans-b = 1) or, through
+  // a transposed view of a row-major N x K buffer, K-major. wgmma
+  // transposes only 16-bit operands, so tf32 and 8-bit B must be K-major.
+  bool bKMajor = b->transposed;
+  if (!bKMajor && element.getIntOrFloatBitWidth() != 16)
+    return op.emitOpError()
+           << "multiplies " << element
+           << " with B in row-major (MN-major) order, which wgmma transposes "
+              "only for 16-bit types; store B as N x K and pass a transposed "
+              "view (memref.transpose) to make it K-major";
   if (k % kSpan != 0)
     return op.emitOpError()
            << "needs K to be a multiple of " << kSpan << ", but it is " << k;
@@ -365,9 +397,20 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
     Value packed = packedBlocks[block];
     for (int64_t step = 0; step < k / kSpan; ++step) {
       bool accumulate = !zeroAccumulator || step > 0;
-      // B: K moves by whole 8-row groups.
-      int64_t bOffset = (step * kSpan / 8) * b->strideBytes[0];
+      int64_t kBytes = step * kInstructionKBytes;
       auto bDescriptor = [&] {
+        if (bKMajor) {
+          // B viewed as (K / T, N / 8, T, 8): like A, K moves within the
+          // swizzled row, then to the next column of tiles; the n rows of
+          // the instruction are N / 8 groups of 8 apart by the stride of
+          // dim 1.
+          int64_t bOffset = (kBytes / b->swizzle) * b->strideBytes[0] +
+                            kBytes % b->swizzle;
+          return b->descriptor(builder, loc, bOffset, /*leadingBytes=*/16,
+                               b->strideBytes[1]);
+        }
+        // B as (K / 8, N / T, 8, T): K moves by whole 8-row groups.
+        int64_t bOffset = (step * kSpan / 8) * b->strideBytes[0];
         return b->descriptor(builder, loc, bOffset, b->strideBytes[1],
                              b->strideBytes[0]);
       };
@@ -376,12 +419,11 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
             builder, loc, structType, packed, registersPerBlock,
             accumulatorName, aFragments[block * (k / kSpan) + step],
             /*aDescriptor=*/Value(), bDescriptor(), n,
-            element.isBF16() ? "bf16" : "f16", accumulate);
+            element.isBF16() ? "bf16" : "f16", accumulate, bKMajor);
         continue;
       }
       // A: 64 rows are 8 row groups; K moves within the swizzled row, then
       // to the next column of tiles.
-      int64_t kBytes = step * kInstructionKBytes;
       int64_t swizzleBytes = a->swizzle;
       int64_t aOffset = block * 8 * a->strideBytes[0] +
                         (kBytes / swizzleBytes) * a->strideBytes[1] +
@@ -392,7 +434,7 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
         packed = wgmmaInlineAsm(builder, loc, structType, packed,
                                 registersPerBlock, accumulatorName, {},
                                 aDescriptor, bDescriptor(), n, "f16",
-                                accumulate);
+                                accumulate, bKMajor);
         continue;
       }
       packed = NVVM::WgmmaMmaAsyncOp::create(
@@ -400,7 +442,8 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
           *inputType, *inputType, accumulatorType,
           accumulate ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-          NVVM::MMALayout::row, NVVM::MMALayout::row,
+          NVVM::MMALayout::row,
+          bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
           /*satfinite=*/nullptr);
     }
     blocks.push_back(packed);
