@@ -5,14 +5,17 @@
 //     value, which must be valid for every member's shape.
 //  2. Classes with a fixed value are checked against each other first, so
 //     that two requirements that cannot both hold are reported with both of
-//     their origins.
+//     their origins. Which classes can never be Splat (they come from
+//     loaded data, an iota or a non-uniform constant) is noted for
+//     diagnostics.
 //  3. Hints propagate from fixed values and preferences along the
 //     constraints (linear: each class keeps a few).
 //  4. A depth-first search assigns the remaining classes in program order.
-//     Each class tries candidates suggested by its already-assigned
-//     neighbours first, then its hints, then the defaults, then the rest of
-//     the domain; each rejected candidate and each backtrack costs one unit
-//     of fuel.
+//     Each class tries the values its already-assigned neighbours imply
+//     first, then its other candidates (hints, layouts that reduce to a
+//     decided broadcast operand, the defaults) cheapest first, then Splat,
+//     then the rest of the domain, cheapest first; each rejected candidate
+//     and each backtrack costs one unit of fuel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +25,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <map>
 #include <numeric>
 #include <tuple>
@@ -30,6 +34,7 @@ using llvm::ArrayRef;
 
 namespace mosaic::inference {
 
+using layout::RegisterCost;
 using layout::TiledLayout;
 
 std::string describeValue(const Assignment &value) {
@@ -245,6 +250,21 @@ struct Class {
   int fixedBy = -1;
 };
 
+/// The layouts a broadcast of a value laid out as `small` (not a splat) may
+/// have, before checking which of them reduce to it: a strided value only
+/// broadcasts to itself, a tiled one to itself or a named Hopper layout.
+std::vector<RegisterLayout> broadcastCandidates(const RegisterLayout &small) {
+  std::vector<RegisterLayout> result = {small};
+  if (small.isTiled())
+    for (layout::NamedLayout named :
+         {layout::NamedLayout::Wgmma, layout::NamedLayout::WgmmaTransposed,
+          layout::NamedLayout::Wgmma8Bit, layout::NamedLayout::WgmmaRow,
+          layout::NamedLayout::WgmmaCol})
+      if (layout::namedLayout(named) != small)
+        result.push_back(layout::namedLayout(named));
+  return result;
+}
+
 } // namespace
 
 class Solver {
@@ -269,11 +289,14 @@ private:
 
   std::optional<Conflict> buildClasses();
   void propagateHints();
+  void propagateNotSplat();
   std::optional<Conflict> checkFixed();
   std::string checkDomain(unsigned cls, const Assignment &value);
   Status check(const Constraint &constraint);
   std::vector<Assignment> candidates(unsigned cls);
   std::vector<Assignment> remainingDomain(unsigned cls);
+  /// Orders register layouts for class `cls` by what they cost it.
+  void rankByCost(unsigned cls, std::vector<Assignment> &values);
   std::string describeConstraint(const Constraint &constraint);
   std::string describeClass(unsigned cls);
   std::string whyAssigned(unsigned cls);
@@ -324,8 +347,23 @@ private:
   using ReductionKey = std::tuple<int, int64_t, const void *,
                                   std::vector<int64_t>, std::vector<int64_t>>;
   std::map<ReductionKey, std::optional<RegisterLayout>> reductionCache;
-  llvm::SmallVector<int, 2> fixersOf(const Constraint &constraint,
-                                     unsigned cls);
+  /// The constraints that explain the values a rejection ran into: the
+  /// fixes of the other classes involved and, where a value had to be Splat
+  /// and was not, what keeps it from being Splat.
+  llvm::SmallVector<int, 2>
+  explanationsOf(const Constraint &constraint,
+                 llvm::ArrayRef<std::optional<Assignment>> values,
+                 unsigned cls);
+  /// For a variable of `constraint` whose value is not Splat while another
+  /// one's is: the NotOfKind(Splat) constraint that keeps it from being
+  /// Splat, or -1.
+  int notSplatCause(const Constraint &constraint,
+                    llvm::ArrayRef<std::optional<Assignment>> values,
+                    unsigned position);
+  /// Per class: the NotOfKind(Splat) constraint that keeps its value from
+  /// being Splat (on the class itself, or on a value it is relaid, reshaped
+  /// or reduced from), or -1.
+  std::vector<int> notSplatBy;
   unsigned deepestFailure = 0;
   int deepestLevel = -1;
   std::vector<Rejection> deepestRejections;
@@ -476,6 +514,45 @@ void Solver::propagateHints() {
   }
 }
 
+void Solver::propagateNotSplat() {
+  // Nothing converts to Splat but a Splat, a reshape or reduction keeps a
+  // layout's kind, and a broadcast's source is its result reduced: a value
+  // that cannot be Splat (loaded data, an iota, a non-uniform constant)
+  // keeps every value relaid, reshaped, reduced or broadcast from it from
+  // being Splat too. Breadth-first, so each class records the nearest cause.
+  notSplatBy.assign(classes.size(), -1);
+  std::vector<unsigned> queue;
+  for (auto [index, constraint] : llvm::enumerate(system.constraints_)) {
+    if (constraint.kind != Kind::NotOfKind ||
+        constraint.layoutKind != RegisterLayout::Kind::Splat)
+      continue;
+    unsigned cls = classOf(constraint.vars[0]);
+    if (notSplatBy[cls] < 0) {
+      notSplatBy[cls] = index;
+      queue.push_back(cls);
+    }
+  }
+  for (size_t next = 0; next < queue.size(); ++next) {
+    unsigned cls = queue[next];
+    for (unsigned index : classes[cls].constraints) {
+      const Constraint &constraint = system.constraints_[index];
+      bool relates = constraint.kind == Kind::Reshape ||
+                     constraint.kind == Kind::Reduce ||
+                     (constraint.kind == Kind::Relayout &&
+                      classOf(constraint.vars[0]) == cls);
+      if (!relates)
+        continue;
+      for (VarId v : constraint.vars) {
+        unsigned other = classOf(v);
+        if (notSplatBy[other] < 0) {
+          notSplatBy[other] = notSplatBy[cls];
+          queue.push_back(other);
+        }
+      }
+    }
+  }
+}
+
 std::string Solver::checkDomain(unsigned cls, const Assignment &value) {
   for (VarId member : classes[cls].members) {
     const Variable &v = var(member);
@@ -516,22 +593,37 @@ std::vector<Assignment> Solver::candidates(unsigned cls) {
   const Class &c = classes[cls];
   if (c.fixed)
     return {*c.fixed};
-  std::vector<Assignment> result;
-  auto add = [&](Assignment value) {
-    if (!llvm::is_contained(result, value))
-      result.push_back(std::move(value));
-  };
   for (unsigned index : c.constraints) {
     const Constraint &constraint = system.constraints_[index];
     if (constraint.kind == Kind::OneOf) {
+      std::vector<Assignment> result;
       for (const Assignment &value : constraint.values)
-        add(value);
+        if (!llvm::is_contained(result, value))
+          result.push_back(value);
       return result;
     }
   }
   const Variable &first = var(c.members.front());
 
-  // Values suggested by neighbours that already have one.
+  // Two tiers. `implied` holds the values that decided neighbours leave
+  // (a use of a decided non-splat value can only take its layout or a
+  // legal relayout of it; reshapes and reductions are functions of their
+  // source), so no cheaper candidate could pass. `ranked` holds the
+  // choices, tried cheapest first (register layouts; buffers keep the
+  // order below).
+  std::vector<Assignment> implied, ranked;
+  auto contains = [&](const Assignment &value) {
+    return llvm::is_contained(implied, value) ||
+           llvm::is_contained(ranked, value);
+  };
+  auto imply = [&](Assignment value) {
+    if (!contains(value))
+      implied.push_back(std::move(value));
+  };
+  auto offer = [&](Assignment value) {
+    if (!contains(value))
+      ranked.push_back(std::move(value));
+  };
   bool reductionSource = false;
   llvm::SmallVector<bool, 4> mmaTransposed;
   for (unsigned index : c.constraints) {
@@ -545,29 +637,42 @@ std::vector<Assignment> Solver::candidates(unsigned cls) {
     case Kind::Reshape:
       for (unsigned i : {0u, 1u})
         if (const Assignment *value = assigned(i))
-          add(*value);
+          imply(*value);
       break;
     case Kind::Reduce:
       if (classOf(constraint.vars[1]) == cls) {
         reductionSource = true;
-        // A broadcast back from the reduced value: the same layout often
-        // works for the larger shape (splat, strided, leading dims).
-        if (const Assignment *out = assigned(0))
-          add(*out);
+        // A broadcast back from a decided reduced value: every layout that
+        // reduces to it, the reduced layout itself included (it suits the
+        // larger shape when only untiled leading dims are added, but it is
+        // replicated wherever the reduction replicated).
+        if (const Assignment *out = assigned(0)) {
+          const auto &small = std::get<RegisterLayout>(*out);
+          // Only a splat reduces to a splat.
+          if (small.isSplat())
+            imply(small);
+          else
+            for (const RegisterLayout &layout : broadcastCandidates(small))
+              if (const std::optional<RegisterLayout> &reducedLayout =
+                      reduced(index, layout);
+                  reducedLayout && *reducedLayout == small)
+                offer(layout);
+        }
       } else if (const Assignment *src = assigned(1)) {
         if (const std::optional<RegisterLayout> &out =
                 reduced(index, std::get<RegisterLayout>(*src)))
-          add(*out);
+          imply(*out);
       }
       break;
     case Kind::Transferable:
+      // A tiled buffer prefers tiled registers (it does not force WGMMA).
       if (const Assignment *smem = assigned(0);
           smem && std::get<SmemTransforms>(*smem).tile)
-        add(layout::namedLayout(layout::NamedLayout::Wgmma));
+        offer(layout::namedLayout(layout::NamedLayout::Wgmma));
       if (const Assignment *reg = assigned(1);
           reg && std::get<RegisterLayout>(*reg).isTiled())
         for (int64_t swizzle : {128, 64, 32})
-          add(layout::mmaTransforms(swizzle, first.bitwidth, false));
+          imply(layout::mmaTransforms(swizzle, first.bitwidth, false));
       break;
     case Kind::TransposedSmem:
       for (unsigned i : {0u, 1u})
@@ -575,7 +680,7 @@ std::vector<Assignment> Solver::candidates(unsigned cls) {
           SmemTransforms transposed = std::get<SmemTransforms>(*value);
           if (transposed.tile)
             std::reverse(transposed.tile->begin(), transposed.tile->end());
-          add(transposed);
+          imply(transposed);
         }
       break;
     case Kind::MmaTiling:
@@ -586,25 +691,69 @@ std::vector<Assignment> Solver::candidates(unsigned cls) {
     }
   }
 
-  for (const Assignment &value : hints[cls])
-    add(value);
   if (c.kind == VarKind::Smem) {
+    for (const Assignment &value : hints[cls])
+      offer(value);
     // Widest swizzle first: it has the fewest bank conflicts.
     for (bool transposed : mmaTransposed)
       for (int64_t swizzle : {128, 64, 32})
-        add(layout::mmaTransforms(swizzle, first.bitwidth, transposed));
-    add(SmemTransforms::none());
-    return result;
+        offer(layout::mmaTransforms(swizzle, first.bitwidth, transposed));
+    offer(SmemTransforms::none());
+    llvm::append_range(implied, ranked);
+    return implied;
   }
+  // Splat is not a choice the search makes to save registers: a value is
+  // Splat because the values flowing into it are, and then its neighbours
+  // imply it. An implied Splat only passes when no neighbour implies another
+  // layout (a decided non-splat producer converts to nothing but its own
+  // layout family), so it goes after the other implied values; otherwise
+  // Splat comes after the ranked candidates.
+  std::stable_partition(implied.begin(), implied.end(),
+                        [](const Assignment &value) {
+                          return !std::get<RegisterLayout>(value).isSplat();
+                        });
+  for (const Assignment &value : hints[cls])
+    if (!std::get<RegisterLayout>(value).isSplat())
+      offer(value);
   if (reductionSource) {
-    add(layout::namedLayout(layout::NamedLayout::Wgmma));
-    add(layout::namedLayout(layout::NamedLayout::WgmmaTransposed));
+    offer(layout::namedLayout(layout::NamedLayout::Wgmma));
+    offer(layout::namedLayout(layout::NamedLayout::WgmmaTransposed));
   }
   if (std::optional<int64_t> vectorSize =
           layout::defaultStridedVectorSize(first.shape, first.bitwidth))
-    add(RegisterLayout::strided(*vectorSize));
-  add(RegisterLayout::splat());
-  return result;
+    offer(RegisterLayout::strided(*vectorSize));
+  rankByCost(cls, ranked);
+  llvm::append_range(implied, ranked);
+  if (!llvm::is_contained(implied, Assignment(RegisterLayout::splat())))
+    implied.push_back(RegisterLayout::splat());
+  return implied;
+}
+
+void Solver::rankByCost(unsigned cls, std::vector<Assignment> &values) {
+  // Fewest registers per thread, then least replication; layouts that do
+  // not fit the class go last. The sort is stable, so equal costs keep the
+  // order they were suggested in (deterministic, and WGMMA before
+  // WGMMA_TRANSPOSED before the strided default).
+  const Variable &first = var(classes[cls].members.front());
+  auto costOf = [&](const Assignment &value) -> std::optional<RegisterCost> {
+    const auto &layout = std::get<RegisterLayout>(value);
+    if (!fits(cls, value))
+      return std::nullopt;
+    return layout.cost(first.shape, first.bitwidth);
+  };
+  std::vector<std::pair<std::optional<RegisterCost>, Assignment>> keyed;
+  keyed.reserve(values.size());
+  for (Assignment &value : values)
+    keyed.emplace_back(costOf(value), std::move(value));
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto &a, const auto &b) {
+                     if (!a.first || !b.first)
+                       return a.first.has_value() && !b.first.has_value();
+                     return *a.first < *b.first;
+                   });
+  values.clear();
+  for (auto &entry : keyed)
+    values.push_back(std::move(entry.second));
 }
 
 std::vector<Assignment> Solver::remainingDomain(unsigned cls) {
@@ -626,6 +775,7 @@ std::vector<Assignment> Solver::remainingDomain(unsigned cls) {
         layout::NamedLayout::Wgmma8Bit, layout::NamedLayout::WgmmaRow,
         layout::NamedLayout::WgmmaCol})
     result.push_back(layout::namedLayout(named));
+  rankByCost(cls, result);
   return result;
 }
 
@@ -637,17 +787,45 @@ std::string Solver::whyAssigned(unsigned cls) {
   const Class &c = classes[cls];
   if (c.fixed)
     return describe(system.constraints_[c.fixedBy].origin);
+  // A class with a OneOf constraint only takes the values it allows.
+  for (unsigned index : c.constraints)
+    if (system.constraints_[index].kind == Kind::OneOf)
+      return describe(system.constraints_[index].origin);
   return "chosen by the search";
 }
 
-llvm::SmallVector<int, 2> Solver::fixersOf(const Constraint &constraint,
-                                           unsigned cls) {
+int Solver::notSplatCause(const Constraint &constraint,
+                          ArrayRef<std::optional<Assignment>> values,
+                          unsigned position) {
+  if (constraint.kind != Kind::Relayout && constraint.kind != Kind::Reshape &&
+      constraint.kind != Kind::Reduce)
+    return -1;
+  auto isSplat = [](const std::optional<Assignment> &value) {
+    return value && std::get<RegisterLayout>(*value).isSplat();
+  };
+  // A relayout fails this way only when its source is not Splat.
+  bool blocks = constraint.kind != Kind::Relayout || position == 0;
+  if (!blocks || !values[position] || isSplat(values[position]) ||
+      !llvm::any_of(values, isSplat))
+    return -1;
+  unsigned cls = classOf(constraint.vars[position]);
+  return classes[cls].fixed ? -1 : notSplatBy[cls];
+}
+
+llvm::SmallVector<int, 2>
+Solver::explanationsOf(const Constraint &constraint,
+                       ArrayRef<std::optional<Assignment>> values,
+                       unsigned cls) {
   llvm::SmallVector<int, 2> result;
-  for (VarId v : constraint.vars) {
+  auto add = [&](int index) {
+    if (index >= 0 && !llvm::is_contained(result, index))
+      result.push_back(index);
+  };
+  for (auto [position, v] : llvm::enumerate(constraint.vars)) {
     const Class &other = classes[classOf(v)];
-    if (classOf(v) != cls && other.fixed &&
-        !llvm::is_contained(result, other.fixedBy))
-      result.push_back(other.fixedBy);
+    if (classOf(v) != cls && other.fixed)
+      add(other.fixedBy);
+    add(notSplatCause(constraint, values, position));
   }
   return result;
 }
@@ -667,12 +845,18 @@ Solver::describeConstraint(const Constraint &constraint,
     text += " " + layout::formatShape(constraint.numbers);
   else if (constraint.kind == Kind::AlignedSlice)
     text += ", offsets " + layout::formatShape(constraint.numbers);
-  // Name the values of the variables involved.
-  for (auto [v, value] : llvm::zip_equal(constraint.vars, values)) {
+  // Name the values of the variables involved, and why each has its value.
+  for (auto [position, v] : llvm::enumerate(constraint.vars)) {
+    const std::optional<Assignment> &value = values[position];
     if (!value)
       continue;
-    text += llvm::formatv("; {0} is {1} ({2})", describe(var(v).origin),
-                          describeValue(*value), whyAssigned(classOf(v)));
+    if (int cause = notSplatCause(constraint, values, position); cause >= 0)
+      text += llvm::formatv("; {0} is {1}, not Splat, because {2}",
+                            describe(var(v).origin), describeValue(*value),
+                            describe(system.constraints_[cause].origin));
+    else
+      text += llvm::formatv("; {0} is {1} ({2})", describe(var(v).origin),
+                            describeValue(*value), whyAssigned(classOf(v)));
   }
   return text;
 }
@@ -785,15 +969,16 @@ Conflict Solver::unsatisfiable(unsigned cls) {
   for (const Rejection &rejection : deepestRejections) {
     if (rejection.constraint < 0)
       continue;
-    for (int fixer : fixersOf(system.constraints_[rejection.constraint], cls)) {
-      if (llvm::is_contained(shown, fixer))
+    for (int index : explanationsOf(system.constraints_[rejection.constraint],
+                                    rejection.values, cls)) {
+      if (llvm::is_contained(shown, index))
         continue;
-      shown.push_back(fixer);
-      const Constraint &constraint = system.constraints_[fixer];
-      conflict.notes.push_back(
-          {constraint.origin,
-           llvm::formatv("{0}: {1}", describe(constraint.origin),
-                         describeValue(constraint.values[0]))});
+      shown.push_back(index);
+      const Constraint &constraint = system.constraints_[index];
+      std::string text = describe(constraint.origin);
+      if (constraint.kind == Kind::Fix)
+        text += ": " + describeValue(constraint.values[0]);
+      conflict.notes.push_back({constraint.origin, std::move(text)});
     }
   }
   return conflict;
@@ -802,6 +987,7 @@ Conflict Solver::unsatisfiable(unsigned cls) {
 std::variant<Solution, Conflict> Solver::run() {
   if (std::optional<Conflict> conflict = buildClasses())
     return *conflict;
+  propagateNotSplat();
   if (std::optional<Conflict> conflict = checkFixed())
     return *conflict;
   propagateHints();

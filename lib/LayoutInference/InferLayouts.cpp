@@ -20,8 +20,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringMap.h"
@@ -249,6 +251,17 @@ LogicalResult constantRule(Operation *op, InferenceBuilder &b) {
     b.system.notOfKind(b.result(op, 0), RegisterLayout::Kind::Splat,
                        b.at(op, "is a non-splat constant, which cannot be "
                                 "Splat"));
+  return success();
+}
+
+/// ub.poison, llvm.mlir.undef and llvm.mlir.poison: an undefined vector may
+/// be taken to hold one value in every thread, and a Splat converts to
+/// whatever layout each user needs, so the value never constrains them.
+LogicalResult undefinedRule(Operation *op, InferenceBuilder &b) {
+  if (isRegisterVector(op->getResult(0)))
+    b.system.fix(b.result(op, 0), RegisterLayout::splat(),
+                 b.at(op, "is undefined, so its layout is Splat, which "
+                          "converts to any layout"));
   return success();
 }
 
@@ -697,6 +710,9 @@ LogicalResult yieldingRegionsRule(Operation *op, InferenceBuilder &b) {
 const llvm::StringMap<Rule> &ruleRegistry() {
   static const llvm::StringMap<Rule> registry = {
       {arith::ConstantOp::getOperationName(), constantRule},
+      {ub::PoisonOp::getOperationName(), undefinedRule},
+      {LLVM::UndefOp::getOperationName(), undefinedRule},
+      {LLVM::PoisonOp::getOperationName(), undefinedRule},
       {vector::BroadcastOp::getOperationName(), broadcastRule},
       {vector::ShapeCastOp::getOperationName(), shapeCastRule},
       {vector::MultiDimReductionOp::getOperationName(), multiReductionRule},
@@ -772,7 +788,8 @@ LogicalResult InferenceBuilder::applyRules() {
              << "has no layout inference rule, but it has vector operands or "
                 "results; only mosaic_gpu, elementwise arith/math, vector "
                 "broadcast/shape_cast/multi_reduction/extract_strided_slice/"
-                "extract/insert and scf ops are supported";
+                "extract/insert, scf ops and undefined values (ub.poison, "
+                "llvm.mlir.undef, llvm.mlir.poison) are supported";
     pinUntransformed(op, *this);
   }
   return success();

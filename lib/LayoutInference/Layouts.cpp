@@ -298,6 +298,15 @@ int64_t TiledLayout::baseDimOfTiledDim(int64_t dim) const {
   return labels[labels.size() + dim];
 }
 
+int64_t TiledLayout::replication() const {
+  int64_t times = 1;
+  for (const PartitionDim &dim : llvm::concat<const PartitionDim>(
+           ArrayRef(warpDims_), ArrayRef(laneDims_)))
+    if (dim.isReplicated())
+      times *= dim.times;
+  return times;
+}
+
 llvm::Expected<TiledLayout> TiledLayout::removeDimension(int64_t dim) const {
   int64_t baseRank = baseTileShape().size();
   if (dim < 0 || dim >= baseRank)
@@ -518,6 +527,36 @@ bool RegisterLayout::fitsShape(ArrayRef<int64_t> shape) const {
   }
   }
   return false;
+}
+
+std::optional<int64_t>
+RegisterLayout::elementsPerThread(ArrayRef<int64_t> shape) const {
+  if (!fitsShape(shape))
+    return std::nullopt;
+  if (isSplat())
+    return 1;
+  int64_t elements = 1;
+  for (int64_t dim : shape)
+    elements *= dim;
+  // The 128 threads split the elements evenly (the layout fits), each
+  // element held by `replication` of them.
+  int64_t replication = isTiled() ? tiled_->replication() : 1;
+  return elements * replication / kThreadsPerWarpgroup;
+}
+
+std::optional<RegisterCost> RegisterLayout::cost(ArrayRef<int64_t> shape,
+                                                 unsigned bitwidth) const {
+  std::optional<int64_t> elements = elementsPerThread(shape);
+  if (!elements)
+    return std::nullopt;
+  constexpr int64_t kRegisterBits = 32;
+  int64_t registers =
+      (*elements * static_cast<int64_t>(bitwidth) + kRegisterBits - 1) /
+      kRegisterBits;
+  int64_t replication = isSplat()   ? kThreadsPerWarpgroup
+                        : isTiled() ? tiled_->replication()
+                                    : 1;
+  return RegisterCost{registers, replication};
 }
 
 llvm::Expected<Shape> RegisterLayout::elementIndex(ArrayRef<int64_t> shape,

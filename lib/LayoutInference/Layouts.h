@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace mosaic::layout {
@@ -111,6 +112,10 @@ public:
   /// The base-tile dim that tiled-tiling dim `dim` (negative) splits.
   int64_t baseDimOfTiledDim(int64_t dim) const;
 
+  /// How many threads hold each element: the product of the replicated warp
+  /// and lane dims (1 for WGMMA, 4 for WGMMA_ROW, 32 for WGMMA_COL).
+  int64_t replication() const;
+
   /// The index of the element that `thread` (0..127) holds at `registerIndex`
   /// (row-major over registersShape(shape)), lane `vectorIndex` of its vector
   /// register.
@@ -155,6 +160,23 @@ llvm::Error checkStridedLayout(llvm::ArrayRef<int64_t> shape,
 std::optional<int64_t> defaultStridedVectorSize(llvm::ArrayRef<int64_t> shape,
                                                 unsigned bitwidth);
 
+/// What holding a vector in a layout costs each thread: the 32-bit registers
+/// its elements take, then how many threads hold each element. Cheaper
+/// compares less: fewer registers first, then less replication.
+struct RegisterCost {
+  int64_t registersPerThread;
+  int64_t replication;
+
+  bool operator<(const RegisterCost &other) const {
+    return std::tie(registersPerThread, replication) <
+           std::tie(other.registersPerThread, other.replication);
+  }
+  bool operator==(const RegisterCost &other) const {
+    return registersPerThread == other.registersPerThread &&
+           replication == other.replication;
+  }
+};
+
 /// Any register layout, independent of the vector's shape (a splat or
 /// strided layout is valid for any shape with enough elements, a tiled one for
 /// shapes its tiling divides).
@@ -184,6 +206,18 @@ public:
   llvm::Error checkShape(llvm::ArrayRef<int64_t> shape) const;
   /// The same test as checkShape, without building an error message.
   bool fitsShape(llvm::ArrayRef<int64_t> shape) const;
+
+  /// How many elements of a vector of `shape` each thread holds: 1 for a
+  /// splat, N / 128 for a strided layout, N * replication / 128 for a tiled
+  /// one; none when the layout does not fit the shape.
+  std::optional<int64_t> elementsPerThread(llvm::ArrayRef<int64_t> shape) const;
+
+  /// What a vector of `shape` with `bitwidth`-bit elements costs in this
+  /// layout (elements packed into 32-bit registers); none when the layout
+  /// does not fit the shape. A splat takes one register and every thread
+  /// holds its one value (replication 128).
+  std::optional<RegisterCost> cost(llvm::ArrayRef<int64_t> shape,
+                                   unsigned bitwidth) const;
 
   /// The index of the element of a vector of `shape` that `thread` holds in
   /// lane `vectorIndex` of register `registerIndex`: a splat's single

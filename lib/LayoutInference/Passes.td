@@ -34,11 +34,16 @@ def MosaicGPUInferLayouts : Pass<"mosaic-gpu-infer-layouts"> {
                             out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>]} : vector<128xf32>
     ```
 
-    Ambiguity is resolved deterministically: layouts suggested by
-    neighbouring ops first, WGMMA first for reduced values, swizzle 128
-    before 64 before 32, then the defaults (strided registers, untransformed
-    buffers). When no assignment exists the error names the op, the values
-    and the layouts each side demands.
+    Ambiguity is resolved deterministically: layouts that decided
+    neighbouring ops imply first, then the cheapest register layout (fewest
+    registers per thread, then least replication; among equals WGMMA first
+    for reduced values, then the strided default of 128-bit chunks), Splat
+    only where the values flowing in are Splat, and for buffers swizzle 128
+    before 64 before 32, then no transforms. Undefined vectors (`ub.poison`,
+    `llvm.mlir.undef`, `llvm.mlir.poison`) are Splat, which converts to any
+    layout. When no assignment exists the error names the op, the values
+    and the layouts each side demands, and why a value that had to be Splat
+    is not.
   }];
   let dependentDialects = ["::mosaic_gpu::MosaicGPUDialect"];
   let options = [

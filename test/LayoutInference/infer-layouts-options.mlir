@@ -12,5 +12,26 @@ func.func @out_of_fuel(%ref: memref<128x64xf32>) {
   return
 }
 
+// -----
+
+// Fuel pays only for detours (rejected candidates and backtracks), not for
+// the values decided on the first try: with fuel 1 this kernel of many values
+// (a splat operand first included) is solved. The reference charges every
+// tried assignment, so it would need one unit per value here.
+func.func @first_choices_cost_no_fuel(%ref: memref<128x64xf32>, %out: memref<128x64xf32>) {
+  %c = arith.constant dense<2.0> : vector<128x64xf32>
+  %v0 = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  %v1 = arith.addf %c, %v0 : vector<128x64xf32>
+  %v2 = arith.mulf %v1, %c : vector<128x64xf32>
+  %v3 = math.exp %v2 : vector<128x64xf32>
+  %v4 = arith.subf %c, %v3 : vector<128x64xf32>
+  %v5 = arith.maximumf %v4, %v0 : vector<128x64xf32>
+  %v6 = arith.addf %v5, %v5 : vector<128x64xf32>
+  %v7 = math.exp %v6 : vector<128x64xf32>
+  %v8 = arith.mulf %c, %v7 : vector<128x64xf32>
+  mosaic_gpu.vector_store %v8, %out : vector<128x64xf32>, memref<128x64xf32>
+  return
+}
+
 // ARCH: error: mosaic-gpu-infer-layouts supports only arch sm_90a, got 'sm_80'
 // FUEL: error: mosaic-gpu-infer-layouts needs a positive fuel, got 0

@@ -412,3 +412,171 @@ func.func @extract_insert(%ref: memref<2x128x64xf32>) -> vector<2x128x64xf32> {
   %i = vector.insert %d, %t[0] : vector<128x64xf32> into vector<2x128x64xf32>
   return %i : vector<2x128x64xf32>
 }
+
+// -----
+
+// Broadcasts take the cheapest layout that reduces back to their operand's:
+// fewest registers per thread, then least replication (ties keep the order
+// candidates are suggested in, so the choice is deterministic). A row
+// vector (one value per row of a WGMMA tile, WGMMA_ROW) broadcast along the
+// columns is WGMMA (64 registers per thread for 128x64 f32).
+// CHECK-LABEL: func @broadcast_row_vector_along_columns
+func.func @broadcast_row_vector_along_columns(%ref: memref<128x64xf32>, %out: memref<128x64xf32>) {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  %z = arith.constant dense<0.0> : vector<128xf32>
+  %r = vector.multi_reduction <add>, %v, %z [1] : vector<128x64xf32> to vector<128xf32>
+  // CHECK: mosaic_gpu.broadcast_in_dim {{.*}} {in_layouts = [#wgmma_row], out_layouts = [#wgmma]}
+  %b = mosaic_gpu.broadcast_in_dim %r, dims [0] : vector<128xf32> -> vector<128x64xf32>
+  mosaic_gpu.vector_store %b, %out : vector<128x64xf32>, memref<128x64xf32>
+  return
+}
+
+// -----
+
+// A column vector (one value per column, WGMMA_COL) broadcast along the rows:
+// WGMMA_COL itself suits the 128x64 result (only an untiled leading dim is
+// added) but replicates every element over 32 threads (2048 registers per
+// thread); WGMMA reduces to WGMMA_COL too, with 64.
+// CHECK-LABEL: func @broadcast_column_vector_along_rows
+func.func @broadcast_column_vector_along_rows(%ref: memref<128x64xf32>, %out: memref<128x64xf32>) {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  %z = arith.constant dense<0.0> : vector<64xf32>
+  %c = vector.multi_reduction <add>, %v, %z [0] : vector<128x64xf32> to vector<64xf32>
+  // CHECK: mosaic_gpu.broadcast_in_dim {{.*}} {in_layouts = [#wgmma_col], out_layouts = [#wgmma]}
+  %b = mosaic_gpu.broadcast_in_dim %c, dims [1] : vector<64xf32> -> vector<128x64xf32>
+  mosaic_gpu.vector_store %b, %out : vector<128x64xf32>, memref<128x64xf32>
+  return
+}
+
+// -----
+
+// A row vector broadcast along the rows (the 128 values become each row of a
+// 64x128 result): no layout of the domain that reduces to WGMMA_ROW over dim
+// 0 is unreplicated, so WGMMA_ROW stays (4x, 256 registers per thread), not
+// anything costlier.
+// CHECK-LABEL: func @broadcast_row_vector_along_rows
+func.func @broadcast_row_vector_along_rows(%ref: memref<128x64xf32>, %out: memref<64x128xf32>) {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  %z = arith.constant dense<0.0> : vector<128xf32>
+  %r = vector.multi_reduction <add>, %v, %z [1] : vector<128x64xf32> to vector<128xf32>
+  // CHECK: mosaic_gpu.broadcast_in_dim {{.*}} {in_layouts = [#wgmma_row], out_layouts = [#wgmma_row]}
+  %b = mosaic_gpu.broadcast_in_dim %r, dims [1] : vector<128xf32> -> vector<64x128xf32>
+  mosaic_gpu.vector_store %b, %out : vector<64x128xf32>, memref<64x128xf32>
+  return
+}
+
+// -----
+
+// A column vector broadcast along the columns (the 64 values become each
+// column of a 64x128 result): nothing reduces to WGMMA_COL over dim 1, so the
+// search loads the matrix as WGMMA_ROW (the reduction over its untiled dim 0
+// keeps it) and the result is WGMMA.
+// CHECK-LABEL: func @broadcast_column_vector_along_columns
+func.func @broadcast_column_vector_along_columns(%ref: memref<128x64xf32>, %out: memref<64x128xf32>) {
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  %z = arith.constant dense<0.0> : vector<64xf32>
+  %c = vector.multi_reduction <add>, %v, %z [0] : vector<128x64xf32> to vector<64xf32>
+  // CHECK: mosaic_gpu.broadcast_in_dim {{.*}} {in_layouts = [#wgmma_row], out_layouts = [#wgmma]}
+  %b = mosaic_gpu.broadcast_in_dim %c, dims [0] : vector<64xf32> -> vector<64x128xf32>
+  mosaic_gpu.vector_store %b, %out : vector<64x128xf32>, memref<64x128xf32>
+  return
+}
+
+// -----
+
+// A loaded vector broadcast along the rows: Strided(1) (one register per
+// thread) rather than the WGMMA_COL that the broadcast's WGMMA preference
+// suggests (32 registers), and the 64x128 result keeps it (64 registers)
+// instead of WGMMA_COL (2048).
+// CHECK-LABEL: func @broadcast_loaded_vector_along_rows
+func.func @broadcast_loaded_vector_along_rows(%ref: memref<128xf32>, %out: memref<64x128xf32>) {
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>]}
+  %v = mosaic_gpu.vector_load %ref : memref<128xf32> -> vector<128xf32>
+  // CHECK: mosaic_gpu.broadcast_in_dim {{.*}} {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128], 1>], out_layouts = [#mosaic_gpu.WGStridedFragLayout<[64, 128], 1>]}
+  %b = mosaic_gpu.broadcast_in_dim %v, dims [1] : vector<128xf32> -> vector<64x128xf32>
+  mosaic_gpu.vector_store %b, %out : vector<64x128xf32>, memref<64x128xf32>
+  return
+}
+
+// -----
+
+// A loaded vector broadcast along the columns: a strided value only
+// broadcasts along leading dims, so the vector is WGMMA_ROW (4 registers per
+// thread) and the result WGMMA.
+// CHECK-LABEL: func @broadcast_loaded_vector_along_columns
+func.func @broadcast_loaded_vector_along_columns(%ref: memref<128xf32>, %out: memref<128x64xf32>) {
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#wgmma_row]}
+  %v = mosaic_gpu.vector_load %ref : memref<128xf32> -> vector<128xf32>
+  // CHECK: mosaic_gpu.broadcast_in_dim {{.*}} {in_layouts = [#wgmma_row], out_layouts = [#wgmma]}
+  %b = mosaic_gpu.broadcast_in_dim %v, dims [0] : vector<128xf32> -> vector<128x64xf32>
+  mosaic_gpu.vector_store %b, %out : vector<128x64xf32>, memref<128x64xf32>
+  return
+}
+
+// -----
+
+// Undefined vectors are Splat, which converts to whatever each user needs:
+// one poison feeds both a strided sum and a wgmma accumulator (WGMMA).
+// (The vector.broadcast first loads the vector dialect, which loads `ub`.)
+// CHECK-LABEL: func @undefined_values
+func.func @undefined_values(%ref: memref<128x64xf32>, %out: memref<128x64xf32>, %x: f32,
+    %a: memref<128x64xbf16, #gpu.address_space<workgroup>>,
+    %b: memref<64x64xbf16, #gpu.address_space<workgroup>>) {
+  %s = vector.broadcast %x : f32 to vector<128x64xf32>
+  // CHECK: ub.poison {out_layouts = [#mosaic_gpu.WGSplatFragLayout<[128, 64]>]}
+  %p = ub.poison : vector<128x64xf32>
+  %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
+  // CHECK: arith.addf {{.*}} {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>, #mosaic_gpu.WGStridedFragLayout<[128, 64], 4>], out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>]}
+  %sum = arith.addf %v, %p : vector<128x64xf32>
+  mosaic_gpu.vector_store %sum, %out : vector<128x64xf32>, memref<128x64xf32>
+  // CHECK: mosaic_gpu.wgmma {{.*}} {in_layouts = [#wgmma], {{.*}}out_layouts = [#wgmma]}
+  %r = mosaic_gpu.wgmma %p, %a, %b : vector<128x64xf32>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>> -> vector<128x64xf32>
+  %t = arith.addf %r, %s : vector<128x64xf32>
+  mosaic_gpu.vector_store %t, %out : vector<128x64xf32>, memref<128x64xf32>
+  return
+}
+
+// -----
+
+// llvm.mlir.undef and llvm.mlir.poison (1-D vectors) are Splat too, also as
+// a loop's initial value.
+// CHECK-LABEL: func @llvm_undefined_values
+func.func @llvm_undefined_values(%ref: memref<256xf32>, %out: memref<256xf32>) {
+  // CHECK: llvm.mlir.undef {out_layouts = [#mosaic_gpu.WGSplatFragLayout<[256]>]}
+  %u = llvm.mlir.undef : vector<256xf32>
+  // CHECK: llvm.mlir.poison {out_layouts = [#mosaic_gpu.WGSplatFragLayout<[256]>]}
+  %p = llvm.mlir.poison : vector<256xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  // CHECK: scf.for
+  %acc = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %u) -> (vector<256xf32>) {
+    %v = mosaic_gpu.vector_load %ref : memref<256xf32> -> vector<256xf32>
+    %n = arith.addf %a, %v : vector<256xf32>
+    scf.yield %n : vector<256xf32>
+  // CHECK: } {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[256], 2>], out_layouts = [#mosaic_gpu.WGStridedFragLayout<[256], 2>]}
+  }
+  // CHECK: arith.mulf {{.*}} {in_layouts = [#mosaic_gpu.WGStridedFragLayout<[256], 2>, #mosaic_gpu.WGStridedFragLayout<[256], 2>]
+  %m = arith.mulf %acc, %p : vector<256xf32>
+  mosaic_gpu.vector_store %m, %out : vector<256xf32>, memref<256xf32>
+  return
+}
+
+// -----
+
+// The default strided layout moves 128 bits per chunk (the widest access a
+// thread has; the reference uses 64), halving the vector size while 128
+// chunks do not divide the vector (docs/RationaleLayoutInference.md).
+// CHECK-LABEL: func @default_strided_vector_size
+func.func @default_strided_vector_size(%f32: memref<128x64xf32>, %bf16: memref<128x64xbf16>,
+    %i8: memref<128x64xi8>, %small: memref<384xf32>) {
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 4>]}
+  %a = mosaic_gpu.vector_load %f32 : memref<128x64xf32> -> vector<128x64xf32>
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 8>]}
+  %b = mosaic_gpu.vector_load %bf16 : memref<128x64xbf16> -> vector<128x64xbf16>
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[128, 64], 16>]}
+  %c = mosaic_gpu.vector_load %i8 : memref<128x64xi8> -> vector<128x64xi8>
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#mosaic_gpu.WGStridedFragLayout<[384], 1>]}
+  %d = mosaic_gpu.vector_load %small : memref<384xf32> -> vector<384xf32>
+  return
+}

@@ -11,6 +11,13 @@ using namespace mosaic::inference;
 using layout::RegisterLayout;
 using layout::SmemTransforms;
 
+namespace mosaic::layout {
+// Failure messages show layouts by name rather than as bytes.
+void PrintTo(const RegisterLayout &layout, std::ostream *os) {
+  *os << layout.str();
+}
+} // namespace mosaic::layout
+
 namespace {
 
 RegisterLayout wgmma() { return RegisterLayout::tiled(layout::wgmmaLayout()); }
@@ -97,6 +104,119 @@ TEST(ConstraintSystemTest, FuelRunsOut) {
   auto outcome = system.solve({/*fuel=*/50, {}});
   ASSERT_TRUE(std::holds_alternative<Conflict>(outcome));
   EXPECT_EQ(std::get<Conflict>(outcome).kind, Conflict::Kind::OutOfFuel);
+}
+
+// Fuel pays for detours only: a long chain decided on the first try needs
+// none, and each rejected candidate costs one unit.
+TEST(ConstraintSystemTest, FuelPaysForRejectionsOnly) {
+  ConstraintSystem chain;
+  VarId previous = chain.addRegister({128, 64}, 32, origin("loaded"));
+  chain.notOfKind(previous, RegisterLayout::Kind::Splat, origin("loaded"));
+  for (int i = 0; i < 1000; ++i) {
+    VarId next = chain.addRegister({128, 64}, 32, origin("value"));
+    chain.relayout(previous, next, origin("use"));
+    previous = next;
+  }
+  auto outcome = chain.solve({/*fuel=*/1, {}});
+  ASSERT_TRUE(std::holds_alternative<Solution>(outcome));
+  EXPECT_EQ(std::get<Solution>(outcome).triesUsed, 1001);
+
+  // The strided default is tried first and rejected: one unit.
+  ConstraintSystem detour;
+  VarId value = detour.addRegister({128, 64}, 32, origin("value"));
+  detour.notOfKind(value, RegisterLayout::Kind::Strided, origin("reduced"));
+  auto starved = detour.solve({/*fuel=*/1, {}});
+  ASSERT_TRUE(std::holds_alternative<Conflict>(starved));
+  EXPECT_EQ(std::get<Conflict>(starved).kind, Conflict::Kind::OutOfFuel);
+  EXPECT_TRUE(std::holds_alternative<Solution>(detour.solve({/*fuel=*/2, {}})));
+}
+
+/// A broadcast of `source` (fixed to `layout`, or loaded when none) to
+/// `result` along `axes`, as the pass builds it: the operand site is relaid
+/// from the value and is the result reduced over the new axes.
+struct Broadcast {
+  ConstraintSystem system;
+  VarId source, site, result;
+};
+Broadcast makeBroadcast(Shape sourceShape, std::optional<RegisterLayout> layout,
+                        Shape resultShape, std::vector<int64_t> axes) {
+  Broadcast b;
+  b.source = b.system.addRegister(sourceShape, 32, origin("source"));
+  if (layout)
+    b.system.fix(b.source, *layout, origin("reduced"));
+  else
+    b.system.notOfKind(b.source, RegisterLayout::Kind::Splat, origin("loaded"));
+  b.site = b.system.addRegister(sourceShape, 32, origin("operand"));
+  b.result = b.system.addRegister(resultShape, 32, origin("result"));
+  b.system.relayout(b.source, b.site, origin("use"));
+  b.system.reduce(b.site, b.result, axes, origin("broadcast"));
+  return b;
+}
+
+// Broadcasts of row and column vectors along both axes get the layout with
+// the fewest registers per thread that reduces back to the operand's, the
+// same on every run.
+TEST(ConstraintSystemTest, BroadcastsPickTheCheapestLayout) {
+  RegisterLayout col = RegisterLayout::tiled(layout::wgmmaColLayout());
+  struct Case {
+    const char *name;
+    Broadcast broadcast;
+    RegisterLayout expected;
+  } cases[] = {
+      // WGMMA_COL also suits (128, 64) but costs 2048 registers, not 64.
+      {"column vector along rows", makeBroadcast({64}, col, {128, 64}, {0}),
+       wgmma()},
+      {"row vector along columns",
+       makeBroadcast({128}, wgmmaRow(), {128, 64}, {1}), wgmma()},
+      // Nothing unreplicated reduces to WGMMA_ROW over dim 0.
+      {"row vector along rows",
+       makeBroadcast({128}, wgmmaRow(), {64, 128}, {0}), wgmmaRow()},
+      // A loaded vector is strided (1 register, not WGMMA_COL's 32) and so
+      // is its broadcast along leading dims.
+      {"loaded vector along rows",
+       makeBroadcast({128}, std::nullopt, {64, 128}, {0}),
+       RegisterLayout::strided(1)},
+      // Strided values only broadcast along leading dims: the vector is
+      // WGMMA_ROW (4 registers) and the result WGMMA.
+      {"loaded vector along columns",
+       makeBroadcast({128}, std::nullopt, {128, 64}, {1}), wgmma()},
+  };
+  for (const Case &c : cases) {
+    auto outcome = c.broadcast.system.solve({});
+    ASSERT_TRUE(std::holds_alternative<Solution>(outcome)) << c.name;
+    const Solution &solution = std::get<Solution>(outcome);
+    EXPECT_EQ(layoutOf(solution, c.broadcast.result), c.expected) << c.name;
+    EXPECT_TRUE(c.broadcast.system.violations(solution).empty()) << c.name;
+    auto again = c.broadcast.system.solve({});
+    ASSERT_TRUE(std::holds_alternative<Solution>(again)) << c.name;
+    EXPECT_EQ(std::get<Solution>(again).values, solution.values) << c.name;
+  }
+}
+
+// A value that must convert to Splat but comes from loaded data: the notes
+// say it cannot be Splat because of the load, and point at the load.
+TEST(ConstraintSystemTest, SplatConflictsNameWhatIsNotUniform) {
+  ConstraintSystem system;
+  VarId loaded = system.addRegister({128}, 32, origin("loaded value"));
+  system.notOfKind(loaded, RegisterLayout::Kind::Splat, origin("loads data"));
+  VarId used = system.addRegister({128}, 32, origin("cast operand"));
+  VarId cast = system.addRegister({128}, 32, origin("cast result"));
+  system.relayout(loaded, used, origin("use"));
+  system.fix(cast, RegisterLayout::splat(), origin("casts to Splat"));
+  system.relayout(used, cast, origin("cast"));
+  auto outcome = system.solve({});
+  ASSERT_TRUE(std::holds_alternative<Conflict>(outcome));
+  const Conflict &conflict = std::get<Conflict>(outcome);
+  EXPECT_STREQ(conflict.primary.what, "cast operand");
+  bool explained = false, pointed = false;
+  for (const auto &[where, text] : conflict.notes) {
+    if (llvm::StringRef(text).starts_with("Splat is ruled out by"))
+      explained = text.find("loaded value is Strided(vector_size = 1), not "
+                            "Splat, because loads data") != std::string::npos;
+    pointed |= llvm::StringRef(where.what) == "loads data";
+  }
+  EXPECT_TRUE(explained);
+  EXPECT_TRUE(pointed);
 }
 
 //===----------------------------------------------------------------------===//
@@ -207,8 +327,9 @@ TEST(ConstraintSystemPropertyTest, SolvingIsDeterministic) {
     auto first = random.system.solve({});
     auto second = random.system.solve({});
     ASSERT_EQ(first.index(), second.index());
-    if (auto *solution = std::get_if<Solution>(&first))
+    if (auto *solution = std::get_if<Solution>(&first)) {
       EXPECT_EQ(solution->values, std::get<Solution>(second).values);
+    }
   }
 }
 

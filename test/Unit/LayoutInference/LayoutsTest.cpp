@@ -208,6 +208,40 @@ TEST(RegisterLayoutTest, RelayoutsAndDefaults) {
   EXPECT_EQ(wgmma.str(), "WGMMA");
 }
 
+// Registers per thread, then replication: WGMMA_COL holds a 128x64 f32
+// vector in 32x the registers of WGMMA; narrow elements share 32-bit
+// registers, where replication breaks the tie.
+TEST(RegisterLayoutTest, Cost) {
+  RegisterLayout wgmma = RegisterLayout::tiled(wgmmaLayout());
+  RegisterLayout row = RegisterLayout::tiled(wgmmaRowLayout());
+  RegisterLayout col = RegisterLayout::tiled(wgmmaColLayout());
+  EXPECT_EQ(wgmmaLayout().replication(), 1);
+  EXPECT_EQ(wgmmaRowLayout().replication(), 4);
+  EXPECT_EQ(wgmmaColLayout().replication(), 32);
+
+  Shape matrix = {128, 64};
+  EXPECT_EQ(wgmma.cost(matrix, 32), (RegisterCost{64, 1}));
+  EXPECT_EQ(RegisterLayout::strided(4).cost(matrix, 32), (RegisterCost{64, 1}));
+  EXPECT_EQ(row.cost(matrix, 32), (RegisterCost{256, 4}));
+  EXPECT_EQ(col.cost(matrix, 32), (RegisterCost{2048, 32}));
+  EXPECT_EQ(RegisterLayout::splat().cost(matrix, 32), (RegisterCost{1, 128}));
+  EXPECT_EQ(RegisterLayout::strided(8).cost(matrix, 16), (RegisterCost{32, 1}));
+  EXPECT_EQ(col.elementsPerThread({64}), 16);
+  EXPECT_EQ(wgmma.cost({128}, 32), std::nullopt);
+  EXPECT_EQ(RegisterLayout::strided(4).cost({128}, 32), std::nullopt);
+
+  // 128 bytes: one element of a strided vector and four of a WGMMA_ROW one
+  // both fit one register; the unreplicated layout is cheaper.
+  std::optional<RegisterCost> strided =
+      RegisterLayout::strided(1).cost({128}, 8);
+  std::optional<RegisterCost> replicated = row.cost({128}, 8);
+  ASSERT_TRUE(strided && replicated);
+  EXPECT_EQ(strided->registersPerThread, replicated->registersPerThread);
+  EXPECT_TRUE(*strided < *replicated);
+  EXPECT_TRUE(*wgmma.cost(matrix, 32) < *row.cost(matrix, 32));
+  EXPECT_TRUE(*row.cost(matrix, 32) < *col.cost(matrix, 32));
+}
+
 // Every element of a strided vector is held by exactly one (thread,
 // register, lane), in 128 * vec-element rows.
 TEST(StridedLayoutTest, ElementOwnership) {
@@ -309,19 +343,17 @@ TEST(TiledLayoutPropertyTest, RandomLayouts) {
         count *= dim;
       return count;
     };
-    auto replication = [](const TiledLayout &l) {
-      int64_t times = 1;
-      for (const PD &dim : llvm::concat<const PD>(l.warpDims(), l.laneDims()))
-        if (dim.isReplicated())
-          times *= dim.times;
-      return times;
-    };
     int64_t elements = 1;
     for (int64_t dim : shape)
       elements *= dim;
     EXPECT_EQ(elementsPerThread(*layout), elementsPerThread(canonical));
     EXPECT_EQ(elementsPerThread(*layout) * kThreadsPerWarpgroup,
-              elements * replication(*layout))
+              elements * layout->replication())
+        << layout->str();
+    // The cost model counts the same elements without building the
+    // register array.
+    EXPECT_EQ(RegisterLayout::tiled(*layout).elementsPerThread(shape),
+              elementsPerThread(*layout))
         << layout->str();
   }
   EXPECT_GE(valid, 100) << "the generator found too few valid layouts";
