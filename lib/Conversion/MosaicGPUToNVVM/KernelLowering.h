@@ -126,6 +126,8 @@ private:
   mlir::LogicalResult lowerLayoutCast(mosaic_gpu::LayoutCastOp op);
   mlir::LogicalResult lowerOptimizationBarrier(mlir::Operation *op);
   mlir::LogicalResult lowerIota(mosaic_gpu::BroadcastedIotaOp op);
+  /// ub.poison, llvm.mlir.undef and llvm.mlir.poison vectors.
+  mlir::LogicalResult lowerUndefined(mlir::Operation *op);
 
   // Control flow: the op is kept and retyped in place.
   mlir::LogicalResult lowerFor(mlir::scf::ForOp op);

@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 
 namespace mosaic {
@@ -580,6 +581,28 @@ LogicalResult KernelLowering::lowerOptimizationBarrier(Operation *op) {
   return success();
 }
 
+LogicalResult KernelLowering::lowerUndefined(Operation *op) {
+  // Inference gives an undefined vector Splat (any layout converts from
+  // it); its registers are undefined too, as one LLVM value, so nothing is
+  // materialized for them.
+  FailureOr<RegisterLayout> layout = annotatedLayout(op, "out_layouts", 0);
+  if (failed(layout))
+    return failure();
+  auto type = cast<VectorType>(op->getResult(0).getType());
+  FailureOr<VectorType> registers = registerType(type, *layout);
+  if (failed(registers) || !LLVM::isCompatibleType(*registers))
+    return op->emitOpError() << "cannot hold an undefined " << type
+                             << " in registers laid out as " << layout->str();
+  OpBuilder builder(op);
+  Value undefined =
+      isa<LLVM::UndefOp>(op)
+          ? LLVM::UndefOp::create(builder, op->getLoc(), *registers)
+                .getResult()
+          : LLVM::PoisonOp::create(builder, op->getLoc(), *registers)
+                .getResult();
+  return define(op->getResult(0), undefined, *layout);
+}
+
 LogicalResult KernelLowering::lowerIota(mosaic_gpu::BroadcastedIotaOp op) {
   FailureOr<RegisterLayout> layout = annotatedLayout(op, "out_layouts", 0);
   if (failed(layout))
@@ -880,6 +903,9 @@ LogicalResult KernelLowering::run(Operation *root) {
       result = lowerOptimizationBarrier(op);
     } else if (auto iota = dyn_cast<mosaic_gpu::BroadcastedIotaOp>(op)) {
       result = lowerIota(iota);
+    } else if (touchesVectors &&
+               isa<ub::PoisonOp, LLVM::UndefOp, LLVM::PoisonOp>(op)) {
+      result = lowerUndefined(op);
     } else if (auto load = dyn_cast<mosaic_gpu::VectorLoadOp>(op)) {
       result = lowerVectorLoad(load);
     } else if (auto store = dyn_cast<mosaic_gpu::VectorStoreOp>(op)) {

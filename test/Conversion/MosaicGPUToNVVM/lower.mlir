@@ -90,3 +90,34 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// Undefined vectors (ub.poison, llvm.mlir.undef, llvm.mlir.poison) are
+// Splat: one undefined register, spread where a user needs more, as a
+// loop's initial value too. Nothing is materialized for them.
+// CHECK-LABEL: func @undefined
+// CHECK: %[[UNDEF:.*]] = llvm.mlir.undef : vector<1xf32>
+// CHECK: %[[POISON:.*]] = llvm.mlir.poison : vector<1xf32>
+// CHECK: %[[U:.*]] = vector.extract %[[UNDEF]][0] : f32 from vector<1xf32>
+// CHECK: %[[INIT:.*]] = vector.broadcast %[[U]] : f32 to vector<2xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]]) -> (vector<2xf32>)
+// CHECK: %[[P:.*]] = vector.extract %[[POISON]][0] : f32 from vector<1xf32>
+// CHECK: %[[SPREAD:.*]] = vector.broadcast %[[P]] : f32 to vector<2xf32>
+// CHECK: arith.mulf %{{.*}}, %[[SPREAD]] : vector<2xf32>
+// CHECK-NOT: ub.poison
+func.func @undefined(%ref: memref<256xf32>, %out: memref<256xf32>) {
+  %u = llvm.mlir.undef : vector<256xf32>
+  %p = ub.poison : vector<256xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %acc = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %u) -> (vector<256xf32>) {
+    %v = mosaic_gpu.vector_load %ref : memref<256xf32> -> vector<256xf32>
+    %n = arith.addf %a, %v : vector<256xf32>
+    scf.yield %n : vector<256xf32>
+  }
+  %m = arith.mulf %acc, %p : vector<256xf32>
+  mosaic_gpu.vector_store %m, %out : vector<256xf32>, memref<256xf32>
+  return
+}
