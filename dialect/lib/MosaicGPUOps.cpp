@@ -7,10 +7,13 @@
 
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+
+#include <numeric>
 
 using namespace mlir;
 using namespace mosaic_gpu;
@@ -211,12 +214,141 @@ LogicalResult WaitOp::verify() { return verifyBarrierRef(*this, getBarrier()); }
 // TMA
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// Where a shared-memory buffer starts in the kernel's dynamic shared
+/// memory, as far as the ops that made it show: `bytes` past the start of
+/// the `slice_smem` it views, plus a multiple of `step` bytes when a
+/// subview has dynamic offsets (0 when the offset is static).
+struct SharedOrigin {
+  SliceSMEMOp slice;
+  int64_t bytes = 0;
+  int64_t step = 0;
+  /// The swizzle of a `with_transforms` on the way, in bytes (16: none).
+  int64_t swizzle = static_cast<int64_t>(SwizzlingMode::kNoSwizzle);
+};
+
+} // namespace
+
+/// Follows `ref` back through the views that keep (cast, reshape,
+/// transpose, with_transforms) or move (subview) its start to the
+/// `slice_smem` it comes from; nothing when another op or a block argument
+/// is on the way, or a subview's source has dynamic strides.
+static std::optional<SharedOrigin> sharedOrigin(Value ref) {
+  SharedOrigin origin;
+  while (true) {
+    Operation *producer = ref.getDefiningOp();
+    if (!producer)
+      return std::nullopt;
+    if (auto slice = dyn_cast<SliceSMEMOp>(producer)) {
+      origin.slice = slice;
+      origin.bytes += slice.getOffsetAttr().getInt();
+      return origin;
+    }
+    if (auto with = dyn_cast<WithTransformsOp>(producer)) {
+      for (Attribute transform : with.getTransforms())
+        if (auto swizzle = dyn_cast<SwizzleTransformAttr>(transform))
+          origin.swizzle = static_cast<int64_t>(swizzle.getSwizzle());
+      ref = with.getRef();
+      continue;
+    }
+    if (isa<memref::CastOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+            memref::TransposeOp>(producer)) {
+      ref = producer->getOperand(0);
+      continue;
+    }
+    auto subview = dyn_cast<memref::SubViewOp>(producer);
+    if (!subview)
+      return std::nullopt;
+    MemRefType source = subview.getSourceType();
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (!source.getElementType().isIntOrFloat() ||
+        source.getElementTypeBitWidth() % 8 != 0 ||
+        failed(source.getStridesAndOffset(strides, offset)) ||
+        llvm::any_of(strides, ShapedType::isDynamic))
+      return std::nullopt;
+    int64_t elementBytes = source.getElementTypeBitWidth() / 8;
+    for (auto [dim, start] : llvm::enumerate(subview.getStaticOffsets())) {
+      int64_t stepBytes = strides[dim] * elementBytes;
+      if (ShapedType::isDynamic(start))
+        origin.step = std::gcd(origin.step, stepBytes);
+      else
+        origin.bytes += start * stepBytes;
+    }
+    ref = subview.getSource();
+  }
+}
+
+/// The swizzle `op`'s `in_transforms` records for its one shared-memory
+/// buffer, in bytes, if it records one.
+static std::optional<int64_t> recordedSwizzle(Operation *op) {
+  auto entries = op->getAttrOfType<ArrayAttr>("in_transforms");
+  if (!entries || entries.size() != 1)
+    return std::nullopt;
+  auto transforms = dyn_cast<ArrayAttr>(entries[0]);
+  if (!transforms)
+    return std::nullopt;
+  int64_t swizzle = static_cast<int64_t>(SwizzlingMode::kNoSwizzle);
+  for (Attribute transform : transforms)
+    if (auto attr = dyn_cast<SwizzleTransformAttr>(transform))
+      swizzle = static_cast<int64_t>(attr.getSwizzle());
+  return swizzle;
+}
+
+/// TMA moves shared memory at 128-byte aligned addresses, and with a
+/// swizzle from the start of the swizzle's repeat. Where the buffer comes
+/// from a `slice_smem` through views, its offset (or, for dynamic subview
+/// offsets, each step of it) must be a multiple of that; the dynamic shared
+/// memory itself starts 1024-byte aligned.
+static LogicalResult verifyTmaAlignment(Operation *op, StringRef name,
+                                        Value ref) {
+  std::optional<SharedOrigin> origin = sharedOrigin(ref);
+  if (!origin)
+    return success();
+  int64_t swizzle = recordedSwizzle(op).value_or(origin->swizzle);
+  int64_t alignment =
+      std::max(kTmaSharedAlignment, swizzleRepeatBytes(swizzle));
+  auto reason = [&](InFlightDiagnostic &diag) -> InFlightDiagnostic & {
+    diag << "; TMA needs shared-memory operands " << alignment
+         << "-byte aligned";
+    if (alignment > kTmaSharedAlignment)
+      diag << " with a " << swizzle << "-byte swizzle (its pattern repeats "
+           << "every " << alignment << " bytes)";
+    return diag;
+  };
+  auto noteSlice = [&](InFlightDiagnostic &diag) {
+    diag.attachNote(origin->slice.getLoc())
+        << "`" << name << "` is carved here, at offset "
+        << origin->slice.getOffsetAttr().getInt();
+    return failure();
+  };
+  if (origin->bytes % alignment != 0) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "`" << name << "` starts at byte "
+                              << origin->bytes << " of shared memory";
+    reason(diag);
+    return noteSlice(diag);
+  }
+  if (origin->step % alignment != 0) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "`" << name << "` starts at byte "
+                              << origin->bytes << " of shared memory plus a "
+                              << "dynamic multiple of " << origin->step
+                              << " bytes (a subview's dynamic offset)";
+    reason(diag) << ", so the step must be a multiple of " << alignment;
+    return noteSlice(diag);
+  }
+  return success();
+}
+
 LogicalResult AsyncLoadOp::verify() {
   if (failed(verifyBarrierRef(*this, getBarrier())))
     return failure();
   if (failed(verifyTransfer(*this, "source", getSource().getType(),
                             "destination", getDestination().getType(),
-                            getSliceLengths(), getIndices().size())))
+                            getSliceLengths(), getIndices().size())) ||
+      failed(verifyTmaAlignment(*this, "destination", getDestination())))
     return failure();
   return verifyClusterDims(*this, getCollective());
 }
@@ -230,10 +362,109 @@ LogicalResult AsyncPrefetchOp::verify() {
   return verifyClusterDims(*this, getCollective());
 }
 
+namespace {
+
+/// The element types one TMA reduction is defined on.
+struct ReductionTypes {
+  bool f16 = false, bf16 = false, f32 = false, i32 = false, i64 = false;
+
+  bool contains(Type type) const {
+    return (f16 && type.isF16()) || (bf16 && type.isBF16()) ||
+           (f32 && type.isF32()) || (i32 && type.isSignlessInteger(32)) ||
+           (i64 && type.isSignlessInteger(64));
+  }
+
+  /// "f16, bf16 or f32".
+  std::string str() const {
+    SmallVector<StringRef> names;
+    for (auto [included, name] :
+         {std::pair{f16, "f16"}, std::pair{bf16, "bf16"}, std::pair{f32, "f32"},
+          std::pair{i32, "i32"}, std::pair{i64, "i64"}})
+      if (included)
+        names.push_back(name);
+    std::string result;
+    for (auto [i, name] : llvm::enumerate(names))
+      result += (i == 0                  ? ""
+                 : i + 1 == names.size() ? " or "
+                                         : ", ") +
+                name.str();
+    return result;
+  }
+};
+
+} // namespace
+
+/// The element types `cp.reduce.async.bulk.tensor` defines `reduction` on
+/// (PTX ISA, the table of `.redOp` and element types): add on .f16, .bf16,
+/// .f32, .u32, .s32 and .u64; min and max on .f16, .bf16, .u32, .s32, .u64
+/// and .s64; inc and dec on .u32; and, or and xor on .b32 and .b64.
+/// Integers are signless here, so integer min and max name the signedness
+/// (smin, umin, ...) and the others are the same on both; 64-bit add is
+/// .u64's, which has the same bits as a signed add.
+static ReductionTypes reductionTypes(TMAReduction reduction) {
+  ReductionTypes types;
+  switch (reduction) {
+  case TMAReduction::Add:
+    types.f16 = types.bf16 = types.f32 = types.i32 = types.i64 = true;
+    break;
+  case TMAReduction::Min:
+  case TMAReduction::Max:
+    types.f16 = types.bf16 = true;
+    break;
+  case TMAReduction::Smin:
+  case TMAReduction::Smax:
+  case TMAReduction::Umin:
+  case TMAReduction::Umax:
+  case TMAReduction::And:
+  case TMAReduction::Or:
+  case TMAReduction::Xor:
+    types.i32 = types.i64 = true;
+    break;
+  case TMAReduction::Inc:
+  case TMAReduction::Dec:
+    types.i32 = true;
+    break;
+  }
+  return types;
+}
+
+static LogicalResult verifyReduction(AsyncStoreOp op) {
+  std::optional<TMAReduction> reduction = op.getReductionOp();
+  if (!reduction)
+    return success();
+  Type element = op.getSource().getType().getElementType();
+  ReductionTypes types = reductionTypes(*reduction);
+  if (types.contains(element))
+    return success();
+  StringRef name = stringifyTMAReduction(*reduction);
+  InFlightDiagnostic diag = op.emitOpError()
+                            << "`reduction_op` " << name
+                            << " is not defined on " << element << "; TMA's "
+                            << name << " takes " << types.str();
+  bool integer = element.isSignlessInteger(32) || element.isSignlessInteger(64);
+  bool isMinMax =
+      *reduction == TMAReduction::Min || *reduction == TMAReduction::Max;
+  bool namesSignedness =
+      *reduction == TMAReduction::Smin || *reduction == TMAReduction::Smax ||
+      *reduction == TMAReduction::Umin || *reduction == TMAReduction::Umax;
+  if (isMinMax && integer)
+    diag << " (integer min and max say how they compare: smin/smax for "
+            "signed, umin/umax for unsigned)";
+  else if (namesSignedness && (element.isF16() || element.isBF16()))
+    diag << " (floating-point min and max are `min` and `max`)";
+  else if (isa<IntegerType>(element) && !element.isSignlessInteger())
+    diag << " (integers are signless; the reduction says whether min and "
+            "max compare them as signed or unsigned)";
+  return diag;
+}
+
 LogicalResult AsyncStoreOp::verify() {
-  return verifyTransfer(*this, "destination", getDestination().getType(),
-                        "source", getSource().getType(), getSliceLengths(),
-                        getIndices().size());
+  if (failed(verifyTransfer(*this, "destination", getDestination().getType(),
+                            "source", getSource().getType(), getSliceLengths(),
+                            getIndices().size())) ||
+      failed(verifyTmaAlignment(*this, "source", getSource())))
+    return failure();
+  return verifyReduction(*this);
 }
 
 //===----------------------------------------------------------------------===//

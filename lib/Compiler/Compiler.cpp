@@ -198,7 +198,7 @@ void describeTensorMaps(ModuleOp module, StringRef kernel,
         llvm::json::Object{{"index", integer(map, "parameter")},
                            {"kind", "tensor_map"},
                            {"tensor_map", integer(map, "index")}});
-    tensorMaps.push_back(llvm::json::Object{
+    llvm::json::Object entry{
         {"index", integer(map, "index")},
         {"parameter", integer(map, "parameter")},
         {"buffer", integer(map, "buffer")},
@@ -211,7 +211,12 @@ void describeTensorMaps(ModuleOp module, StringRef kernel,
         {"swizzle", integer(map, "swizzle")},
         {"interleave", "none"},
         {"l2_promotion", "none"},
-        {"oob_fill", "none"}});
+        {"oob_fill", "none"}};
+    // A reduction's map names the TMA data type it reduces as (signed or
+    // unsigned integers); a copy's leaves it to the element type's default.
+    if (auto dataType = map.getAs<StringAttr>("data_type"))
+      entry["data_type"] = dataType.str();
+    tensorMaps.push_back(std::move(entry));
   }
 }
 

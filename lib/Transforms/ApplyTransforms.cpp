@@ -99,6 +99,18 @@ LogicalResult TransformApplier::retypeDefinition(mosaic_gpu::SliceSMEMOp op) {
   if (failed(transforms))
     return op.emitOpError() << "has a malformed `out_transforms` attribute: "
                                "expected one list of transforms per buffer";
+  // TMA and wgmma compute the swizzle from the address, and it repeats every
+  // 8 rows of its width: a swizzled buffer starts on such a boundary.
+  int64_t repeat = mosaic_gpu::swizzleRepeatBytes(transforms->swizzle);
+  int64_t offset = op.getOffsetAttr().getInt();
+  if (offset % repeat != 0)
+    return op.emitOpError()
+           << "carves a buffer with a " << transforms->swizzle
+           << "-byte swizzle at offset " << offset
+           << "; it must start at a multiple of " << repeat
+           << " bytes (the swizzle repeats every 8 rows of "
+           << transforms->swizzle
+           << " bytes, and TMA and wgmma compute it from the address)";
   if (!transforms->tile)
     return success();
   auto type = cast<MemRefType>(result.getType());

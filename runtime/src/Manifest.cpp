@@ -40,6 +40,42 @@ const BufferParameter *Manifest::bufferAt(unsigned index) const {
 
 namespace {
 
+constexpr std::pair<TensorMapDataType, const char *> kDataTypeSpellings[] = {
+    {TensorMapDataType::UInt8, "uint8"},
+    {TensorMapDataType::UInt16, "uint16"},
+    {TensorMapDataType::UInt32, "uint32"},
+    {TensorMapDataType::Int32, "int32"},
+    {TensorMapDataType::UInt64, "uint64"},
+    {TensorMapDataType::Int64, "int64"},
+    {TensorMapDataType::Float16, "float16"},
+    {TensorMapDataType::Float32, "float32"},
+    {TensorMapDataType::Float64, "float64"},
+    {TensorMapDataType::BFloat16, "bfloat16"},
+};
+
+} // namespace
+
+std::optional<TensorMapDataType> parseTensorMapDataType(std::string_view name) {
+  for (const auto &[type, spelled] : kDataTypeSpellings)
+    if (name == spelled)
+      return type;
+  return std::nullopt;
+}
+
+const char *spelling(TensorMapDataType type) {
+  for (const auto &[candidate, spelled] : kDataTypeSpellings)
+    if (candidate == type)
+      return spelled;
+  return "?";
+}
+
+const char *tensorMapDataTypeSpellings() {
+  return "uint8, uint16, uint32, int32, uint64, int64, float16, float32, "
+         "float64, bfloat16";
+}
+
+namespace {
+
 constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
 constexpr int64_t kMaxUint32 = std::numeric_limits<uint32_t>::max();
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
@@ -277,6 +313,14 @@ Expected<TensorMapEntry> readTensorMap(const ObjectReader &reader,
       "l2_promotion", {{"none", 0}, {"64B", 64}, {"128B", 128}, {"256B", 256}});
   Expected<unsigned> oobFill =
       reader.choice("oob_fill", {{"none", 0}, {"nan", 1}});
+  if (reader.has("data_type")) {
+    Expected<std::string> name = reader.string("data_type");
+    MOSAIC_RETURN_IF_ERROR(name);
+    map.dataType = parseTensorMapDataType(*name);
+    if (!map.dataType)
+      return Error{"`" + reader.pathOf("data_type") + "` is \"" + *name +
+                   "\", expected one of " + tensorMapDataTypeSpellings()};
+  }
   for (const Status &status :
        {parameter.status(), buffer.status(), type.status(), rank.status(),
         globalDims.status(), globalStrides.status(), boxDims.status(),

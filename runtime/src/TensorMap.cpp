@@ -40,6 +40,66 @@ CUtensorMapDataType dataType(ElementType type) {
   return CU_TENSOR_MAP_DATA_TYPE_UINT8;
 }
 
+CUtensorMapDataType dataType(TensorMapDataType type) {
+  switch (type) {
+  case TensorMapDataType::UInt8:
+    return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  case TensorMapDataType::UInt16:
+    return CU_TENSOR_MAP_DATA_TYPE_UINT16;
+  case TensorMapDataType::UInt32:
+    return CU_TENSOR_MAP_DATA_TYPE_UINT32;
+  case TensorMapDataType::Int32:
+    return CU_TENSOR_MAP_DATA_TYPE_INT32;
+  case TensorMapDataType::UInt64:
+    return CU_TENSOR_MAP_DATA_TYPE_UINT64;
+  case TensorMapDataType::Int64:
+    return CU_TENSOR_MAP_DATA_TYPE_INT64;
+  case TensorMapDataType::Float16:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case TensorMapDataType::Float32:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  case TensorMapDataType::Float64:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+  case TensorMapDataType::BFloat16:
+    return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  }
+  return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+/// The data types that read an element type's bytes as that type: its
+/// default, and for 32- and 64-bit integers the other signedness.
+bool holds(TensorMapDataType type, ElementType element) {
+  switch (element) {
+  case ElementType::I32:
+    return type == TensorMapDataType::Int32 ||
+           type == TensorMapDataType::UInt32;
+  case ElementType::I64:
+    return type == TensorMapDataType::Int64 ||
+           type == TensorMapDataType::UInt64;
+  default:
+    return dataType(type) == dataType(element);
+  }
+}
+
+/// What `element` may travel as, for messages: "int32 or uint32".
+std::string dataTypesHolding(ElementType element) {
+  std::string result;
+  for (TensorMapDataType type :
+       {TensorMapDataType::UInt8, TensorMapDataType::UInt16,
+        TensorMapDataType::UInt32, TensorMapDataType::Int32,
+        TensorMapDataType::UInt64, TensorMapDataType::Int64,
+        TensorMapDataType::Float16, TensorMapDataType::Float32,
+        TensorMapDataType::Float64, TensorMapDataType::BFloat16})
+    if (holds(type, element))
+      result += (result.empty() ? "" : " or ") + std::string(spelling(type));
+  return result;
+}
+
+/// The data type cuTensorMapEncodeTiled gets for `map`.
+CUtensorMapDataType encodedDataType(const TensorMapEntry &map) {
+  return map.dataType ? dataType(*map.dataType) : dataType(map.elementType);
+}
+
 bool isFloatDataType(CUtensorMapDataType type) {
   return type == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 ||
          type == CU_TENSOR_MAP_DATA_TYPE_FLOAT32 ||
@@ -164,7 +224,12 @@ Status checkTensorMap(const TensorMapEntry &map,
                 (map.swizzleBytes ? std::to_string(map.swizzleBytes) + "-byte"
                                   : std::string("none")));
   }
-  if (map.oobFillNan && !isFloatDataType(dataType(map.elementType)))
+  if (map.dataType && !holds(*map.dataType, map.elementType))
+    return fail(std::string("data type ") + spelling(*map.dataType) +
+                " does not hold " + spelling(map.elementType) +
+                " elements; they travel as " +
+                dataTypesHolding(map.elementType));
+  if (map.oobFillNan && !isFloatDataType(encodedDataType(map)))
     return fail(std::string("NaN out-of-bounds fill needs a floating-point ") +
                 "TMA data type; " + spelling(map.elementType) +
                 " is copied as integers");
@@ -196,7 +261,7 @@ Expected<TensorMapEncodeArgs> tensorMapEncodeArgs(const TensorMapEntry &map,
   }
 
   TensorMapEncodeArgs args;
-  args.dataType = dataType(map.elementType);
+  args.dataType = encodedDataType(map);
   args.rank = map.rank;
   args.globalAddress = reinterpret_cast<void *>(address);
   for (unsigned d = 0; d < map.rank; ++d) {

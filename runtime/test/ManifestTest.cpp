@@ -87,6 +87,38 @@ TEST(Manifest, ReadsEveryOptionSpelling) {
   EXPECT_TRUE(manifest->tensorMaps[0].oobFillNan);
 }
 
+// `data_type` is optional: a reduction's map names how TMA reads the
+// elements (a signed or unsigned min); without it the element type decides.
+TEST(Manifest, ReadsTheDataType) {
+  Expected<Manifest> manifest = parseManifest(kRoundTripManifest, "");
+  ASSERT_TRUE(manifest.ok()) << manifest.message();
+  EXPECT_FALSE(manifest->tensorMaps[0].dataType.has_value());
+  std::string json = replaceOnce(
+      kRoundTripManifest, "\"element_type\": \"bf16\", \"rank\"",
+      "\"element_type\": \"bf16\", \"data_type\": \"bfloat16\", \"rank\"");
+  manifest = parseManifest(json, "");
+  ASSERT_TRUE(manifest.ok()) << manifest.message();
+  EXPECT_EQ(manifest->tensorMaps[0].dataType, TensorMapDataType::BFloat16);
+  EXPECT_FALSE(manifest->tensorMaps[1].dataType.has_value());
+  for (const char *name :
+       {"uint8", "uint16", "uint32", "int32", "uint64", "int64", "float16",
+        "float32", "float64", "bfloat16"}) {
+    std::optional<TensorMapDataType> type = parseTensorMapDataType(name);
+    ASSERT_TRUE(type.has_value()) << name;
+    EXPECT_EQ(std::string(spelling(*type)), name);
+  }
+
+  EXPECT_EQ(
+      manifestError(replaceOnce(json, "\"bfloat16\"", "\"u32\"")),
+      "`tensor_maps[0].data_type` is \"u32\", expected one of uint8, uint16, "
+      "uint32, int32, uint64, int64, float16, float32, float64, bfloat16");
+  EXPECT_EQ(manifestError(replaceOnce(json, "\"bfloat16\"", "7")),
+            "`tensor_maps[0].data_type` must be a string, got 7");
+  EXPECT_EQ(manifestError(replaceOnce(json, "\"bfloat16\"", "\"int32\"")),
+            "tensor map 0 for parameter 0: data type int32 does not hold "
+            "bf16 elements; they travel as bfloat16");
+}
+
 TEST(Manifest, ResolvesThePtxLikeTheCubin) {
   std::string json = replaceOnce(kElementwiseManifest, "\"elementwise.ptx\"",
                                  "\"/kernels/elementwise.ptx\"");

@@ -134,6 +134,78 @@ TEST(TensorMap, DataTypes) {
   }
 }
 
+// A reduction's map names how TMA reads the elements, which decides how
+// min and max compare them: i32 as int32 (smin, smax) or uint32 (umin,
+// umax, inc, dec, ...), i64 as int64 or uint64; other types only as their
+// default.
+TEST(TensorMap, NamedDataTypes) {
+  struct Case {
+    ElementType type;
+    TensorMapDataType named;
+    CUtensorMapDataType expected;
+  };
+  for (Case c : {Case{ElementType::I32, TensorMapDataType::Int32,
+                      CU_TENSOR_MAP_DATA_TYPE_INT32},
+                 Case{ElementType::I32, TensorMapDataType::UInt32,
+                      CU_TENSOR_MAP_DATA_TYPE_UINT32},
+                 Case{ElementType::I64, TensorMapDataType::Int64,
+                      CU_TENSOR_MAP_DATA_TYPE_INT64},
+                 Case{ElementType::I64, TensorMapDataType::UInt64,
+                      CU_TENSOR_MAP_DATA_TYPE_UINT64},
+                 Case{ElementType::F32, TensorMapDataType::Float32,
+                      CU_TENSOR_MAP_DATA_TYPE_FLOAT32},
+                 Case{ElementType::F16, TensorMapDataType::Float16,
+                      CU_TENSOR_MAP_DATA_TYPE_FLOAT16},
+                 Case{ElementType::BF16, TensorMapDataType::BFloat16,
+                      CU_TENSOR_MAP_DATA_TYPE_BFLOAT16},
+                 Case{ElementType::I16, TensorMapDataType::UInt16,
+                      CU_TENSOR_MAP_DATA_TYPE_UINT16},
+                 Case{ElementType::I8, TensorMapDataType::UInt8,
+                      CU_TENSOR_MAP_DATA_TYPE_UINT8},
+                 Case{ElementType::F8E5M2, TensorMapDataType::UInt8,
+                      CU_TENSOR_MAP_DATA_TYPE_UINT8}}) {
+    uint32_t perRow = 16 / byteSize(c.type);
+    TensorMapEntry entry = map(c.type, {perRow, 4}, {16}, {perRow, 4});
+    entry.dataType = c.named;
+    Expected<TensorMapEncodeArgs> args =
+        tensorMapEncodeArgs(entry, buffer(c.type, {4, perRow}), kAddress);
+    ASSERT_TRUE(args.ok()) << spelling(c.type) << " as " << spelling(c.named)
+                           << ": " << args.message();
+    EXPECT_EQ(args->dataType, c.expected)
+        << spelling(c.type) << " as " << spelling(c.named);
+  }
+}
+
+TEST(TensorMap, NamedDataTypeHoldsTheElements) {
+  struct Case {
+    ElementType type;
+    TensorMapDataType named;
+    const char *expected;
+  };
+  for (Case c :
+       {Case{ElementType::I32, TensorMapDataType::Float32,
+             "data type float32 does not hold i32 elements; they travel as "
+             "uint32 or int32"},
+        Case{ElementType::I32, TensorMapDataType::UInt64,
+             "data type uint64 does not hold i32 elements; they travel as "
+             "uint32 or int32"},
+        Case{ElementType::I64, TensorMapDataType::Int32,
+             "data type int32 does not hold i64 elements; they travel as "
+             "uint64 or int64"},
+        Case{ElementType::F16, TensorMapDataType::BFloat16,
+             "data type bfloat16 does not hold f16 elements; they travel as "
+             "float16"},
+        Case{ElementType::I16, TensorMapDataType::Int32,
+             "data type int32 does not hold i16 elements; they travel as "
+             "uint16"}}) {
+    uint32_t perRow = 16 / byteSize(c.type);
+    TensorMapEntry entry = map(c.type, {perRow, 4}, {16}, {perRow, 4});
+    entry.dataType = c.named;
+    EXPECT_EQ(encodeError(entry, buffer(c.type, {4, perRow})),
+              std::string("tensor map 0 for parameter 0: ") + c.expected);
+  }
+}
+
 TEST(TensorMap, GlobalStrides) {
   TensorMapEntry entry = roundTripMap();
   entry.globalStrides[0] = 100;

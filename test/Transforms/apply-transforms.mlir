@@ -64,8 +64,8 @@ func.func @ring_stage(%acc: vector<128x128xf32>, %stage: index) -> vector<128x12
 func.func @untiled_and_if(%p: i1, %acc: vector<64x64xf32>, %out: memref<128xf32>) -> vector<64x64xf32> {
   // CHECK: mosaic_gpu.slice_smem 0 {out_transforms = {{\[}}[]]} : memref<128xf32, #gpu.address_space<workgroup>>
   %plain = mosaic_gpu.slice_smem 0 : memref<128xf32, #gpu.address_space<workgroup>>
-  %x = mosaic_gpu.slice_smem 512 : memref<64x64xbf16, #gpu.address_space<workgroup>>
-  %y = mosaic_gpu.slice_smem 8704 : memref<64x64xbf16, #gpu.address_space<workgroup>>
+  %x = mosaic_gpu.slice_smem 1024 : memref<64x64xbf16, #gpu.address_space<workgroup>>
+  %y = mosaic_gpu.slice_smem 9216 : memref<64x64xbf16, #gpu.address_space<workgroup>>
   // CHECK: scf.if %{{.*}} -> (memref<8x1x8x64xbf16, #gpu.address_space<workgroup>>)
   %buf = scf.if %p -> memref<64x64xbf16, #gpu.address_space<workgroup>> {
     scf.yield %x : memref<64x64xbf16, #gpu.address_space<workgroup>>

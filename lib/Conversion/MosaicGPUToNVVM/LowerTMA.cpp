@@ -8,6 +8,14 @@
 // (`byval`, `nvvm.grid_constant`, 64-byte aligned), and a description on the
 // kernel (`mosaic_gpu.tensor_maps`) from which the runtime encodes it.
 //
+// `cp.reduce.async.bulk.tensor` has no type suffix: it reduces elements of
+// the tensor map's data type. A reduction's map therefore names its
+// `data_type` (cuda.h's CUtensorMapDataType): signed integers for smin and
+// smax, unsigned for every other integer reduction (umin and umax compare
+// as unsigned, inc and dec are unsigned and 64-bit add is .u64 in the PTX
+// ISA), the float type for floats. Copies move bits, and their maps leave
+// the data type to the runtime's default for the element type.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Conversion/MosaicGPUToNVVM/KernelLowering.h"
@@ -47,6 +55,24 @@ static std::string elementName(Type type) {
   llvm::raw_string_ostream os(name);
   os << type;
   return name;
+}
+
+/// The TMA data type (CUtensorMapDataType, spelled as the manifest spells
+/// it) a reduction of `element`s with `reduction` needs; the verifier has
+/// checked that TMA defines the pair.
+static StringRef reductionDataType(mosaic_gpu::TMAReduction reduction,
+                                   Type element) {
+  if (element.isF16())
+    return "float16";
+  if (element.isBF16())
+    return "bfloat16";
+  if (element.isF32())
+    return "float32";
+  bool isSigned = reduction == mosaic_gpu::TMAReduction::Smin ||
+                  reduction == mosaic_gpu::TMAReduction::Smax;
+  if (element.getIntOrFloatBitWidth() == 64)
+    return isSigned ? "int64" : "uint64";
+  return isSigned ? "int32" : "uint32";
 }
 
 FailureOr<Value> KernelLowering::tensorMap(Operation *op, Value ref,
@@ -119,6 +145,11 @@ FailureOr<Value> KernelLowering::tensorMap(Operation *op, Value ref,
                      builder.getI64IntegerAttr(argument.getArgNumber()));
   description.append("element_type",
                      builder.getStringAttr(elementName(type.getElementType())));
+  if (auto store = dyn_cast<mosaic_gpu::AsyncStoreOp>(op))
+    if (std::optional<mosaic_gpu::TMAReduction> reduction =
+            store.getReductionOp())
+      description.append("data_type", builder.getStringAttr(reductionDataType(
+                                          *reduction, type.getElementType())));
   description.append("rank", builder.getI64IntegerAttr(rank));
   description.append("global_dims", builder.getDenseI64ArrayAttr(globalDims));
   description.append("global_strides",
@@ -344,15 +375,33 @@ LogicalResult KernelLowering::lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op) {
       tensorMap(op, op.getSource(), sliceLengths, *transforms);
   if (failed(map))
     return failure();
+  MemRefType destination = op.getDestination().getType();
+  int64_t destinationBytes =
+      destination.getNumElements() * destination.getElementTypeBitWidth() / 8;
+  // Each block's share lands at its own offset in the destination, which
+  // TMA needs aligned like the destination itself (the verifier checked
+  // the destination's start).
+  int64_t alignment =
+      std::max(mosaic_gpu::kTmaSharedAlignment,
+               mosaic_gpu::swizzleRepeatBytes(transforms->swizzle));
+  if (share->size > 1 && (destinationBytes / share->size) % alignment != 0) {
+    InFlightDiagnostic diag =
+        op.emitOpError() << "shares its box among " << share->size
+                         << " blocks, each loading "
+                         << destinationBytes / share->size
+                         << " bytes at its own offset in `destination`; TMA "
+                            "needs each part "
+                         << alignment << "-byte aligned";
+    if (alignment > mosaic_gpu::kTmaSharedAlignment)
+      diag << " with a " << transforms->swizzle << "-byte swizzle";
+    return diag;
+  }
   // The load names its destination in the cluster's shared window (address
   // space 7); this block's own shared memory is part of it.
   Value local = sharedAddress(builder, loc, op.getDestination());
   Value barrier = sharedAddress(builder, loc, op.getBarrier());
   SmallVector<Value> coords = coordinates(op.getIndices());
-  MemRefType destination = op.getDestination().getType();
-  applyShare(builder, loc, *share, sliceLengths, coords,
-             destination.getNumElements() *
-                 destination.getElementTypeBitWidth() / 8,
+  applyShare(builder, loc, *share, sliceLengths, coords, destinationBytes,
              &local);
   Value clusterAddress = LLVM::AddrSpaceCastOp::create(
       builder, loc, LLVM::LLVMPointerType::get(op.getContext(), 7), local);
@@ -422,16 +471,19 @@ void KernelLowering::warpgroupBarrier(Operation *op, OpBuilder &builder) {
                           /*reductionPredicate=*/Value());
 }
 
-static FailureOr<NVVM::TMAReduxKind>
-reductionKind(mosaic_gpu::AsyncStoreOp op) {
-  switch (*op.getReductionOp()) {
+/// The instruction's `.redOp`; the signedness of smin/umin and smax/umax
+/// is in the tensor map's data type.
+static NVVM::TMAReduxKind reductionKind(mosaic_gpu::TMAReduction reduction) {
+  switch (reduction) {
   case mosaic_gpu::TMAReduction::Add:
     return NVVM::TMAReduxKind::ADD;
   case mosaic_gpu::TMAReduction::Min:
   case mosaic_gpu::TMAReduction::Smin:
+  case mosaic_gpu::TMAReduction::Umin:
     return NVVM::TMAReduxKind::MIN;
   case mosaic_gpu::TMAReduction::Max:
   case mosaic_gpu::TMAReduction::Smax:
+  case mosaic_gpu::TMAReduction::Umax:
     return NVVM::TMAReduxKind::MAX;
   case mosaic_gpu::TMAReduction::Inc:
     return NVVM::TMAReduxKind::INC;
@@ -443,13 +495,8 @@ reductionKind(mosaic_gpu::AsyncStoreOp op) {
     return NVVM::TMAReduxKind::OR;
   case mosaic_gpu::TMAReduction::Xor:
     return NVVM::TMAReduxKind::XOR;
-  case mosaic_gpu::TMAReduction::Umin:
-  case mosaic_gpu::TMAReduction::Umax:
-    break;
   }
-  return op.emitOpError()
-         << "reduces with an unsigned min/max, which needs an unsigned "
-            "tensor map type; mosaic-gpu-lower encodes integers as signed";
+  llvm_unreachable("every TMAReduction case is handled");
 }
 
 LogicalResult KernelLowering::lowerAsyncStore(mosaic_gpu::AsyncStoreOp op) {
@@ -459,12 +506,8 @@ LogicalResult KernelLowering::lowerAsyncStore(mosaic_gpu::AsyncStoreOp op) {
   if (failed(transforms))
     return failure();
   std::optional<NVVM::TMAReduxKind> reduction;
-  if (op.getReductionOp()) {
-    FailureOr<NVVM::TMAReduxKind> kind = reductionKind(op);
-    if (failed(kind))
-      return failure();
-    reduction = *kind;
-  }
+  if (std::optional<mosaic_gpu::TMAReduction> kind = op.getReductionOp())
+    reduction = reductionKind(*kind);
   FailureOr<Value> map =
       tensorMap(op, op.getDestination(), op.getSliceLengths(), *transforms);
   if (failed(map))

@@ -193,21 +193,6 @@ gpu.module @kernels {
 
 // -----
 
-// Tensor maps encode integers as signed, so an unsigned min or max would
-// compare the wrong way.
-gpu.module @kernels {
-  gpu.func @unsigned_min_store(%out: memref<4096x64xi32>) kernel {
-    %c0 = arith.constant 0 : i32
-    %s = mosaic_gpu.slice_smem 0 : memref<128x64xi32, #gpu.address_space<workgroup>>
-    // expected-error @+1 {{reduces with an unsigned min/max, which needs an unsigned tensor map type; mosaic-gpu-lower encodes integers as signed}}
-    mosaic_gpu.async_store %s to %out[%c0, %c0] slice_lengths [128, 64] {reduction_op = #mosaic_gpu.tma_reduction<umin>}
-        : memref<128x64xi32, #gpu.address_space<workgroup>>, memref<4096x64xi32>
-    gpu.return
-  }
-}
-
-// -----
-
 // A 128-byte swizzle repeats every 8 rows of 128 bytes and is computed from
 // the address, so a swizzled buffer starts on a 1024-byte boundary.
 func.func @swizzled_slice_offset() {

@@ -229,3 +229,69 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// Reductions. `cp.reduce.async.bulk.tensor` has no type suffix: its .redOp
+// is min for smin and umin alike, and the tensor map's data type says how
+// the elements compare. A reduction's map names it (`data_type`): int32 or
+// int64 for smin and smax, uint32 or uint64 for umin, umax, inc, dec and
+// the bitwise ops and for 64-bit add (PTX has add .u64 only), the float
+// type for floats. A copy's map names none (TMA only moves its bits), so a
+// copy and reductions of one buffer with one box use different maps, and
+// bf16 max and add share one.
+// CHECK-LABEL: gpu.func @reductions
+// CHECK-SAME: mosaic_gpu.tensor_maps = [
+// CHECK-SAME: {box_dims = array<i64: 32, 128>, buffer = 0 : i64, data_type = "int32", {{.*}}element_type = "i32", {{.*}}index = 0 : i64
+// CHECK-SAME: {box_dims = array<i64: 32, 128>, buffer = 0 : i64, data_type = "uint32", {{.*}}element_type = "i32", {{.*}}index = 1 : i64
+// CHECK-SAME: {box_dims = array<i64: 32, 128>, buffer = 0 : i64, element_strides = array<i64: 1, 1>, element_type = "i32", {{.*}}index = 2 : i64
+// CHECK-SAME: {box_dims = array<i64: 32, 128>, buffer = 1 : i64, data_type = "uint32", {{.*}}element_type = "i32", {{.*}}index = 3 : i64
+// CHECK-SAME: {box_dims = array<i64: 32, 128>, buffer = 1 : i64, data_type = "int32", {{.*}}element_type = "i32", {{.*}}index = 4 : i64
+// CHECK-SAME: {box_dims = array<i64: 16, 128>, buffer = 2 : i64, data_type = "uint64", {{.*}}element_type = "i64", {{.*}}index = 5 : i64
+// CHECK-SAME: {box_dims = array<i64: 16, 128>, buffer = 2 : i64, data_type = "int64", {{.*}}element_type = "i64", {{.*}}index = 6 : i64
+// CHECK-SAME: {box_dims = array<i64: 64, 128>, buffer = 3 : i64, data_type = "bfloat16", {{.*}}element_type = "bf16", {{.*}}index = 7 : i64, parameter = 11 : i64, rank = 2 : i64, swizzle = 0 : i64}]}
+// CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[{{.*}}] {redKind = #nvvm.tma_redux_kind<min>}
+// CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[{{.*}}] {redKind = #nvvm.tma_redux_kind<min>}
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[{{.*}}] {redKind = #nvvm.tma_redux_kind<inc>}
+// CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[{{.*}}] {redKind = #nvvm.tma_redux_kind<max>}
+// CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[{{.*}}] {redKind = #nvvm.tma_redux_kind<add>}
+// CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[{{.*}}] {redKind = #nvvm.tma_redux_kind<max>}
+// CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[{{.*}}] {redKind = #nvvm.tma_redux_kind<max>}
+// CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[{{.*}}] {redKind = #nvvm.tma_redux_kind<add>}
+gpu.module @kernels {
+  gpu.func @reductions(%a: memref<256x32xi32>, %b: memref<256x32xi32>,
+                       %c: memref<256x16xi64>, %d: memref<256x64xbf16>) kernel {
+    %c0 = arith.constant 0 : i32
+    %s = mosaic_gpu.slice_smem 0 : memref<128x32xi32, #gpu.address_space<workgroup>>
+    %l = mosaic_gpu.slice_smem 16384 : memref<128x16xi64, #gpu.address_space<workgroup>>
+    %h = mosaic_gpu.slice_smem 32768 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+    mosaic_gpu.async_store %s to %a[%c0, %c0] slice_lengths [128, 32]
+        {reduction_op = #mosaic_gpu.tma_reduction<smin>}
+        : memref<128x32xi32, #gpu.address_space<workgroup>>, memref<256x32xi32>
+    mosaic_gpu.async_store %s to %a[%c0, %c0] slice_lengths [128, 32]
+        {reduction_op = #mosaic_gpu.tma_reduction<umin>}
+        : memref<128x32xi32, #gpu.address_space<workgroup>>, memref<256x32xi32>
+    mosaic_gpu.async_store %s to %a[%c0, %c0] slice_lengths [128, 32]
+        : memref<128x32xi32, #gpu.address_space<workgroup>>, memref<256x32xi32>
+    mosaic_gpu.async_store %s to %b[%c0, %c0] slice_lengths [128, 32]
+        {reduction_op = #mosaic_gpu.tma_reduction<inc>}
+        : memref<128x32xi32, #gpu.address_space<workgroup>>, memref<256x32xi32>
+    mosaic_gpu.async_store %s to %b[%c0, %c0] slice_lengths [128, 32]
+        {reduction_op = #mosaic_gpu.tma_reduction<smax>}
+        : memref<128x32xi32, #gpu.address_space<workgroup>>, memref<256x32xi32>
+    mosaic_gpu.async_store %l to %c[%c0, %c0] slice_lengths [128, 16]
+        {reduction_op = #mosaic_gpu.tma_reduction<add>}
+        : memref<128x16xi64, #gpu.address_space<workgroup>>, memref<256x16xi64>
+    mosaic_gpu.async_store %l to %c[%c0, %c0] slice_lengths [128, 16]
+        {reduction_op = #mosaic_gpu.tma_reduction<smax>}
+        : memref<128x16xi64, #gpu.address_space<workgroup>>, memref<256x16xi64>
+    mosaic_gpu.async_store %h to %d[%c0, %c0] slice_lengths [128, 64]
+        {reduction_op = #mosaic_gpu.tma_reduction<max>}
+        : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<256x64xbf16>
+    mosaic_gpu.async_store %h to %d[%c0, %c0] slice_lengths [128, 64]
+        {reduction_op = #mosaic_gpu.tma_reduction<add>}
+        : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<256x64xbf16>
+    gpu.return
+  }
+}

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,27 @@ struct BufferParameter {
   std::string describe() const;
 };
 
+/// The TMA data types a manifest may name (cuda.h's CUtensorMapDataType),
+/// spelled as the enumerators' suffixes in lower case: "uint32", "int32",
+/// "bfloat16", ...
+enum class TensorMapDataType {
+  UInt8,
+  UInt16,
+  UInt32,
+  Int32,
+  UInt64,
+  Int64,
+  Float16,
+  Float32,
+  Float64,
+  BFloat16
+};
+
+std::optional<TensorMapDataType> parseTensorMapDataType(std::string_view name);
+const char *spelling(TensorMapDataType type);
+/// Every spelling, comma-separated: for messages.
+const char *tensorMapDataTypeSpellings();
+
 /// One `tensor_maps` entry: cuTensorMapEncodeTiled's arguments, innermost
 /// dimension first, for the buffer parameter `buffer`.
 struct TensorMapEntry {
@@ -45,6 +67,10 @@ struct TensorMapEntry {
   unsigned parameter = 0; // The kernel parameter that receives it by value.
   unsigned buffer = 0;    // The buffer parameter holding the global address.
   ElementType elementType = ElementType::F32;
+  /// The optional `data_type`: how TMA reads the elements, which matters
+  /// only to reductions (a signed or unsigned min); without it the element
+  /// type's default (integers as INT32/INT64, UINT16, UINT8).
+  std::optional<TensorMapDataType> dataType;
   unsigned rank = 0;
   std::vector<uint64_t> globalDims;    // rank entries, elements.
   std::vector<uint64_t> globalStrides; // rank - 1 entries, bytes (dims 1..).

@@ -40,7 +40,9 @@ struct TensorMapEncodeArgs {
 };
 
 /// Checks the rules that do not depend on the address: rank 1 to 5 (3 to 5
-/// when interleaved), the element type is the buffer's, array lengths, every
+/// when interleaved), the element type is the buffer's, a named data type
+/// reads that element type (i32 as int32 or uint32, i64 as int64 or uint64,
+/// every other type as its default only), array lengths, every
 /// global dim in 1..2^32, every global stride a multiple of 16 (32 with
 /// 32-byte interleave) and below 2^40, box dims in 1..256, element strides in
 /// 1..8, the box's inner extent a multiple of 16 bytes (no interleave), the

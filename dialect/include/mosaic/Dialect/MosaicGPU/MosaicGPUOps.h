@@ -13,6 +13,19 @@ namespace mosaic_gpu {
 /// mbarrier arrival and transaction counts are 20-bit fields (PTX ISA,
 /// "Contents of the mbarrier object").
 inline constexpr int64_t kMaxBarrierCount = (1 << 20) - 1;
+
+/// TMA reads and writes shared memory at 128-byte aligned addresses (PTX
+/// ISA, cp.async.bulk.tensor).
+inline constexpr int64_t kTmaSharedAlignment = 128;
+
+/// The bytes after which a swizzle of `swizzleBytes` (32, 64 or 128; 16 is
+/// no swizzle) repeats: it permutes the 16-byte chunks of each row by the
+/// row's position among 8 (PTX ISA, "Tensor copy": swizzling modes). TMA and
+/// wgmma compute it from the address, so a swizzled buffer starts on such a
+/// boundary: 256, 512 or 1024 bytes. 1 without a swizzle.
+inline constexpr int64_t swizzleRepeatBytes(int64_t swizzleBytes) {
+  return swizzleBytes > 16 ? 8 * swizzleBytes : 1;
+}
 } // namespace mosaic_gpu
 
 #define GET_OP_CLASSES

@@ -135,6 +135,18 @@ def MosaicGPU_AsyncLoadOp : MosaicGPU_Op<"async_load", [AttrSizedOperandSegments
     dimensions the load is multicast over; `predicate`, when given, guards the
     copy.
 
+    `destination` must start 128-byte aligned in shared memory, and with a
+    swizzle on the swizzle's repeat (8 rows of the swizzle width: 256, 512
+    or 1024 bytes for the 32-, 64- and 128-byte swizzles), since TMA
+    computes the swizzle from the address. The verifier follows
+    `destination` back through `with_transforms`, `memref.subview`,
+    `memref.cast`, `memref.expand_shape`, `memref.collapse_shape` and
+    `memref.transpose` to its `slice_smem` and checks the offset when it is
+    static; a dynamic subview offset must step by whole multiples of the
+    alignment. The swizzle is the one `in_transforms` records, or a
+    `with_transforms` on the way. Buffers whose origin it cannot see (block
+    arguments) are not checked.
+
     ```mlir
     mosaic_gpu.async_load %a[%i, %c0] to %a_smem, %bar
         slice_lengths [128, 64] {collective = [#mosaic_gpu.dim<x>]}
@@ -190,8 +202,28 @@ def MosaicGPU_AsyncStoreOp : MosaicGPU_Op<"async_store", [AttrSizedOperandSegmen
     the slice of `destination` (global memory) that begins at `indices` and
     spans `slice_lengths`; a `-1` length writes a dim of one element that
     `source` does not have. With `commit_group` (the default) the store closes
-    a bulk async group. `reduction_op` combines the data with what is in global
-    memory instead of overwriting it.
+    a bulk async group. `source` is aligned as `async_load` requires of its
+    `destination`.
+
+    `reduction_op` combines the data with what is in global memory instead
+    of overwriting it (`cp.reduce.async.bulk.tensor`). The instruction takes
+    its element type from the tensor map, and the PTX ISA defines each
+    reduction on some types only:
+
+    | `reduction_op` | element types |
+    |---|---|
+    | `add` | f16, bf16, f32, i32, i64 |
+    | `min`, `max` | f16, bf16 |
+    | `smin`, `smax`, `umin`, `umax` | i32, i64 |
+    | `inc`, `dec` | i32 |
+    | `and`, `or`, `xor` | i32, i64 |
+
+    Integers are signless, and the reduction says how it reads them:
+    `smin`/`smax` as signed and `umin`/`umax` as unsigned, through a tensor
+    map of data type INT32/INT64 or UINT32/UINT64 (the instruction has no
+    type suffix). The other integer reductions read them as unsigned: `add`,
+    `and`, `or` and `xor` give the same bits either way, `inc` and `dec` are
+    defined on .u32 only, and 64-bit `add` on .u64 only.
 
     ```mlir
     mosaic_gpu.async_store %c_smem to %c[%i, %j] slice_lengths [128, 128]
@@ -377,6 +409,12 @@ def MosaicGPU_SliceSMEMOp : MosaicGPU_Op<"slice_smem", [Pure]> {
     The kernel's dynamic shared memory is one buffer; `slice_smem` carves a
     typed, statically shaped region out of it starting at `offset` bytes.
     Slices with the same `alias_id` may overlap and share layout decisions.
+
+    `offset` is a multiple of the element size. A slice that TMA reads or
+    writes must start 128-byte aligned (the TMA ops check it), and a
+    swizzled slice on the swizzle's repeat: 256, 512 or 1024 bytes for the
+    32-, 64- and 128-byte swizzles (`mosaic-gpu-apply-transforms` checks it
+    once layout inference has chosen the swizzle).
 
     ```mlir
     %a = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
