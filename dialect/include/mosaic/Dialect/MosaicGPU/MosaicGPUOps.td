@@ -394,6 +394,13 @@ def MosaicGPU_OptimizationBarrierOp : MosaicGPU_Op<"optimization_barrier",
     [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "Returns its operands; keeps the compiler from moving code across it";
   let description = [{
+    The results equal the operands, but the compiler cannot see through
+    them: the lowering passes every register vector and scalar operand
+    (integers, floats, indices) through one empty inline-asm statement with
+    side effects whose outputs are tied to its inputs. LLVM can then neither
+    fold constants through the barrier nor move computations across it.
+    Other operands (shared-memory references) pass unchanged.
+
     ```mlir
     %r:2 = mosaic_gpu.optimization_barrier(%x, %y) : vector<128xf32>, i32
     ```
