@@ -8,6 +8,9 @@ packages=(
   cmake ninja-build g++ python3 python3-dev python3-pytest python3-numpy
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   pybind11-dev libgtest-dev python3-pip
+  # clang and libFuzzer for the fuzz test (fuzz/, docs/Fuzzing.md); without
+  # them it is skipped.
+  clang-22 libclang-rt-22-dev
 )
 
 missing=()

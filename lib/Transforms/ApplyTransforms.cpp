@@ -398,10 +398,30 @@ LogicalResult TransformApplier::markConsumer(Operation *op) {
                              << " shared-memory buffer operands";
   SmallVector<Attribute> updated(entries.begin(), entries.end());
   unsigned index = 0;
-  for (Value operand : op->getOperands()) {
+  for (OpOperand &use : op->getOpOperands()) {
+    Value operand = use.get();
     if (!isSharedBuffer(operand))
       continue;
     auto it = tiles.find(operand);
+    if (it == tiles.end() && index < updated.size()) {
+      // A buffer the walk did not trace to its slice_smem (a function
+      // argument, say) keeps its type, which must already be tiled.
+      FailureOr<layout::SmemTransforms> transforms =
+          attrToTransforms(updated[index]);
+      auto type = cast<MemRefType>(operand.getType());
+      if (succeeded(transforms) && transforms->tile) {
+        ArrayRef<int64_t> shape = type.getShape();
+        ArrayRef<int64_t> tile = *transforms->tile;
+        if (shape.size() < 2 * tile.size() ||
+            shape.take_back(tile.size()) != tile)
+          return op->emitOpError()
+                 << "operand #" << use.getOperandNumber()
+                 << " must be tiled by " << formatShape(tile) << ", but it is "
+                 << type
+                 << ": mosaic-gpu-apply-transforms only retypes buffers it "
+                    "traces back to a mosaic_gpu.slice_smem";
+      }
+    }
     if (it != tiles.end() && index < updated.size()) {
       FailureOr<layout::SmemTransforms> transforms =
           attrToTransforms(updated[index]);

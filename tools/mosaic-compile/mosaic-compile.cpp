@@ -11,6 +11,7 @@
 
 #include "Compiler/Compiler.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
@@ -25,32 +26,41 @@ using namespace mlir;
 namespace cl = llvm::cl;
 using mosaic::EmitKind;
 
+// --help lists these, MLIR's options (diagnostics, threading, printing) and
+// the generic ones; libLLVM.so registers hundreds more for its backends
+// (AMDGPU, AArch64, ...), which main() hides.
+static cl::OptionCategory compileCategory("mosaic-compile options");
+static cl::OptionCategory mlirCategory("MLIR options");
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<kernel.mlir>"),
-                                      cl::Required);
+                                      cl::Required, cl::cat(compileCategory));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
-                                       cl::value_desc("file"));
+                                       cl::value_desc("file"),
+                                       cl::cat(compileCategory));
 static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to produce"), cl::init(EmitKind::Cubin),
+    cl::cat(compileCategory),
     cl::values(clEnumValN(EmitKind::Mlir, "mlir", "MLIR after the pipeline"),
                clEnumValN(EmitKind::Llvm, "llvm", "LLVM IR of the kernel"),
                clEnumValN(EmitKind::Ptx, "ptx", "PTX"),
                clEnumValN(EmitKind::Cubin, "cubin",
                           "CUBIN and its JSON manifest (default)")));
 static cl::opt<std::string> arch("arch", cl::desc("Target (only sm_90a)"),
-                                 cl::init("sm_90a"));
+                                 cl::init("sm_90a"), cl::cat(compileCategory));
 static cl::opt<std::string> ptxFeatures(
     "ptx-features",
     cl::desc("PTX ISA version feature, e.g. +ptx85 (default: the newest ISA "
              "both the installed ptxas and LLVM accept)"),
-    cl::init(""));
+    cl::init(""), cl::cat(compileCategory));
 static cl::opt<unsigned> optLevel("O", cl::desc("Optimization level (0-3)"),
-                                  cl::init(3), cl::Prefix);
+                                  cl::init(3), cl::Prefix,
+                                  cl::cat(compileCategory));
 static cl::opt<bool> lineInfo("lineinfo", cl::desc("Pass -lineinfo to ptxas"),
-                              cl::init(true));
+                              cl::init(true), cl::cat(compileCategory));
 static cl::opt<bool>
     timeStages("time-stages",
                cl::desc("Print the wall time of each compilation stage, in ms"),
-               cl::init(false));
+               cl::init(false), cl::cat(compileCategory));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "mosaic-compile: error: " << message << "\n";
@@ -84,6 +94,13 @@ static llvm::StringRef extensionOf(EmitKind kind) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // The MLIRContext and the printer of --emit=mlir read these.
+  registerMLIRContextCLOptions();
+  registerAsmPrinterCLOptions();
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (name.starts_with("mlir-"))
+      option->addCategory(mlirCategory);
+  cl::HideUnrelatedOptions({&compileCategory, &mlirCategory});
   cl::ParseCommandLineOptions(argc, argv,
                               "mosaic-compile: mosaic_gpu kernel to CUBIN\n");
   if (arch != "sm_90a")

@@ -990,6 +990,18 @@ namespace {
 struct MapMemorySpacesPass
     : mosaic::impl::MosaicGPUMapMemorySpacesBase<MapMemorySpacesPass> {
   void runOnOperation() override {
+    // convert-gpu-to-nvvm lowers the shared memory of code in a gpu.module;
+    // anywhere else gpu.dynamic_shared_memory stays, and its verifier
+    // rejects the numbered address space this pass would give it.
+    WalkResult unlowered =
+        getOperation()->walk([](gpu::DynamicSharedMemoryOp op) {
+          op.emitError("shared memory outside a gpu.module cannot be "
+                       "lowered: the kernel must be a gpu.func in a "
+                       "gpu.module");
+          return WalkResult::interrupt();
+        });
+    if (unlowered.wasInterrupted())
+      return signalPassFailure();
     // NVPTX address spaces (NVPTX usage guide).
     AttrTypeReplacer replacer;
     replacer.addReplacement(
