@@ -53,18 +53,19 @@ def main():
     source_root, seed_dir, dict_file = map(pathlib.Path, sys.argv[1:4])
     seed_dir.mkdir(parents=True, exist_ok=True)
     tokens = set(EXTRA)
-    seeds = 0
+    seeds = set()
     for case in cases(source_root):
         data = case.encode()
-        (seed_dir / hashlib.sha1(data).hexdigest()).write_bytes(data)
-        seeds += 1
+        name = hashlib.sha1(data).hexdigest()
+        (seed_dir / name).write_bytes(data)
+        seeds.add(name)
         for pattern in TOKENS:
             tokens.update(pattern.findall(case))
     with open(dict_file, "w") as out:
         for token in sorted(tokens):
             escaped = token.replace("\\", "\\\\").replace('"', '\\"')
             out.write(f'"{escaped}"\n')
-    print(f"{seeds} seeds in {seed_dir}, {len(tokens)} tokens in {dict_file}")
+    print(f"{len(seeds)} seeds in {seed_dir}, {len(tokens)} tokens in {dict_file}")
 
 
 if __name__ == "__main__":
