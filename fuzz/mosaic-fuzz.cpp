@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Compiler/Compiler.h"
-#include "Conversion/MosaicGPUToNVVM/Pipeline.h"
+#include "mosaic/Compiler/Compiler.h"
+#include "mosaic/Conversion/MosaicGPUToNVVM/Pipeline.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Compiler/Compiler.h"
-#include "LayoutInference/Passes.h"
+#include "mosaic/Compiler/Compiler.h"
+#include "mosaic/LayoutInference/Passes.h"
 #ifdef MOSAIC_PYTHON_RUNTIME
 #include "RuntimeBindings.h"
 #endif

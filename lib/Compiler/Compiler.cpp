@@ -1,11 +1,11 @@
 //===- Compiler.cpp - Compile a mosaic_gpu kernel to PTX or CUBIN ---------===//
 
-#include "Compiler/Compiler.h"
-#include "Conversion/MosaicGPUToNVVM/KernelLowering.h"
-#include "Conversion/MosaicGPUToNVVM/Passes.h"
-#include "Conversion/MosaicGPUToNVVM/Pipeline.h"
-#include "LayoutInference/Passes.h"
-#include "Transforms/Passes.h"
+#include "mosaic/Compiler/Compiler.h"
+#include "mosaic/Conversion/MosaicGPUToNVVM/KernelAttributes.h"
+#include "mosaic/Conversion/MosaicGPUToNVVM/Passes.h"
+#include "mosaic/Conversion/MosaicGPUToNVVM/Pipeline.h"
+#include "mosaic/LayoutInference/Passes.h"
+#include "mosaic/Transforms/Passes.h"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

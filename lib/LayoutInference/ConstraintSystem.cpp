@@ -19,7 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LayoutInference/ConstraintSystem.h"
+#include "ConstraintSystem.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"

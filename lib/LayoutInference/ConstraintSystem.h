@@ -11,7 +11,7 @@
 #ifndef MOSAIC_LAYOUTINFERENCE_CONSTRAINTSYSTEM_H
 #define MOSAIC_LAYOUTINFERENCE_CONSTRAINTSYSTEM_H
 
-#include "LayoutInference/SmemTransforms.h"
+#include "mosaic/Dialect/MosaicGPU/SmemTransforms.h"
 
 #include <functional>
 #include <variant>

@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LayoutInference/AttributeBridge.h"
-#include "LayoutInference/ConstraintSystem.h"
-#include "LayoutInference/Passes.h"
+#include "mosaic/Dialect/MosaicGPU/AttributeBridge.h"
+#include "ConstraintSystem.h"
+#include "mosaic/LayoutInference/Passes.h"
 
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
 
@@ -35,7 +35,7 @@
 
 namespace mosaic {
 #define GEN_PASS_DEF_MOSAICGPUINFERLAYOUTS
-#include "LayoutInference/Passes.h.inc"
+#include "mosaic/LayoutInference/Passes.h.inc"
 } // namespace mosaic
 
 using namespace mlir;

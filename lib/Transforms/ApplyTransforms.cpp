@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LayoutInference/AttributeBridge.h"
-#include "Transforms/Passes.h"
+#include "mosaic/Dialect/MosaicGPU/AttributeBridge.h"
+#include "mosaic/Transforms/Passes.h"
 
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
 
@@ -18,7 +18,7 @@
 
 namespace mosaic {
 #define GEN_PASS_DEF_MOSAICGPUAPPLYTRANSFORMS
-#include "Transforms/Passes.h.inc"
+#include "mosaic/Transforms/Passes.h.inc"
 } // namespace mosaic
 
 using namespace mlir;

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Compiler/Compiler.h"
+#include "mosaic/Compiler/Compiler.h"
 
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 

@@ -10,10 +10,10 @@
 #ifndef MOSAIC_CONVERSION_MOSAICGPUTONVVM_KERNELLOWERING_H
 #define MOSAIC_CONVERSION_MOSAICGPUTONVVM_KERNELLOWERING_H
 
-#include "LayoutInference/Layouts.h"
-#include "LayoutInference/SmemTransforms.h"
-
+#include "mosaic/Conversion/MosaicGPUToNVVM/KernelAttributes.h"
+#include "mosaic/Dialect/MosaicGPU/Layouts.h"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
+#include "mosaic/Dialect/MosaicGPU/SmemTransforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -29,20 +29,9 @@ namespace mosaic {
 /// The most shared memory one sm_90a block can use (227 KiB).
 inline constexpr int64_t kMaxSharedMemoryBytes = 227 * 1024;
 
-/// Kernel attribute listing the tensor maps the lowering added as kernel
-/// parameters, in parameter order; mosaic-compile copies it to the manifest.
-inline constexpr llvm::StringLiteral kTensorMapsAttr = "mosaic_gpu.tensor_maps";
-/// Kernel attribute: the dynamic shared memory the kernel needs, its slices
-/// and the lowering's scratch space included.
-inline constexpr llvm::StringLiteral kDynamicSharedBytesAttr =
-    "mosaic_gpu.dynamic_smem_bytes";
-
 /// A CUtensorMap: 128 bytes, passed 64-byte aligned.
 inline constexpr int64_t kTensorMapBytes = 128;
 inline constexpr int64_t kTensorMapAlignment = 64;
-
-/// The end of the last `slice_smem` buffer of `function`, in bytes.
-int64_t sliceExtent(mlir::Operation *function);
 
 bool isRegisterVector(mlir::Value value);
 

@@ -1,6 +1,6 @@
 //===- LowerBarriers.cpp - mbarrier initialization, arrivals and waits ----===//
 
-#include "Conversion/MosaicGPUToNVVM/KernelLowering.h"
+#include "KernelLowering.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"

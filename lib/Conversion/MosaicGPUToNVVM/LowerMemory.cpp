@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Conversion/MosaicGPUToNVVM/KernelLowering.h"
-#include "LayoutInference/AttributeBridge.h"
+#include "KernelLowering.h"
+#include "mosaic/Dialect/MosaicGPU/AttributeBridge.h"
 
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 

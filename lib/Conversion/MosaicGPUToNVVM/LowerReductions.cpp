@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Conversion/MosaicGPUToNVVM/KernelLowering.h"
+#include "KernelLowering.h"
 
 #include <map>
 

@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Conversion/MosaicGPUToNVVM/KernelLowering.h"
+#include "KernelLowering.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"

@@ -13,9 +13,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Conversion/MosaicGPUToNVVM/KernelLowering.h"
-#include "Conversion/MosaicGPUToNVVM/Passes.h"
-#include "LayoutInference/AttributeBridge.h"
+#include "KernelLowering.h"
+#include "mosaic/Conversion/MosaicGPUToNVVM/Passes.h"
+#include "mosaic/Dialect/MosaicGPU/AttributeBridge.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -26,7 +26,7 @@ namespace mosaic {
 #define GEN_PASS_DEF_MOSAICGPULOWER
 #define GEN_PASS_DEF_MOSAICGPUMAPMEMORYSPACES
 #define GEN_PASS_DEF_MOSAICGPUFINALIZEKERNELS
-#include "Conversion/MosaicGPUToNVVM/Passes.h.inc"
+#include "mosaic/Conversion/MosaicGPUToNVVM/Passes.h.inc"
 } // namespace mosaic
 
 using namespace mlir;

@@ -1,9 +1,9 @@
 //===- Pipeline.cpp - The mosaic-gpu-pipeline pass pipeline ---------------===//
 
-#include "Conversion/MosaicGPUToNVVM/Pipeline.h"
-#include "Conversion/MosaicGPUToNVVM/Passes.h"
-#include "LayoutInference/Passes.h"
-#include "Transforms/Passes.h"
+#include "mosaic/Conversion/MosaicGPUToNVVM/Pipeline.h"
+#include "mosaic/Conversion/MosaicGPUToNVVM/Passes.h"
+#include "mosaic/LayoutInference/Passes.h"
+#include "mosaic/Transforms/Passes.h"
 
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/Passes.h"

@@ -1,6 +1,6 @@
 //===- LayoutsTest.cpp - Tests for the register layout algebra ------------===//
 
-#include "LayoutInference/Layouts.h"
+#include "mosaic/Dialect/MosaicGPU/Layouts.h"
 
 #include "gtest/gtest.h"
 

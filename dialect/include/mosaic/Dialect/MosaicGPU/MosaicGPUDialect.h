@@ -9,7 +9,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 
-#include "LayoutInference/Layouts.h"
+#include "mosaic/Dialect/MosaicGPU/Layouts.h"
 
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h.inc"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUEnums.h.inc"

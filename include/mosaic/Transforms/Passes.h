@@ -12,10 +12,10 @@
 namespace mosaic {
 
 #define GEN_PASS_DECL
-#include "Transforms/Passes.h.inc"
+#include "mosaic/Transforms/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
-#include "Transforms/Passes.h.inc"
+#include "mosaic/Transforms/Passes.h.inc"
 
 } // namespace mosaic
 

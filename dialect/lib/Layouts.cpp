@@ -1,6 +1,6 @@
 //===- Layouts.cpp - Register layout algebra ------------------------------===//
 
-#include "LayoutInference/Layouts.h"
+#include "mosaic/Dialect/MosaicGPU/Layouts.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"

@@ -10,10 +10,10 @@
 namespace mosaic {
 
 #define GEN_PASS_DECL
-#include "LayoutInference/Passes.h.inc"
+#include "mosaic/LayoutInference/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
-#include "LayoutInference/Passes.h.inc"
+#include "mosaic/LayoutInference/Passes.h.inc"
 
 } // namespace mosaic
 

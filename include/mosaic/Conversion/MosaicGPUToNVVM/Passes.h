@@ -15,10 +15,10 @@
 namespace mosaic {
 
 #define GEN_PASS_DECL
-#include "Conversion/MosaicGPUToNVVM/Passes.h.inc"
+#include "mosaic/Conversion/MosaicGPUToNVVM/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
-#include "Conversion/MosaicGPUToNVVM/Passes.h.inc"
+#include "mosaic/Conversion/MosaicGPUToNVVM/Passes.h.inc"
 
 } // namespace mosaic
 

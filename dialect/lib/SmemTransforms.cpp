@@ -1,6 +1,6 @@
 //===- SmemTransforms.cpp - Shared-memory tiling and swizzle --------------===//
 
-#include "LayoutInference/SmemTransforms.h"
+#include "mosaic/Dialect/MosaicGPU/SmemTransforms.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MOSAIC_LAYOUTINFERENCE_LAYOUTS_H
-#define MOSAIC_LAYOUTINFERENCE_LAYOUTS_H
+#ifndef MOSAIC_DIALECT_MOSAICGPU_LAYOUTS_H
+#define MOSAIC_DIALECT_MOSAICGPU_LAYOUTS_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -287,4 +287,4 @@ TiledLayout wgmmaColLayout();
 
 } // namespace mosaic::layout
 
-#endif // MOSAIC_LAYOUTINFERENCE_LAYOUTS_H
+#endif // MOSAIC_DIALECT_MOSAICGPU_LAYOUTS_H

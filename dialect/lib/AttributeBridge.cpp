@@ -1,6 +1,6 @@
 //===- AttributeBridge.cpp - Layouts <-> mosaic_gpu attributes ------------===//
 
-#include "LayoutInference/AttributeBridge.h"
+#include "mosaic/Dialect/MosaicGPU/AttributeBridge.h"
 
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h"
 

@@ -1,9 +1,9 @@
 //===- AttributeBridge.h - Layouts <-> mosaic_gpu attributes ----*- C++ -*-===//
 
-#ifndef MOSAIC_LAYOUTINFERENCE_ATTRIBUTEBRIDGE_H
-#define MOSAIC_LAYOUTINFERENCE_ATTRIBUTEBRIDGE_H
+#ifndef MOSAIC_DIALECT_MOSAICGPU_ATTRIBUTEBRIDGE_H
+#define MOSAIC_DIALECT_MOSAICGPU_ATTRIBUTEBRIDGE_H
 
-#include "LayoutInference/SmemTransforms.h"
+#include "mosaic/Dialect/MosaicGPU/SmemTransforms.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -29,4 +29,4 @@ mlir::FailureOr<layout::SmemTransforms> attrToTransforms(mlir::Attribute attr);
 
 } // namespace mosaic
 
-#endif // MOSAIC_LAYOUTINFERENCE_ATTRIBUTEBRIDGE_H
+#endif // MOSAIC_DIALECT_MOSAICGPU_ATTRIBUTEBRIDGE_H

@@ -5,10 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MOSAIC_LAYOUTINFERENCE_SMEMTRANSFORMS_H
-#define MOSAIC_LAYOUTINFERENCE_SMEMTRANSFORMS_H
+#ifndef MOSAIC_DIALECT_MOSAICGPU_SMEMTRANSFORMS_H
+#define MOSAIC_DIALECT_MOSAICGPU_SMEMTRANSFORMS_H
 
-#include "LayoutInference/Layouts.h"
+#include "mosaic/Dialect/MosaicGPU/Layouts.h"
 
 namespace mosaic::layout {
 
@@ -72,4 +72,4 @@ bool isTransferable(const SmemTransforms &transforms,
 
 } // namespace mosaic::layout
 
-#endif // MOSAIC_LAYOUTINFERENCE_SMEMTRANSFORMS_H
+#endif // MOSAIC_DIALECT_MOSAICGPU_SMEMTRANSFORMS_H
