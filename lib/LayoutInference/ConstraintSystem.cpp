@@ -37,6 +37,17 @@ namespace mosaic::inference {
 using layout::RegisterCost;
 using layout::TiledLayout;
 
+namespace {
+
+/// The transforms of the transposed buffer: its tile's dims are swapped.
+SmemTransforms transposedTiles(SmemTransforms transforms) {
+  if (transforms.tile)
+    std::reverse(transforms.tile->begin(), transforms.tile->end());
+  return transforms;
+}
+
+} // namespace
+
 std::string describeValue(const Assignment &value) {
   if (auto *layout = std::get_if<RegisterLayout>(&value))
     return layout->str();
@@ -66,133 +77,130 @@ void ConstraintSystem::equate(VarId a, VarId b, Origin why) {
   equalities_.push_back({a, b, std::move(why)});
 }
 
-ConstraintSystem::Constraint &
-ConstraintSystem::add(ConstraintKind kind, ArrayRef<VarId> vars, Origin why) {
-  Constraint constraint{kind, {vars.begin(), vars.end()}};
-  constraint.origin = why;
-  constraints_.push_back(std::move(constraint));
-  return constraints_.back();
+void ConstraintSystem::add(Constraint::Kind kind, Origin why) {
+  constraints_.push_back({std::move(kind), std::move(why)});
 }
 
 void ConstraintSystem::fix(VarId var, Assignment value, Origin why) {
-  add(ConstraintKind::Fix, {var}, why).values.push_back(std::move(value));
+  add(Constraint::Fix{var, std::move(value)}, why);
 }
 
 void ConstraintSystem::oneOf(VarId var, std::vector<Assignment> candidates,
                              Origin why) {
-  add(ConstraintKind::OneOf, {var}, why).values = std::move(candidates);
+  add(Constraint::OneOf{var, std::move(candidates)}, why);
 }
 
 void ConstraintSystem::relayout(VarId src, VarId dst, Origin why) {
-  add(ConstraintKind::Relayout, {src, dst}, why);
+  add(Constraint::Relayout{src, dst}, why);
 }
 
 void ConstraintSystem::notOfKind(VarId var, RegisterLayout::Kind kind,
                                  Origin why) {
-  add(ConstraintKind::NotOfKind, {var}, why).layoutKind = kind;
+  add(Constraint::NotOfKind{var, kind}, why);
 }
 
 void ConstraintSystem::reduce(VarId out, VarId src, ArrayRef<int64_t> axes,
                               Origin why) {
-  add(ConstraintKind::Reduce, {out, src}, why)
-      .numbers.assign(axes.begin(), axes.end());
+  add(Constraint::Reduce{out, src, Shape(axes)}, why);
 }
 
 void ConstraintSystem::reshape(VarId dst, VarId src, Origin why) {
-  add(ConstraintKind::Reshape, {dst, src}, why);
+  add(Constraint::Reshape{dst, src}, why);
 }
 
 void ConstraintSystem::alignedSlice(VarId var, ArrayRef<int64_t> offsets,
                                     Origin why) {
-  add(ConstraintKind::AlignedSlice, {var}, why)
-      .numbers.assign(offsets.begin(), offsets.end());
+  add(Constraint::AlignedSlice{var, Shape(offsets)}, why);
 }
 
 void ConstraintSystem::transferable(VarId smem, VarId reg, Origin why) {
-  add(ConstraintKind::Transferable, {smem, reg}, why);
+  add(Constraint::Transferable{smem, reg}, why);
 }
 
 void ConstraintSystem::divides(VarId smem, ArrayRef<int64_t> multiples,
                                Origin why) {
-  add(ConstraintKind::Divides, {smem}, why)
-      .numbers.assign(multiples.begin(), multiples.end());
+  add(Constraint::Divides{smem, Shape(multiples)}, why);
 }
 
 void ConstraintSystem::mmaTiling(VarId smem, bool transposed, Origin why) {
-  add(ConstraintKind::MmaTiling, {smem}, why).flag = transposed;
+  add(Constraint::MmaTiling{smem, transposed}, why);
 }
 
 void ConstraintSystem::transposedSmem(VarId dst, VarId src, Origin why) {
-  add(ConstraintKind::TransposedSmem, {dst, src}, why);
+  add(Constraint::TransposedSmem{dst, src}, why);
 }
 
 bool ConstraintSystem::holds(
     const Constraint &constraint,
     llvm::function_ref<const Assignment &(VarId)> valueOf) const {
-  using Kind = ConstraintKind;
-  auto verdict = [](bool ok) { return ok; };
   auto var = [&](VarId id) -> const Variable & { return variables_[id]; };
-  auto reg = [&](unsigned i) -> const RegisterLayout & {
-    return std::get<RegisterLayout>(valueOf(constraint.vars[i]));
+  auto reg = [&](VarId id) -> const RegisterLayout & {
+    return std::get<RegisterLayout>(valueOf(id));
   };
-  auto smem = [&](unsigned i) -> const SmemTransforms & {
-    return std::get<SmemTransforms>(valueOf(constraint.vars[i]));
+  auto smem = [&](VarId id) -> const SmemTransforms & {
+    return std::get<SmemTransforms>(valueOf(id));
   };
-  switch (constraint.kind) {
-  case Kind::Fix:
-    return verdict(valueOf(constraint.vars[0]) == constraint.values[0]);
-  case Kind::OneOf:
-    return verdict(
-        llvm::is_contained(constraint.values, valueOf(constraint.vars[0])));
-  case Kind::Relayout:
-    return verdict(layout::isLegalRelayout(reg(0), reg(1),
-                                           var(constraint.vars[0]).bitwidth));
-  case Kind::NotOfKind:
-    return verdict(reg(0).kind() != constraint.layoutKind);
-  case Kind::Reduce: {
-    llvm::Expected<RegisterLayout> reduced =
-        reg(1).reduce(constraint.numbers, var(constraint.vars[1]).shape);
-    if (!reduced) {
-      llvm::consumeError(reduced.takeError());
-      return false;
-    }
-    return verdict(*reduced == reg(0));
-  }
-  case Kind::Reshape:
-    return verdict(reg(0) == reg(1) &&
-                   reg(1).reshapes(var(constraint.vars[1]).shape,
-                                   var(constraint.vars[0]).shape));
-  case Kind::AlignedSlice: {
-    const RegisterLayout &layout = reg(0);
-    if (layout.isSplat())
-      return true;
-    if (layout.isStrided())
-      return false;
-    ArrayRef<int64_t> base = layout.tiledLayout().baseTileShape();
-    ArrayRef<int64_t> offsets = constraint.numbers;
-    for (size_t i = 1; i <= std::min(base.size(), offsets.size()); ++i)
-      if (offsets[offsets.size() - i] % base[base.size() - i] != 0)
-        return false;
-    return true;
-  }
-  case Kind::Transferable: {
-    const Variable &regVar = var(constraint.vars[1]);
-    return verdict(
-        layout::isTransferable(smem(0), reg(1), regVar.shape, regVar.bitwidth));
-  }
-  case Kind::Divides:
-    return verdict(layout::tilingDivides(smem(0), constraint.numbers));
-  case Kind::MmaTiling:
-    return verdict(layout::isValidMmaTiling(
-        smem(0), var(constraint.vars[0]).bitwidth, constraint.flag));
-  case Kind::TransposedSmem: {
-    SmemTransforms expected = smem(1);
-    if (expected.tile)
-      std::reverse(expected.tile->begin(), expected.tile->end());
-    return verdict(smem(0) == expected);
-  }
-  }
-  return false;
+  return std::visit(
+      llvm::makeVisitor(
+          [&](const Constraint::Fix &fix) {
+            return valueOf(fix.var) == fix.value;
+          },
+          [&](const Constraint::OneOf &oneOf) {
+            return llvm::is_contained(oneOf.candidates, valueOf(oneOf.var));
+          },
+          [&](const Constraint::Relayout &relayout) {
+            return layout::isLegalRelayout(reg(relayout.src), reg(relayout.dst),
+                                           var(relayout.src).bitwidth);
+          },
+          [&](const Constraint::NotOfKind &notOfKind) {
+            return reg(notOfKind.var).kind() != notOfKind.excluded;
+          },
+          [&](const Constraint::Reduce &reduce) {
+            llvm::Expected<RegisterLayout> reduced =
+                reg(reduce.src).reduce(reduce.axes, var(reduce.src).shape);
+            if (!reduced) {
+              llvm::consumeError(reduced.takeError());
+              return false;
+            }
+            return *reduced == reg(reduce.out);
+          },
+          [&](const Constraint::Reshape &reshape) {
+            return reg(reshape.dst) == reg(reshape.src) &&
+                   reg(reshape.src)
+                       .reshapes(var(reshape.src).shape,
+                                 var(reshape.dst).shape);
+          },
+          [&](const Constraint::AlignedSlice &slice) {
+            const RegisterLayout &layout = reg(slice.var);
+            if (layout.isSplat())
+              return true;
+            if (layout.isStrided())
+              return false;
+            ArrayRef<int64_t> base = layout.tiledLayout().baseTileShape();
+            ArrayRef<int64_t> offsets = slice.offsets;
+            for (size_t i = 1; i <= std::min(base.size(), offsets.size()); ++i)
+              if (offsets[offsets.size() - i] % base[base.size() - i] != 0)
+                return false;
+            return true;
+          },
+          [&](const Constraint::Transferable &transfer) {
+            const Variable &regVar = var(transfer.reg);
+            return layout::isTransferable(smem(transfer.smem),
+                                          reg(transfer.reg), regVar.shape,
+                                          regVar.bitwidth);
+          },
+          [&](const Constraint::Divides &divides) {
+            return layout::tilingDivides(smem(divides.smem), divides.multiples);
+          },
+          [&](const Constraint::MmaTiling &tiling) {
+            return layout::isValidMmaTiling(smem(tiling.smem),
+                                            var(tiling.smem).bitwidth,
+                                            tiling.transposed);
+          },
+          [&](const Constraint::TransposedSmem &transpose) {
+            return smem(transpose.dst) == transposedTiles(smem(transpose.src));
+          }),
+      constraint.kind);
 }
 
 std::vector<std::string>
@@ -250,6 +258,11 @@ struct Class {
   int fixedBy = -1;
 };
 
+Assignment sameValue(const Assignment &value) { return value; }
+Assignment transposedValue(const Assignment &value) {
+  return transposedTiles(std::get<SmemTransforms>(value));
+}
+
 /// The layouts a broadcast of a value laid out as `small` (not a splat) may
 /// have, before checking which of them reduce to it: a strided value only
 /// broadcasts to itself, a tiled one to itself or a named Hopper layout.
@@ -277,8 +290,14 @@ public:
 
 private:
   using Constraint = ConstraintSystem::Constraint;
-  using Kind = ConstraintSystem::ConstraintKind;
   enum class Status { Satisfied, Violated, Unknown };
+  using Counterpart = Assignment (*)(const Assignment &);
+
+  /// For the constraints whose variables suggest values to each other: the
+  /// value one variable's value suggests for the others (the same for a
+  /// relayout or reshape, with the tile's dims swapped for a transposed
+  /// buffer); null for the other kinds.
+  static Counterpart counterpartOf(const Constraint &constraint);
 
   unsigned find(unsigned var) {
     while (parent[var] != var)
@@ -299,6 +318,8 @@ private:
   void rankByCost(unsigned cls, std::vector<Assignment> &values);
   std::string describeConstraint(const Constraint &constraint);
   std::string describeClass(unsigned cls);
+  /// The first OneOf constraint on class `cls`, or null.
+  const Constraint *oneOfOn(unsigned cls);
   std::string whyAssigned(unsigned cls);
   Conflict unsatisfiable(unsigned cls);
 
@@ -342,7 +363,7 @@ private:
                      llvm::ArrayRef<std::optional<Assignment>> values);
   /// One cached reduction per Reduce constraint: the search asks for the
   /// same reduction of the same source many times.
-  const std::optional<RegisterLayout> &reduced(unsigned index,
+  const std::optional<RegisterLayout> &reduced(const Constraint::Reduce &reduce,
                                                const RegisterLayout &src);
   using ReductionKey = std::tuple<int, int64_t, const void *,
                                   std::vector<int64_t>, std::vector<int64_t>>;
@@ -354,6 +375,11 @@ private:
   explanationsOf(const Constraint &constraint,
                  llvm::ArrayRef<std::optional<Assignment>> values,
                  unsigned cls);
+  /// Whether `constraint` keeps its variables from being Splat when the
+  /// value of one that `from` accepts is not: nothing converts to Splat but
+  /// a Splat, and a reshape or reduction keeps a layout's kind.
+  static bool passesNotSplat(const Constraint &constraint,
+                             llvm::function_ref<bool(VarId)> from);
   /// For a variable of `constraint` whose value is not Splat while another
   /// one's is: the NotOfKind(Splat) constraint that keeps it from being
   /// Splat, or -1.
@@ -367,6 +393,19 @@ private:
   unsigned deepestFailure = 0;
   int deepestLevel = -1;
   std::vector<Rejection> deepestRejections;
+
+  /// One level of the depth-first search.
+  struct SearchFrame {
+    unsigned cls;
+    /// The candidates left to try, the next one last.
+    std::vector<Assignment> pending;
+    /// Whether `pending` holds the candidates of the current visit, and
+    /// whether the rest of the domain has been added to them.
+    bool expanded = false;
+    bool extended = false;
+    std::vector<Assignment> tried;
+    std::vector<Rejection> rejections;
+  };
 };
 
 std::optional<Conflict> Solver::buildClasses() {
@@ -395,29 +434,29 @@ std::optional<Conflict> Solver::buildClasses() {
   }
   for (auto [index, constraint] : llvm::enumerate(system.constraints_)) {
     llvm::SmallVector<unsigned, 2> touched;
-    for (VarId v : constraint.vars) {
+    for (VarId v : constraint.vars()) {
       unsigned cls = classOf(v);
       if (!llvm::is_contained(touched, cls)) {
         touched.push_back(cls);
         classes[cls].constraints.push_back(index);
       }
     }
-    if (constraint.kind != Kind::Fix)
+    const auto *fix = std::get_if<Constraint::Fix>(&constraint.kind);
+    if (!fix)
       continue;
-    Class &cls = classes[classOf(constraint.vars[0])];
+    Class &cls = classes[classOf(fix->var)];
     if (!cls.fixed) {
-      cls.fixed = constraint.values[0];
+      cls.fixed = fix->value;
       cls.fixedBy = index;
       continue;
     }
-    if (*cls.fixed == constraint.values[0])
+    if (*cls.fixed == fix->value)
       continue;
     const Constraint &first = system.constraints_[cls.fixedBy];
     Conflict conflict{
         Conflict::Kind::Unsatisfiable,
         llvm::formatv("{0} must be {1} here, but is also required to be {2}",
-                      describe(var(constraint.vars[0]).origin),
-                      describeValue(constraint.values[0]),
+                      describe(var(fix->var).origin), describeValue(fix->value),
                       describeValue(*cls.fixed)),
         constraint.origin,
         {}};
@@ -455,61 +494,60 @@ void Solver::propagateHints() {
       hints[cls].push_back(*c.fixed);
       worklist.push_back(cls);
     }
-  for (const Constraint &constraint : system.constraints_) {
-    if (constraint.kind == Kind::Reduce) {
-      // Reductions are cheapest from the wgmma layouts (WGMMA first).
-      unsigned src = classOf(constraint.vars[1]);
-      suggest(src, layout::namedLayout(layout::NamedLayout::Wgmma));
-      suggest(src, layout::namedLayout(layout::NamedLayout::WgmmaTransposed));
-    } else if (constraint.kind == Kind::MmaTiling) {
-      mmaTilings(classOf(constraint.vars[0]), constraint.flag);
-    }
-  }
+  for (const Constraint &constraint : system.constraints_)
+    std::visit(llvm::makeVisitor(
+                   [&](const Constraint::Reduce &reduce) {
+                     // Reductions are cheapest from the wgmma layouts (WGMMA
+                     // first).
+                     unsigned src = classOf(reduce.src);
+                     suggest(src,
+                             layout::namedLayout(layout::NamedLayout::Wgmma));
+                     suggest(src, layout::namedLayout(
+                                      layout::NamedLayout::WgmmaTransposed));
+                   },
+                   [&](const Constraint::MmaTiling &tiling) {
+                     mmaTilings(classOf(tiling.smem), tiling.transposed);
+                   },
+                   [](const auto &) {}),
+               constraint.kind);
   while (!worklist.empty()) {
     unsigned cls = worklist.back();
     worklist.pop_back();
     std::vector<Assignment> current = hints[cls];
     for (unsigned index : classes[cls].constraints) {
       const Constraint &constraint = system.constraints_[index];
-      auto other = [&](unsigned i) { return classOf(constraint.vars[i]); };
-      switch (constraint.kind) {
-      case Kind::Relayout:
-      case Kind::Reshape:
-        for (unsigned i : {0u, 1u})
-          if (other(i) != cls)
+      if (Counterpart counterpart = counterpartOf(constraint)) {
+        for (VarId v : constraint.vars())
+          if (classOf(v) != cls)
             for (const Assignment &value : current)
-              suggest(other(i), value);
-        break;
-      case Kind::Reduce:
-        if (other(1) != cls || other(0) == cls)
-          break;
-        for (const Assignment &value : current)
-          if (const std::optional<RegisterLayout> &out =
-                  reduced(index, std::get<RegisterLayout>(value)))
-            suggest(other(0), *out);
-        break;
-      case Kind::Transferable:
-        // Tiled buffers pair with tiled registers and vice versa.
-        for (const Assignment &value : current) {
-          if (other(0) == cls && std::get<SmemTransforms>(value).tile)
-            suggest(other(1), layout::namedLayout(layout::NamedLayout::Wgmma));
-          if (other(1) == cls && std::get<RegisterLayout>(value).isTiled())
-            mmaTilings(other(0), false);
-        }
-        break;
-      case Kind::TransposedSmem:
-        for (unsigned i : {0u, 1u})
-          if (other(i) != cls)
-            for (const Assignment &value : current) {
-              SmemTransforms transposed = std::get<SmemTransforms>(value);
-              if (transposed.tile)
-                std::reverse(transposed.tile->begin(), transposed.tile->end());
-              suggest(other(i), transposed);
-            }
-        break;
-      default:
-        break;
+              suggest(classOf(v), counterpart(value));
+        continue;
       }
+      std::visit(
+          llvm::makeVisitor(
+              [&](const Constraint::Reduce &reduce) {
+                unsigned out = classOf(reduce.out);
+                if (classOf(reduce.src) != cls || out == cls)
+                  return;
+                for (const Assignment &value : current)
+                  if (const std::optional<RegisterLayout> &layout =
+                          reduced(reduce, std::get<RegisterLayout>(value)))
+                    suggest(out, *layout);
+              },
+              [&](const Constraint::Transferable &transfer) {
+                // Tiled buffers pair with tiled registers and vice versa.
+                for (const Assignment &value : current) {
+                  if (classOf(transfer.smem) == cls &&
+                      std::get<SmemTransforms>(value).tile)
+                    suggest(classOf(transfer.reg),
+                            layout::namedLayout(layout::NamedLayout::Wgmma));
+                  if (classOf(transfer.reg) == cls &&
+                      std::get<RegisterLayout>(value).isTiled())
+                    mmaTilings(classOf(transfer.smem), false);
+                }
+              },
+              [](const auto &) {}),
+          constraint.kind);
     }
   }
 }
@@ -523,10 +561,11 @@ void Solver::propagateNotSplat() {
   notSplatBy.assign(classes.size(), -1);
   std::vector<unsigned> queue;
   for (auto [index, constraint] : llvm::enumerate(system.constraints_)) {
-    if (constraint.kind != Kind::NotOfKind ||
-        constraint.layoutKind != RegisterLayout::Kind::Splat)
+    const auto *notOfKind =
+        std::get_if<Constraint::NotOfKind>(&constraint.kind);
+    if (!notOfKind || notOfKind->excluded != RegisterLayout::Kind::Splat)
       continue;
-    unsigned cls = classOf(constraint.vars[0]);
+    unsigned cls = classOf(notOfKind->var);
     if (notSplatBy[cls] < 0) {
       notSplatBy[cls] = index;
       queue.push_back(cls);
@@ -536,13 +575,10 @@ void Solver::propagateNotSplat() {
     unsigned cls = queue[next];
     for (unsigned index : classes[cls].constraints) {
       const Constraint &constraint = system.constraints_[index];
-      bool relates = constraint.kind == Kind::Reshape ||
-                     constraint.kind == Kind::Reduce ||
-                     (constraint.kind == Kind::Relayout &&
-                      classOf(constraint.vars[0]) == cls);
-      if (!relates)
+      if (!passesNotSplat(constraint,
+                          [&](VarId v) { return classOf(v) == cls; }))
         continue;
-      for (VarId v : constraint.vars) {
+      for (VarId v : constraint.vars()) {
         unsigned other = classOf(v);
         if (notSplatBy[other] < 0) {
           notSplatBy[other] = notSplatBy[cls];
@@ -572,14 +608,13 @@ std::string Solver::checkDomain(unsigned cls, const Assignment &value) {
 }
 
 Solver::Status Solver::check(const Constraint &constraint) {
-  for (VarId v : constraint.vars)
+  for (VarId v : constraint.vars())
     if (!assignment[classOf(v)])
       return Status::Unknown;
-  if (constraint.kind == Kind::Reduce) {
-    unsigned index = &constraint - system.constraints_.data();
+  if (const auto *reduce = std::get_if<Constraint::Reduce>(&constraint.kind)) {
     const std::optional<RegisterLayout> &out =
-        reduced(index, std::get<RegisterLayout>(valueOf(constraint.vars[1])));
-    return out && *out == std::get<RegisterLayout>(valueOf(constraint.vars[0]))
+        reduced(*reduce, std::get<RegisterLayout>(valueOf(reduce->src)));
+    return out && *out == std::get<RegisterLayout>(valueOf(reduce->out))
                ? Status::Satisfied
                : Status::Violated;
   }
@@ -593,15 +628,13 @@ std::vector<Assignment> Solver::candidates(unsigned cls) {
   const Class &c = classes[cls];
   if (c.fixed)
     return {*c.fixed};
-  for (unsigned index : c.constraints) {
-    const Constraint &constraint = system.constraints_[index];
-    if (constraint.kind == Kind::OneOf) {
-      std::vector<Assignment> result;
-      for (const Assignment &value : constraint.values)
-        if (!llvm::is_contained(result, value))
-          result.push_back(value);
-      return result;
-    }
+  if (const Constraint *oneOf = oneOfOn(cls)) {
+    std::vector<Assignment> result;
+    for (const Assignment &value :
+         std::get<Constraint::OneOf>(oneOf->kind).candidates)
+      if (!llvm::is_contained(result, value))
+        result.push_back(value);
+    return result;
   }
   const Variable &first = var(c.members.front());
 
@@ -626,69 +659,63 @@ std::vector<Assignment> Solver::candidates(unsigned cls) {
   };
   bool reductionSource = false;
   llvm::SmallVector<bool, 4> mmaTransposed;
+  auto assigned = [&](VarId v) -> const Assignment * {
+    unsigned other = classOf(v);
+    return other != cls && assignment[other] ? &*assignment[other] : nullptr;
+  };
   for (unsigned index : c.constraints) {
     const Constraint &constraint = system.constraints_[index];
-    auto assigned = [&](unsigned i) -> const Assignment * {
-      unsigned other = classOf(constraint.vars[i]);
-      return other != cls && assignment[other] ? &*assignment[other] : nullptr;
-    };
-    switch (constraint.kind) {
-    case Kind::Relayout:
-    case Kind::Reshape:
-      for (unsigned i : {0u, 1u})
-        if (const Assignment *value = assigned(i))
-          imply(*value);
-      break;
-    case Kind::Reduce:
-      if (classOf(constraint.vars[1]) == cls) {
-        reductionSource = true;
-        // A broadcast back from a decided reduced value: every layout that
-        // reduces to it, the reduced layout itself included (it suits the
-        // larger shape when only untiled leading dims are added, but it is
-        // replicated wherever the reduction replicated).
-        if (const Assignment *out = assigned(0)) {
-          const auto &small = std::get<RegisterLayout>(*out);
-          // Only a splat reduces to a splat.
-          if (small.isSplat())
-            imply(small);
-          else
-            for (const RegisterLayout &layout : broadcastCandidates(small))
-              if (const std::optional<RegisterLayout> &reducedLayout =
-                      reduced(index, layout);
-                  reducedLayout && *reducedLayout == small)
-                offer(layout);
-        }
-      } else if (const Assignment *src = assigned(1)) {
-        if (const std::optional<RegisterLayout> &out =
-                reduced(index, std::get<RegisterLayout>(*src)))
-          imply(*out);
-      }
-      break;
-    case Kind::Transferable:
-      // A tiled buffer prefers tiled registers (it does not force WGMMA).
-      if (const Assignment *smem = assigned(0);
-          smem && std::get<SmemTransforms>(*smem).tile)
-        offer(layout::namedLayout(layout::NamedLayout::Wgmma));
-      if (const Assignment *reg = assigned(1);
-          reg && std::get<RegisterLayout>(*reg).isTiled())
-        for (int64_t swizzle : {128, 64, 32})
-          imply(layout::mmaTransforms(swizzle, first.bitwidth, false));
-      break;
-    case Kind::TransposedSmem:
-      for (unsigned i : {0u, 1u})
-        if (const Assignment *value = assigned(i)) {
-          SmemTransforms transposed = std::get<SmemTransforms>(*value);
-          if (transposed.tile)
-            std::reverse(transposed.tile->begin(), transposed.tile->end());
-          imply(transposed);
-        }
-      break;
-    case Kind::MmaTiling:
-      mmaTransposed.push_back(constraint.flag);
-      break;
-    default:
-      break;
+    if (Counterpart counterpart = counterpartOf(constraint)) {
+      for (VarId v : constraint.vars())
+        if (const Assignment *value = assigned(v))
+          imply(counterpart(*value));
+      continue;
     }
+    std::visit(
+        llvm::makeVisitor(
+            [&](const Constraint::Reduce &reduce) {
+              if (classOf(reduce.src) == cls) {
+                reductionSource = true;
+                // A broadcast back from a decided reduced value: every
+                // layout that reduces to it, the reduced layout itself
+                // included (it suits the larger shape when only untiled
+                // leading dims are added, but it is replicated wherever the
+                // reduction replicated).
+                if (const Assignment *out = assigned(reduce.out)) {
+                  const auto &small = std::get<RegisterLayout>(*out);
+                  // Only a splat reduces to a splat.
+                  if (small.isSplat())
+                    imply(small);
+                  else
+                    for (const RegisterLayout &layout :
+                         broadcastCandidates(small))
+                      if (const std::optional<RegisterLayout> &reducedLayout =
+                              reduced(reduce, layout);
+                          reducedLayout && *reducedLayout == small)
+                        offer(layout);
+                }
+              } else if (const Assignment *src = assigned(reduce.src)) {
+                if (const std::optional<RegisterLayout> &out =
+                        reduced(reduce, std::get<RegisterLayout>(*src)))
+                  imply(*out);
+              }
+            },
+            [&](const Constraint::Transferable &transfer) {
+              // A tiled buffer prefers tiled registers (it does not force
+              // WGMMA).
+              if (const Assignment *smem = assigned(transfer.smem);
+                  smem && std::get<SmemTransforms>(*smem).tile)
+                offer(layout::namedLayout(layout::NamedLayout::Wgmma));
+              if (const Assignment *reg = assigned(transfer.reg);
+                  reg && std::get<RegisterLayout>(*reg).isTiled())
+                for (int64_t swizzle : {128, 64, 32})
+                  imply(layout::mmaTransforms(swizzle, first.bitwidth, false));
+            },
+            [&](const Constraint::MmaTiling &tiling) {
+              mmaTransposed.push_back(tiling.transposed);
+            },
+            [](const auto &) {}),
+        constraint.kind);
   }
 
   if (c.kind == VarKind::Smem) {
@@ -762,11 +789,8 @@ std::vector<Assignment> Solver::remainingDomain(unsigned cls) {
   // layouts. With it the search is complete over this domain (fixed layouts,
   // their reductions and these).
   const Class &c = classes[cls];
-  if (c.fixed || c.kind != VarKind::Register)
+  if (c.fixed || c.kind != VarKind::Register || oneOfOn(cls))
     return {};
-  for (unsigned index : c.constraints)
-    if (system.constraints_[index].kind == Kind::OneOf)
-      return {};
   std::vector<Assignment> result;
   for (int64_t vectorSize = 1; vectorSize <= 16; vectorSize *= 2)
     result.push_back(RegisterLayout::strided(vectorSize));
@@ -783,32 +807,60 @@ std::string Solver::describeClass(unsigned cls) {
   return describe(var(classes[cls].members.front()).origin);
 }
 
+const ConstraintSystem::Constraint *Solver::oneOfOn(unsigned cls) {
+  for (unsigned index : classes[cls].constraints)
+    if (std::holds_alternative<Constraint::OneOf>(
+            system.constraints_[index].kind))
+      return &system.constraints_[index];
+  return nullptr;
+}
+
 std::string Solver::whyAssigned(unsigned cls) {
   const Class &c = classes[cls];
   if (c.fixed)
     return describe(system.constraints_[c.fixedBy].origin);
   // A class with a OneOf constraint only takes the values it allows.
-  for (unsigned index : c.constraints)
-    if (system.constraints_[index].kind == Kind::OneOf)
-      return describe(system.constraints_[index].origin);
+  if (const Constraint *oneOf = oneOfOn(cls))
+    return describe(oneOf->origin);
   return "chosen by the search";
+}
+
+Solver::Counterpart Solver::counterpartOf(const Constraint &constraint) {
+  return std::visit(
+      llvm::makeVisitor(
+          [](const Constraint::Relayout &) -> Counterpart { return sameValue; },
+          [](const Constraint::Reshape &) -> Counterpart { return sameValue; },
+          [](const Constraint::TransposedSmem &) -> Counterpart {
+            return transposedValue;
+          },
+          [](const auto &) -> Counterpart { return nullptr; }),
+      constraint.kind);
+}
+
+bool Solver::passesNotSplat(const Constraint &constraint,
+                            llvm::function_ref<bool(VarId)> from) {
+  return std::visit(
+      llvm::makeVisitor([](const Constraint::Reshape &) { return true; },
+                        [](const Constraint::Reduce &) { return true; },
+                        [&](const Constraint::Relayout &relayout) {
+                          return from(relayout.src);
+                        },
+                        [](const auto &) { return false; }),
+      constraint.kind);
 }
 
 int Solver::notSplatCause(const Constraint &constraint,
                           ArrayRef<std::optional<Assignment>> values,
                           unsigned position) {
-  if (constraint.kind != Kind::Relayout && constraint.kind != Kind::Reshape &&
-      constraint.kind != Kind::Reduce)
-    return -1;
+  VarId v = constraint.vars()[position];
   auto isSplat = [](const std::optional<Assignment> &value) {
     return value && std::get<RegisterLayout>(*value).isSplat();
   };
-  // A relayout fails this way only when its source is not Splat.
-  bool blocks = constraint.kind != Kind::Relayout || position == 0;
-  if (!blocks || !values[position] || isSplat(values[position]) ||
+  if (!passesNotSplat(constraint, [&](VarId from) { return from == v; }) ||
+      !values[position] || isSplat(values[position]) ||
       !llvm::any_of(values, isSplat))
     return -1;
-  unsigned cls = classOf(constraint.vars[position]);
+  unsigned cls = classOf(v);
   return classes[cls].fixed ? -1 : notSplatBy[cls];
 }
 
@@ -821,7 +873,7 @@ Solver::explanationsOf(const Constraint &constraint,
     if (index >= 0 && !llvm::is_contained(result, index))
       result.push_back(index);
   };
-  for (auto [position, v] : llvm::enumerate(constraint.vars)) {
+  for (auto [position, v] : llvm::enumerate(constraint.vars())) {
     const Class &other = classes[classOf(v)];
     if (classOf(v) != cls && other.fixed)
       add(other.fixedBy);
@@ -832,7 +884,7 @@ Solver::explanationsOf(const Constraint &constraint,
 
 std::string Solver::describeConstraint(const Constraint &constraint) {
   llvm::SmallVector<std::optional<Assignment>, 2> values;
-  for (VarId v : constraint.vars)
+  for (VarId v : constraint.vars())
     values.push_back(assignment[classOf(v)]);
   return describeConstraint(constraint, values);
 }
@@ -841,12 +893,18 @@ std::string
 Solver::describeConstraint(const Constraint &constraint,
                            ArrayRef<std::optional<Assignment>> values) {
   std::string text = describe(constraint.origin);
-  if (constraint.kind == Kind::Divides)
-    text += " " + layout::formatShape(constraint.numbers);
-  else if (constraint.kind == Kind::AlignedSlice)
-    text += ", offsets " + layout::formatShape(constraint.numbers);
+  text +=
+      std::visit(llvm::makeVisitor(
+                     [](const Constraint::Divides &divides) {
+                       return " " + layout::formatShape(divides.multiples);
+                     },
+                     [](const Constraint::AlignedSlice &slice) {
+                       return ", offsets " + layout::formatShape(slice.offsets);
+                     },
+                     [](const auto &) { return std::string(); }),
+                 constraint.kind);
   // Name the values of the variables involved, and why each has its value.
-  for (auto [position, v] : llvm::enumerate(constraint.vars)) {
+  for (auto [position, v] : llvm::enumerate(constraint.vars())) {
     const std::optional<Assignment> &value = values[position];
     if (!value)
       continue;
@@ -870,21 +928,19 @@ bool Solver::fits(unsigned cls, const Assignment &value) {
 }
 
 const std::optional<RegisterLayout> &
-Solver::reduced(unsigned index, const RegisterLayout &src) {
+Solver::reduced(const Constraint::Reduce &reduce, const RegisterLayout &src) {
   // Kernels reduce the same few layouts over the same axes again and again;
   // sharing the results also shares their storage, so later comparisons
   // are pointer comparisons.
-  const Constraint &constraint = system.constraints_[index];
-  const Shape &shape = var(constraint.vars[1]).shape;
+  const Shape &shape = var(reduce.src).shape;
   ReductionKey key{static_cast<int>(src.kind()), src.vectorSize(),
                    src.identity(),
-                   std::vector<int64_t>(constraint.numbers.begin(),
-                                        constraint.numbers.end()),
+                   std::vector<int64_t>(reduce.axes.begin(), reduce.axes.end()),
                    std::vector<int64_t>(shape.begin(), shape.end())};
   auto it = reductionCache.find(key);
   if (it != reductionCache.end())
     return it->second;
-  llvm::Expected<RegisterLayout> result = src.reduce(constraint.numbers, shape);
+  llvm::Expected<RegisterLayout> result = src.reduce(reduce.axes, shape);
   std::optional<RegisterLayout> value;
   if (result)
     value = std::move(*result);
@@ -918,7 +974,7 @@ std::optional<Conflict> Solver::checkFixed() {
                  "requirements conflict: " + describeConstraint(constraint),
                  constraint.origin,
                  {}};
-    for (VarId v : constraint.vars) {
+    for (VarId v : constraint.vars()) {
       unsigned cls = classOf(v);
       const Constraint &fixer = system.constraints_[classes[cls].fixedBy];
       conflict->notes.push_back(
@@ -976,8 +1032,8 @@ Conflict Solver::unsatisfiable(unsigned cls) {
       shown.push_back(index);
       const Constraint &constraint = system.constraints_[index];
       std::string text = describe(constraint.origin);
-      if (constraint.kind == Kind::Fix)
-        text += ": " + describeValue(constraint.values[0]);
+      if (const auto *fix = std::get_if<Constraint::Fix>(&constraint.kind))
+        text += ": " + describeValue(fix->value);
       conflict.notes.push_back({constraint.origin, std::move(text)});
     }
   }
@@ -993,52 +1049,48 @@ std::variant<Solution, Conflict> Solver::run() {
   propagateHints();
 
   // Fixed classes first (their values are known), then program order.
-  std::vector<unsigned> order;
+  std::vector<SearchFrame> frames;
   for (unsigned cls = 0; cls < classes.size(); ++cls)
     if (classes[cls].fixed)
-      order.push_back(cls);
+      frames.push_back({cls});
   for (unsigned cls = 0; cls < classes.size(); ++cls)
     if (!classes[cls].fixed)
-      order.push_back(cls);
+      frames.push_back({cls});
 
-  std::vector<std::vector<Assignment>> pending(order.size());
-  std::vector<bool> expanded(order.size(), false);
-  std::vector<bool> extended(order.size(), false);
-  std::vector<std::vector<Assignment>> tried(order.size());
-  std::vector<std::vector<Rejection>> rejections(order.size());
   // Fuel pays for the search's detours: each rejected candidate and each
   // backtrack costs one unit, so a kernel whose first choices all work is
   // never out of fuel, however large.
   int64_t fuel = options.fuel, tries = 0, spent = 0;
   int level = 0;
-  while (level < static_cast<int>(order.size())) {
-    unsigned cls = order[level];
-    if (!expanded[level]) {
-      pending[level] = candidates(cls);
-      std::reverse(pending[level].begin(), pending[level].end());
-      expanded[level] = true;
-      extended[level] = false;
-      rejections[level].clear();
-      tried[level].clear();
+  while (level < static_cast<int>(frames.size())) {
+    SearchFrame &frame = frames[level];
+    unsigned cls = frame.cls;
+    if (!frame.expanded) {
+      frame.pending = candidates(cls);
+      std::reverse(frame.pending.begin(), frame.pending.end());
+      frame.expanded = true;
+      frame.extended = false;
+      frame.rejections.clear();
+      frame.tried.clear();
     }
-    if (pending[level].empty() && !extended[level]) {
-      extended[level] = true;
+    if (frame.pending.empty() && !frame.extended) {
+      frame.extended = true;
       for (Assignment &value : remainingDomain(cls))
-        if (!llvm::is_contained(tried[level], value))
-          pending[level].insert(pending[level].begin(), std::move(value));
+        if (!llvm::is_contained(frame.tried, value))
+          frame.pending.insert(frame.pending.begin(), std::move(value));
     }
-    if (pending[level].empty()) {
+    if (frame.pending.empty()) {
       if (level > deepestLevel) {
         deepestLevel = level;
         deepestFailure = cls;
-        deepestRejections = rejections[level];
+        deepestRejections = frame.rejections;
       }
-      expanded[level] = false;
+      frame.expanded = false;
       assignment[cls] = std::nullopt;
       ++spent;
       if (--level < 0)
         return unsatisfiable(deepestFailure);
-      assignment[order[level]] = std::nullopt;
+      assignment[frames[level].cls] = std::nullopt;
       continue;
     }
     if (spent >= fuel) {
@@ -1053,13 +1105,13 @@ std::variant<Solution, Conflict> Solver::run() {
       return conflict;
     }
     ++tries;
-    Assignment candidate = std::move(pending[level].back());
-    pending[level].pop_back();
-    tried[level].push_back(candidate);
+    Assignment candidate = std::move(frame.pending.back());
+    frame.pending.pop_back();
+    frame.tried.push_back(candidate);
 
     if (!fits(cls, candidate)) {
       ++spent;
-      rejections[level].push_back({std::move(candidate), -1, {}});
+      frame.rejections.push_back({std::move(candidate), -1, {}});
       continue;
     }
     assignment[cls] = candidate;
@@ -1072,9 +1124,9 @@ std::variant<Solution, Conflict> Solver::run() {
     if (violated >= 0) {
       ++spent;
       Rejection rejection{std::move(candidate), violated, {}};
-      for (VarId v : system.constraints_[violated].vars)
+      for (VarId v : system.constraints_[violated].vars())
         rejection.values.push_back(assignment[classOf(v)]);
-      rejections[level].push_back(std::move(rejection));
+      frame.rejections.push_back(std::move(rejection));
       assignment[cls] = std::nullopt;
       continue;
     }

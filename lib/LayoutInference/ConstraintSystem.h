@@ -121,36 +121,78 @@ public:
 private:
   friend class Solver;
 
-  enum class ConstraintKind {
-    Fix,
-    OneOf,
-    Relayout,
-    NotOfKind,
-    Reduce,
-    Reshape,
-    AlignedSlice,
-    Transferable,
-    Divides,
-    MmaTiling,
-    TransposedSmem,
-  };
   struct Constraint {
-    ConstraintKind kind;
-    /// The constrained variables; for binary constraints {first, second} in
-    /// the order of the adding method's parameters.
-    llvm::SmallVector<VarId, 2> vars;
-    std::vector<Assignment> values;
-    Shape numbers;
-    RegisterLayout::Kind layoutKind = RegisterLayout::Kind::Splat;
-    bool flag = false;
+    using Vars = llvm::SmallVector<VarId, 2>;
+    // One struct per kind, as the adding methods record it; `vars()` lists
+    // its variables in the order of the adding method's parameters.
+    struct Fix {
+      VarId var;
+      Assignment value;
+      Vars vars() const { return {var}; }
+    };
+    struct OneOf {
+      VarId var;
+      std::vector<Assignment> candidates;
+      Vars vars() const { return {var}; }
+    };
+    struct Relayout {
+      VarId src, dst;
+      Vars vars() const { return {src, dst}; }
+    };
+    struct NotOfKind {
+      VarId var;
+      RegisterLayout::Kind excluded;
+      Vars vars() const { return {var}; }
+    };
+    struct Reduce {
+      VarId out, src;
+      Shape axes;
+      Vars vars() const { return {out, src}; }
+    };
+    struct Reshape {
+      VarId dst, src;
+      Vars vars() const { return {dst, src}; }
+    };
+    struct AlignedSlice {
+      VarId var;
+      Shape offsets;
+      Vars vars() const { return {var}; }
+    };
+    struct Transferable {
+      VarId smem, reg;
+      Vars vars() const { return {smem, reg}; }
+    };
+    struct Divides {
+      VarId smem;
+      Shape multiples;
+      Vars vars() const { return {smem}; }
+    };
+    struct MmaTiling {
+      VarId smem;
+      bool transposed;
+      Vars vars() const { return {smem}; }
+    };
+    struct TransposedSmem {
+      VarId dst, src;
+      Vars vars() const { return {dst, src}; }
+    };
+
+    using Kind = std::variant<Fix, OneOf, Relayout, NotOfKind, Reduce, Reshape,
+                              AlignedSlice, Transferable, Divides, MmaTiling,
+                              TransposedSmem>;
+    Kind kind;
     Origin origin;
+
+    Vars vars() const {
+      return std::visit([](const auto &kind) { return kind.vars(); }, kind);
+    }
   };
   struct Equality {
     VarId a, b;
     Origin origin;
   };
 
-  Constraint &add(ConstraintKind kind, llvm::ArrayRef<VarId> vars, Origin why);
+  void add(Constraint::Kind kind, Origin why);
   bool holds(const Constraint &constraint,
              llvm::function_ref<const Assignment &(VarId)> valueOf) const;
 
