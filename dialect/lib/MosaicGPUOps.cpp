@@ -7,6 +7,8 @@
 
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
 
+#include "mosaic/Dialect/MosaicGPU/Annotations.h"
+
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -280,13 +282,13 @@ static std::optional<SharedOrigin> sharedOrigin(Value ref) {
   }
 }
 
-/// The swizzle `op`'s `in_transforms` records for its one shared-memory
+/// The swizzle a TMA op's `in_transforms` records for its one shared-memory
 /// buffer, in bytes, if it records one.
-static std::optional<int64_t> recordedSwizzle(Operation *op) {
-  auto entries = op->getAttrOfType<ArrayAttr>("in_transforms");
-  if (!entries || entries.size() != 1)
+static std::optional<int64_t>
+recordedSwizzle(std::optional<ArrayAttr> entries) {
+  if (!entries || entries->size() != 1)
     return std::nullopt;
-  auto transforms = dyn_cast<ArrayAttr>(entries[0]);
+  auto transforms = dyn_cast<ArrayAttr>((*entries)[0]);
   if (!transforms)
     return std::nullopt;
   int64_t swizzle = static_cast<int64_t>(SwizzlingMode::kNoSwizzle);
@@ -301,12 +303,13 @@ static std::optional<int64_t> recordedSwizzle(Operation *op) {
 /// from a `slice_smem` through views, its offset (or, for dynamic subview
 /// offsets, each step of it) must be a multiple of that; the dynamic shared
 /// memory itself starts 1024-byte aligned.
-static LogicalResult verifyTmaAlignment(Operation *op, StringRef name,
-                                        Value ref) {
+template <typename TmaOp>
+static LogicalResult verifyTmaAlignment(TmaOp op, StringRef name, Value ref) {
   std::optional<SharedOrigin> origin = sharedOrigin(ref);
   if (!origin)
     return success();
-  int64_t swizzle = recordedSwizzle(op).value_or(origin->swizzle);
+  int64_t swizzle =
+      recordedSwizzle(op.getInTransforms()).value_or(origin->swizzle);
   int64_t alignment =
       std::max(kTmaSharedAlignment, swizzleRepeatBytes(swizzle));
   auto reason = [&](InFlightDiagnostic &diag) -> InFlightDiagnostic & {
@@ -324,14 +327,14 @@ static LogicalResult verifyTmaAlignment(Operation *op, StringRef name,
     return failure();
   };
   if (origin->bytes % alignment != 0) {
-    InFlightDiagnostic diag = op->emitOpError()
+    InFlightDiagnostic diag = op.emitOpError()
                               << "`" << name << "` starts at byte "
                               << origin->bytes << " of shared memory";
     reason(diag);
     return noteSlice(diag);
   }
   if (origin->step % alignment != 0) {
-    InFlightDiagnostic diag = op->emitOpError()
+    InFlightDiagnostic diag = op.emitOpError()
                               << "`" << name << "` starts at byte "
                               << origin->bytes << " of shared memory plus a "
                               << "dynamic multiple of " << origin->step
@@ -475,16 +478,14 @@ FailureOr<SmallVector<int64_t>> mosaic_gpu::logicalShape(Operation *op,
                                                          Value ref) {
   auto type = cast<MemRefType>(ref.getType());
   SmallVector<int64_t> shape(type.getShape());
-  if (!op->hasAttr(kTransformsAppliedAttr))
+  // The ops that call this declare both annotations (inherent attributes).
+  if (!transformsApplied(op))
     return shape;
-  // Find the tile recorded for this operand: in_transforms has one entry per
-  // shared-memory operand, barriers excluded.
-  auto transforms = op->getAttrOfType<ArrayAttr>("in_transforms");
+  // Find the tile recorded for this operand.
+  auto transforms = op->getAttrOfType<ArrayAttr>(kInTransformsAttr);
   unsigned index = 0;
   for (Value operand : op->getOperands()) {
-    auto operandType = dyn_cast<MemRefType>(operand.getType());
-    if (!operandType || !isSharedMemory(operandType) ||
-        isa<BarrierType>(operandType.getElementType()))
+    if (!isSharedBuffer(operand))
       continue;
     if (operand == ref)
       break;
@@ -602,6 +603,14 @@ static FailureOr<bool> isTransposed(Operation *op, StringRef name,
                            << "` must be contiguous along one of its dims, "
                               "but its type is "
                            << type;
+}
+
+void WGMMAOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (isa<MemRefType>(getA().getType()))
+    effects.emplace_back(MemoryEffects::Read::get(), &getAMutable());
+  effects.emplace_back(MemoryEffects::Read::get(), &getBMutable());
 }
 
 LogicalResult WGMMAOp::verify() {
@@ -838,12 +847,10 @@ LogicalResult AssumeMultipleOp::verify() {
 LogicalResult CustomPrimitiveOp::verify() {
   SmallVector<VectorType> vectorOperands;
   size_t smemOperands = 0;
-  for (Type type : getOperands().getTypes()) {
-    if (auto vector = dyn_cast<VectorType>(type))
-      vectorOperands.push_back(vector);
-    else if (auto ref = dyn_cast<MemRefType>(type);
-             ref && isSharedMemory(ref) &&
-             !isa<BarrierType>(ref.getElementType()))
+  for (Value operand : getOperands()) {
+    if (isRegisterVector(operand))
+      vectorOperands.push_back(cast<VectorType>(operand.getType()));
+    else if (isSharedBuffer(operand))
       ++smemOperands;
   }
   if (getInLayouts().size() != vectorOperands.size())
@@ -877,8 +884,8 @@ LogicalResult CustomPrimitiveOp::verify() {
         return failure();
     return success();
   };
-  if (failed(checkLayouts(getInLayouts(), vectorOperands, "in_layouts")) ||
-      failed(checkLayouts(getOutLayouts(), vectorResults, "out_layouts")))
+  if (failed(checkLayouts(getInLayouts(), vectorOperands, kInLayoutsAttr)) ||
+      failed(checkLayouts(getOutLayouts(), vectorResults, kOutLayoutsAttr)))
     return failure();
 
   for (auto [i, transforms] : llvm::enumerate(getInTransforms())) {

@@ -12,10 +12,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mosaic/Dialect/MosaicGPU/AttributeBridge.h"
-#include "ConstraintSystem.h"
 #include "mosaic/LayoutInference/Passes.h"
 
+#include "ConstraintSystem.h"
+#include "mosaic/Dialect/MosaicGPU/Annotations.h"
+#include "mosaic/Dialect/MosaicGPU/AttributeBridge.h"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -43,6 +44,8 @@ using namespace mosaic;
 using namespace mosaic::inference;
 using layout::RegisterLayout;
 using layout::SmemTransforms;
+using mosaic_gpu::isRegisterVector;
+using mosaic_gpu::isSharedBuffer;
 
 namespace {
 
@@ -52,17 +55,6 @@ unsigned bitwidthOf(Type type) {
   if (type.isIntOrFloat())
     return type.getIntOrFloatBitWidth();
   return 64;
-}
-
-bool isRegisterVector(Value value) {
-  auto type = dyn_cast<VectorType>(value.getType());
-  return type && type.getRank() > 0 && !type.isScalable();
-}
-
-bool isSharedBuffer(Value value) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  return type && mosaic_gpu::isSharedMemory(type) &&
-         !isa<mosaic_gpu::BarrierType>(type.getElementType());
 }
 
 /// A 2-D-or-more buffer whose second-minor dim is the contiguous one.
@@ -837,14 +829,8 @@ void InferenceBuilder::annotate(const Solution &solution) {
         outTransforms.push_back(transformsToAttr(
             context, std::get<SmemTransforms>(solution.values[value(v)])));
     }
-    auto set = [&](StringRef name, ArrayRef<Attribute> attrs) {
-      if (!attrs.empty())
-        op->setAttr(name, ArrayAttr::get(context, attrs));
-    };
-    set("in_layouts", inLayouts);
-    set("out_layouts", outLayouts);
-    set("in_transforms", inTransforms);
-    set("out_transforms", outTransforms);
+    mosaic_gpu::setAnnotations(op, inLayouts, outLayouts, inTransforms,
+                               outTransforms);
   }
 }
 

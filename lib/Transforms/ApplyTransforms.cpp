@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mosaic/Dialect/MosaicGPU/AttributeBridge.h"
 #include "mosaic/Transforms/Passes.h"
 
+#include "mosaic/Dialect/MosaicGPU/Annotations.h"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -22,38 +22,12 @@ namespace mosaic {
 } // namespace mosaic
 
 using namespace mlir;
+using mosaic_gpu::isSharedBuffer;
 using namespace mosaic;
 using layout::formatShape;
 using layout::Shape;
 
 namespace {
-
-bool isSharedBuffer(Value value) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  return type && mosaic_gpu::isSharedMemory(type) &&
-         !isa<mosaic_gpu::BarrierType>(type.getElementType());
-}
-
-/// The entries of `attrName` (in_transforms / out_transforms) for the
-/// shared-memory buffers among `values`, in order.
-FailureOr<layout::SmemTransforms> transformsFor(Operation *op,
-                                                StringRef attrName,
-                                                ValueRange values,
-                                                Value value) {
-  auto entries = op->getAttrOfType<ArrayAttr>(attrName);
-  if (!entries)
-    return failure();
-  unsigned index = 0;
-  for (Value candidate : values) {
-    if (!isSharedBuffer(candidate))
-      continue;
-    if (candidate == value)
-      return index < entries.size() ? attrToTransforms(entries[index])
-                                    : FailureOr<layout::SmemTransforms>();
-    ++index;
-  }
-  return failure();
-}
 
 class TransformApplier {
 public:
@@ -91,14 +65,13 @@ LogicalResult TransformApplier::retypeDefinition(mosaic_gpu::SliceSMEMOp op) {
   Value result = op.getResult();
   if (!isSharedBuffer(result))
     return success();
-  if (!op->hasAttr("out_transforms"))
-    return op.emitOpError()
-           << "has no `out_transforms`; run mosaic-gpu-infer-layouts first";
+  if (failed(mosaic_gpu::verifyTransformsAnnotation(
+          op, mosaic_gpu::kOutTransformsAttr)))
+    return failure();
   FailureOr<layout::SmemTransforms> transforms =
-      transformsFor(op, "out_transforms", op->getResults(), result);
+      mosaic_gpu::outTransformsFor(op->getResult(0));
   if (failed(transforms))
-    return op.emitOpError() << "has a malformed `out_transforms` attribute: "
-                               "expected one list of transforms per buffer";
+    return failure();
   // TMA and wgmma compute the swizzle from the address, and it repeats every
   // 8 rows of its width: a swizzled buffer starts on such a boundary.
   int64_t repeat = mosaic_gpu::swizzleRepeatBytes(transforms->swizzle);
@@ -387,54 +360,39 @@ LogicalResult TransformApplier::rewriteTransfer(
 
 /// Records the effective tiles in the op's `in_transforms` and marks it.
 LogicalResult TransformApplier::markConsumer(Operation *op) {
-  auto entries = op->getAttrOfType<ArrayAttr>("in_transforms");
-  if (!entries)
-    return op->emitOpError()
-           << "has no `in_transforms`; run mosaic-gpu-infer-layouts first";
-  unsigned buffers = llvm::count_if(op->getOperands(), isSharedBuffer);
-  if (entries.size() != buffers)
-    return op->emitOpError() << "`in_transforms` has " << entries.size()
-                             << " entries, but the op has " << buffers
-                             << " shared-memory buffer operands";
-  SmallVector<Attribute> updated(entries.begin(), entries.end());
-  unsigned index = 0;
+  if (failed(mosaic_gpu::verifyTransformsAnnotation(
+          op, mosaic_gpu::kInTransformsAttr)))
+    return failure();
+  SmallVector<layout::SmemTransforms> updated;
   for (OpOperand &use : op->getOpOperands()) {
     Value operand = use.get();
     if (!isSharedBuffer(operand))
       continue;
+    FailureOr<layout::SmemTransforms> transforms =
+        mosaic_gpu::inTransformsFor(use);
+    if (failed(transforms))
+      return failure();
     auto it = tiles.find(operand);
-    if (it == tiles.end() && index < updated.size()) {
+    if (it != tiles.end()) {
+      transforms->tile = it->second;
+    } else if (transforms->tile) {
       // A buffer the walk did not trace to its slice_smem (a function
       // argument, say) keeps its type, which must already be tiled.
-      FailureOr<layout::SmemTransforms> transforms =
-          attrToTransforms(updated[index]);
       auto type = cast<MemRefType>(operand.getType());
-      if (succeeded(transforms) && transforms->tile) {
-        ArrayRef<int64_t> shape = type.getShape();
-        ArrayRef<int64_t> tile = *transforms->tile;
-        if (shape.size() < 2 * tile.size() ||
-            shape.take_back(tile.size()) != tile)
-          return op->emitOpError()
-                 << "operand #" << use.getOperandNumber()
-                 << " must be tiled by " << formatShape(tile) << ", but it is "
-                 << type
-                 << ": mosaic-gpu-apply-transforms only retypes buffers it "
-                    "traces back to a mosaic_gpu.slice_smem";
-      }
+      ArrayRef<int64_t> shape = type.getShape();
+      ArrayRef<int64_t> tile = *transforms->tile;
+      if (shape.size() < 2 * tile.size() ||
+          shape.take_back(tile.size()) != tile)
+        return op->emitOpError()
+               << "operand #" << use.getOperandNumber() << " must be tiled by "
+               << formatShape(tile) << ", but it is " << type
+               << ": mosaic-gpu-apply-transforms only retypes buffers it "
+                  "traces back to a mosaic_gpu.slice_smem";
     }
-    if (it != tiles.end() && index < updated.size()) {
-      FailureOr<layout::SmemTransforms> transforms =
-          attrToTransforms(updated[index]);
-      if (failed(transforms))
-        return op->emitOpError() << "has a malformed `in_transforms` entry";
-      transforms->tile = it->second;
-      updated[index] = transformsToAttr(op->getContext(), *transforms);
-    }
-    ++index;
+    updated.push_back(*transforms);
   }
-  op->setAttr("in_transforms", ArrayAttr::get(op->getContext(), updated));
-  op->setAttr(mosaic_gpu::kTransformsAppliedAttr,
-              UnitAttr::get(op->getContext()));
+  mosaic_gpu::setInTransforms(op, updated);
+  mosaic_gpu::markTransformsApplied(op);
   return success();
 }
 

@@ -54,7 +54,7 @@ func.func @unknown_consumer(%i: index) -> bf16 {
 // -----
 
 func.func @malformed_out_transforms() {
-  // expected-error @+1 {{has a malformed `out_transforms` attribute: expected one list of transforms per buffer}}
+  // expected-error @+1 {{`out_transforms` entry 0 is not a list of tile/swizzle transforms}}
   %s = mosaic_gpu.slice_smem 0 {out_transforms = [1]} : memref<128x64xbf16, #gpu.address_space<workgroup>>
   return
 }

@@ -11,6 +11,7 @@
 #define MOSAIC_CONVERSION_MOSAICGPUTONVVM_KERNELLOWERING_H
 
 #include "mosaic/Conversion/MosaicGPUToNVVM/KernelAttributes.h"
+#include "mosaic/Dialect/MosaicGPU/Annotations.h"
 #include "mosaic/Dialect/MosaicGPU/Layouts.h"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
 #include "mosaic/Dialect/MosaicGPU/SmemTransforms.h"
@@ -26,14 +27,20 @@
 
 namespace mosaic {
 
+using mosaic_gpu::annotatedLayout;
+using mosaic_gpu::annotatedTransforms;
+using mosaic_gpu::isRegisterVector;
+using mosaic_gpu::kInLayoutsAttr;
+using mosaic_gpu::kInTransformsAttr;
+using mosaic_gpu::kOutLayoutsAttr;
+using mosaic_gpu::kOutTransformsAttr;
+
 /// The most shared memory one sm_90a block can use (227 KiB).
 inline constexpr int64_t kMaxSharedMemoryBytes = 227 * 1024;
 
 /// A CUtensorMap: 128 bytes, passed 64-byte aligned.
 inline constexpr int64_t kTensorMapBytes = 128;
 inline constexpr int64_t kTensorMapAlignment = 64;
-
-bool isRegisterVector(mlir::Value value);
 
 /// The number of warpgroups in `op`'s kernel, from its known block size;
 /// an error on `op` when the kernel does not say.
@@ -86,10 +93,6 @@ public:
   };
 
 private:
-  mlir::FailureOr<layout::RegisterLayout>
-  annotatedLayout(mlir::Operation *op, llvm::StringRef name, unsigned index);
-  mlir::FailureOr<layout::SmemTransforms>
-  annotatedTransforms(mlir::Operation *op, unsigned index);
   /// A value built once per function, at its entry.
   mlir::Value atFunctionEntry(
       mlir::Operation *op,

@@ -71,18 +71,20 @@ LogicalResult KernelLowering::lowerSliceSmem(mosaic_gpu::SliceSMEMOp op) {
                                "identity layout out of shared memory, not "
                             << type;
   int64_t offset = op.getOffsetAttr().getInt();
-  if (auto transforms = op->getAttrOfType<ArrayAttr>("out_transforms")) {
-    FailureOr<SmemTransforms> parsed =
-        transforms.empty() ? FailureOr<SmemTransforms>(SmemTransforms::none())
-                           : attrToTransforms(transforms[0]);
+  if (mosaic_gpu::isSharedBuffer(op.getResult())) {
+    FailureOr<SmemTransforms> transforms =
+        mosaic_gpu::outTransformsFor(op->getResult(0));
+    if (failed(transforms))
+      return failure();
     // A swizzle repeats every 8 rows of its width; TMA and wgmma compute it
     // from the address, so the buffer must start on such a boundary.
-    if (succeeded(parsed) && parsed->swizzle != layout::kNoSwizzle &&
-        offset % (parsed->swizzle * 8) != 0)
-      return op.emitOpError() << "carves a buffer with a " << parsed->swizzle
-                              << "-byte swizzle at offset " << offset
-                              << "; it must start at a multiple of "
-                              << parsed->swizzle * 8 << " bytes";
+    if (transforms->swizzle != layout::kNoSwizzle &&
+        offset % (transforms->swizzle * 8) != 0)
+      return op.emitOpError()
+             << "carves a buffer with a " << transforms->swizzle
+             << "-byte swizzle at offset " << offset
+             << "; it must start at a multiple of " << transforms->swizzle * 8
+             << " bytes";
   }
   Value base = dynamicSharedMemory(op);
   OpBuilder builder(op);
@@ -132,7 +134,7 @@ LogicalResult KernelLowering::lowerStridedTransfer(Operation *op,
            << "needs a static shape whose minor dim is a multiple of the "
               "vector size "
            << layout.vectorSize() << ", but the buffer is " << refType;
-  if (!scratch && op->hasAttr(mosaic_gpu::kTransformsAppliedAttr))
+  if (!scratch && mosaic_gpu::transformsApplied(op))
     return op->emitOpError()
            << "moves a strided vector to or from a tiled shared-memory "
               "buffer; only tiled layouts follow a tiling (use a layout_cast "
@@ -362,13 +364,14 @@ LogicalResult KernelLowering::lowerTiledTransfer(Operation *op,
   llvm::Expected<std::vector<Shape>> elements = thread0Elements(layout, shape);
   if (!elements)
     return op->emitOpError() << llvm::toString(elements.takeError());
-  FailureOr<SmemTransforms> transforms =
-      scratch ? SmemTransforms::none() : annotatedTransforms(op, 0);
+  // Only shared-memory buffers have transforms; the op has one memref.
+  FailureOr<SmemTransforms> transforms = SmemTransforms::none();
+  if (!scratch && mosaic_gpu::isSharedBuffer(ref))
+    transforms = annotatedTransforms(op, kInTransformsAttr, 0);
   if (failed(transforms))
     return failure();
-  bool tiledBuffer = !scratch &&
-                     op->hasAttr(mosaic_gpu::kTransformsAppliedAttr) &&
-                     !transforms->isNone();
+  bool tiledBuffer =
+      !scratch && mosaic_gpu::transformsApplied(op) && !transforms->isNone();
   if (!tiledBuffer && refType.getShape() != shape)
     return op->emitOpError() << "moves a " << type << " to or from " << refType
                              << ", whose shape differs";
@@ -490,7 +493,7 @@ LogicalResult KernelLowering::lowerTiledTransfer(Operation *op,
 }
 
 LogicalResult KernelLowering::lowerVectorLoad(mosaic_gpu::VectorLoadOp op) {
-  FailureOr<RegisterLayout> layout = annotatedLayout(op, "out_layouts", 0);
+  FailureOr<RegisterLayout> layout = annotatedLayout(op, kOutLayoutsAttr, 0);
   if (failed(layout))
     return failure();
   Value registers;
@@ -511,7 +514,7 @@ LogicalResult KernelLowering::lowerVectorLoad(mosaic_gpu::VectorLoadOp op) {
 }
 
 LogicalResult KernelLowering::lowerVectorStore(mosaic_gpu::VectorStoreOp op) {
-  FailureOr<RegisterLayout> layout = annotatedLayout(op, "in_layouts", 0);
+  FailureOr<RegisterLayout> layout = annotatedLayout(op, kInLayoutsAttr, 0);
   if (failed(layout))
     return failure();
   VectorType type = logicalType(op.getValueToStore());

@@ -161,9 +161,10 @@ static FailureOr<VectorType> resultRegisters(Operation *op, VectorType type,
 LogicalResult KernelLowering::lowerPermutation(
     Operation *op, VectorType resultType,
     function_ref<Shape(ArrayRef<int64_t>)> sourceIndex) {
-  FailureOr<RegisterLayout> sourceLayout = annotatedLayout(op, "in_layouts", 0);
+  FailureOr<RegisterLayout> sourceLayout =
+      annotatedLayout(op, kInLayoutsAttr, 0);
   FailureOr<RegisterLayout> resultLayout =
-      annotatedLayout(op, "out_layouts", 0);
+      annotatedLayout(op, kOutLayoutsAttr, 0);
   if (failed(sourceLayout) || failed(resultLayout))
     return failure();
   OpBuilder builder(op);
@@ -210,7 +211,7 @@ LogicalResult KernelLowering::lowerBroadcast(vector::BroadcastOp op) {
   }
   // A scalar: every thread holds it in every register.
   FailureOr<RegisterLayout> resultLayout =
-      annotatedLayout(op, "out_layouts", 0);
+      annotatedLayout(op, kOutLayoutsAttr, 0);
   if (failed(resultLayout))
     return failure();
   FailureOr<VectorType> target = resultRegisters(op, type, *resultLayout);
@@ -277,7 +278,8 @@ LogicalResult KernelLowering::lowerExtract(vector::ExtractOp op) {
       return sourceIndex;
     });
   // One element: only a splat has it in every thread.
-  FailureOr<RegisterLayout> sourceLayout = annotatedLayout(op, "in_layouts", 0);
+  FailureOr<RegisterLayout> sourceLayout =
+      annotatedLayout(op, kInLayoutsAttr, 0);
   if (failed(sourceLayout))
     return failure();
   if (!sourceLayout->isSplat())
@@ -436,7 +438,8 @@ LogicalResult
 KernelLowering::lowerMultiReduction(vector::MultiDimReductionOp op) {
   VectorType sourceType = logicalType(op.getSource());
   ArrayRef<int64_t> sourceShape = sourceType.getShape();
-  FailureOr<RegisterLayout> sourceLayout = annotatedLayout(op, "in_layouts", 0);
+  FailureOr<RegisterLayout> sourceLayout =
+      annotatedLayout(op, kInLayoutsAttr, 0);
   if (failed(sourceLayout))
     return failure();
   // A reduction to a scalar has one result position and no result layout.
@@ -444,7 +447,8 @@ KernelLowering::lowerMultiReduction(vector::MultiDimReductionOp op) {
   std::optional<RegisterLayout> resultLayout;
   VectorType target = VectorType::get({1}, sourceType.getElementType());
   if (resultType) {
-    FailureOr<RegisterLayout> annotated = annotatedLayout(op, "out_layouts", 0);
+    FailureOr<RegisterLayout> annotated =
+        annotatedLayout(op, kOutLayoutsAttr, 0);
     if (failed(annotated))
       return failure();
     resultLayout = *annotated;

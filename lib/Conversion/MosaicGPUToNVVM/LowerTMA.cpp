@@ -227,7 +227,7 @@ KernelLowering::transferTransforms(Operation *op, MemRefType global,
                                    ArrayRef<int64_t> sliceLengths) {
   if (failed(checkTransferShapes(op, global, shared, sliceLengths)))
     return failure();
-  return annotatedTransforms(op, 0);
+  return annotatedTransforms(op, kInTransformsAttr, 0);
 }
 
 namespace {

@@ -88,8 +88,7 @@ struct MmaOperand {
     operand.transposed = transforms.tile == layout::Shape{width, 8};
     if (transforms.swizzle == layout::kNoSwizzle || !transforms.tile ||
         (*transforms.tile != layout::Shape{8, width} && !operand.transposed) ||
-        type.getRank() != 4 ||
-        !op->hasAttr(mosaic_gpu::kTransformsAppliedAttr))
+        type.getRank() != 4 || !mosaic_gpu::transformsApplied(op))
       return op->emitOpError()
              << "needs " << name
              << " in shared memory tiled by (8, swizzle / element bytes), or "
@@ -198,9 +197,9 @@ static Value wgmmaInlineAsm(OpBuilder &builder, Location loc, Type structType,
 }
 
 LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
-  FailureOr<RegisterLayout> accLayout = annotatedLayout(op, "in_layouts", 0);
+  FailureOr<RegisterLayout> accLayout = annotatedLayout(op, kInLayoutsAttr, 0);
   FailureOr<RegisterLayout> resultLayout =
-      annotatedLayout(op, "out_layouts", 0);
+      annotatedLayout(op, kOutLayoutsAttr, 0);
   if (failed(accLayout) || failed(resultLayout))
     return failure();
   const RegisterLayout &wgmma = layout::namedLayout(layout::NamedLayout::Wgmma);
@@ -238,9 +237,10 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
               "(keep A in shared memory)";
   // Shared-memory operands are annotated in order, A (if in memory), B.
   FailureOr<SmemTransforms> aTransforms =
-      registerA ? SmemTransforms::none() : annotatedTransforms(op, 0);
+      registerA ? SmemTransforms::none()
+                : annotatedTransforms(op, kInTransformsAttr, 0);
   FailureOr<SmemTransforms> bTransforms =
-      annotatedTransforms(op, registerA ? 0 : 1);
+      annotatedTransforms(op, kInTransformsAttr, registerA ? 0 : 1);
   if (failed(aTransforms) || failed(bTransforms))
     return failure();
   if (!registerA && aTransforms->swizzle != bTransforms->swizzle)
@@ -258,7 +258,7 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
   Value aRegisters;
   int64_t k;
   if (registerA) {
-    FailureOr<RegisterLayout> aLayout = annotatedLayout(op, "in_layouts", 1);
+    FailureOr<RegisterLayout> aLayout = annotatedLayout(op, kInLayoutsAttr, 1);
     if (failed(aLayout))
       return failure();
     if (*aLayout != wgmma)

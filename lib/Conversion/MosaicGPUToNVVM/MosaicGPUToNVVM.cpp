@@ -35,11 +35,6 @@ using layout::kThreadsPerWarpgroup;
 using layout::RegisterLayout;
 using layout::Shape;
 
-bool mosaic::isRegisterVector(Value value) {
-  auto type = dyn_cast<VectorType>(value.getType());
-  return type && type.getRank() > 0 && !type.isScalable();
-}
-
 FailureOr<VectorType> mosaic::registerType(VectorType type,
                                            const RegisterLayout &layout) {
   if (layout.isSplat())
@@ -105,33 +100,6 @@ VectorType KernelLowering::logicalType(Value value) const {
   auto retyped = retypedValues.find(value);
   return retyped != retypedValues.end() ? retyped->second
                                         : cast<VectorType>(value.getType());
-}
-
-FailureOr<RegisterLayout>
-KernelLowering::annotatedLayout(Operation *op, StringRef name, unsigned index) {
-  auto layouts = op->getAttrOfType<ArrayAttr>(name);
-  if (!layouts || index >= layouts.size())
-    return op->emitOpError() << "has no `" << name
-                             << "` entry for this vector; run "
-                                "mosaic-gpu-infer-layouts first";
-  FailureOr<RegisterLayout> layout = attrToLayout(layouts[index]);
-  if (failed(layout))
-    return op->emitOpError()
-           << "`" << name << "` entry " << index << " is not a register layout";
-  return layout;
-}
-
-FailureOr<layout::SmemTransforms>
-KernelLowering::annotatedTransforms(Operation *op, unsigned index) {
-  auto transforms = op->getAttrOfType<ArrayAttr>("in_transforms");
-  if (!transforms || index >= transforms.size())
-    return layout::SmemTransforms::none();
-  FailureOr<layout::SmemTransforms> parsed =
-      attrToTransforms(transforms[index]);
-  if (failed(parsed))
-    return op->emitOpError() << "`in_transforms` entry " << index
-                             << " is not a list of tile/swizzle transforms";
-  return parsed;
 }
 
 Value KernelLowering::atFunctionEntry(
@@ -256,7 +224,7 @@ LogicalResult KernelLowering::define(Value result, Value registers,
 }
 
 LogicalResult KernelLowering::lowerConstant(arith::ConstantOp op) {
-  FailureOr<RegisterLayout> layout = annotatedLayout(op, "out_layouts", 0);
+  FailureOr<RegisterLayout> layout = annotatedLayout(op, kOutLayoutsAttr, 0);
   if (failed(layout))
     return failure();
   auto elements = dyn_cast<DenseElementsAttr>(op.getValue());
@@ -313,7 +281,7 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
       continue;
     }
     FailureOr<RegisterLayout> layout =
-        annotatedLayout(op, "in_layouts", vectorIndex++);
+        annotatedLayout(op, kInLayoutsAttr, vectorIndex++);
     if (failed(layout))
       return failure();
     FailureOr<Value> registers = operandAs(op, operand, *layout, builder);
@@ -325,7 +293,7 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
   SmallVector<RegisterLayout> resultLayouts;
   for (auto [index, result] : llvm::enumerate(op->getResults())) {
     FailureOr<RegisterLayout> layout =
-        annotatedLayout(op, "out_layouts", index);
+        annotatedLayout(op, kOutLayoutsAttr, index);
     if (failed(layout))
       return failure();
     FailureOr<VectorType> type =
@@ -339,8 +307,8 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
   // The op itself does not change: it now applies to the thread's registers.
   OperationState state(op->getLoc(), op->getName(), operands, resultTypes,
                        op->getAttrs());
-  state.attributes.erase("in_layouts");
-  state.attributes.erase("out_layouts");
+  state.attributes.erase(kInLayoutsAttr);
+  state.attributes.erase(kOutLayoutsAttr);
   Operation *replacement = builder.create(state);
   for (auto [result, registers, layout] : llvm::zip_equal(
            op->getResults(), replacement->getResults(), resultLayouts))
@@ -349,7 +317,7 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
 }
 
 LogicalResult KernelLowering::lowerLayoutCast(mosaic_gpu::LayoutCastOp op) {
-  FailureOr<RegisterLayout> layout = annotatedLayout(op, "out_layouts", 0);
+  FailureOr<RegisterLayout> layout = annotatedLayout(op, kOutLayoutsAttr, 0);
   if (failed(layout))
     return failure();
   OpBuilder builder(op);
@@ -548,7 +516,7 @@ LogicalResult KernelLowering::lowerOptimizationBarrier(Operation *op) {
        llvm::zip_equal(op->getOpOperands(), op->getResults())) {
     if (isRegisterVector(operand.get())) {
       FailureOr<RegisterLayout> layout =
-          annotatedLayout(op, "out_layouts", vectorIndex++);
+          annotatedLayout(op, kOutLayoutsAttr, vectorIndex++);
       if (failed(layout))
         return failure();
       FailureOr<Value> registers = operandAs(op, operand, *layout, builder);
@@ -585,7 +553,7 @@ LogicalResult KernelLowering::lowerUndefined(Operation *op) {
   // Inference gives an undefined vector Splat (any layout converts from
   // it); its registers are undefined too, as one LLVM value, so nothing is
   // materialized for them.
-  FailureOr<RegisterLayout> layout = annotatedLayout(op, "out_layouts", 0);
+  FailureOr<RegisterLayout> layout = annotatedLayout(op, kOutLayoutsAttr, 0);
   if (failed(layout))
     return failure();
   auto type = cast<VectorType>(op->getResult(0).getType());
@@ -604,7 +572,7 @@ LogicalResult KernelLowering::lowerUndefined(Operation *op) {
 }
 
 LogicalResult KernelLowering::lowerIota(mosaic_gpu::BroadcastedIotaOp op) {
-  FailureOr<RegisterLayout> layout = annotatedLayout(op, "out_layouts", 0);
+  FailureOr<RegisterLayout> layout = annotatedLayout(op, kOutLayoutsAttr, 0);
   if (failed(layout))
     return failure();
   VectorType type = op.getResult().getType();
@@ -733,39 +701,36 @@ LogicalResult KernelLowering::relayoutInits(Operation *op,
 }
 
 LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
-  if (failed(relayoutInits(op, op.getInitArgsMutable(), "out_layouts")))
+  if (failed(relayoutInits(op, op.getInitArgsMutable(), kOutLayoutsAttr)))
     return failure();
   SmallVector<Value> carried(op.getRegionIterArgs());
   SmallVector<Value> results(op.getResults());
-  if (failed(retypeResults(op, carried, "out_layouts")) ||
-      failed(retypeResults(op, results, "out_layouts")))
+  if (failed(retypeResults(op, carried, kOutLayoutsAttr)) ||
+      failed(retypeResults(op, results, kOutLayoutsAttr)))
     return failure();
-  op->removeAttr("in_layouts");
-  op->removeAttr("out_layouts");
+  mosaic_gpu::dropLayoutAnnotations(op);
   return success();
 }
 
 LogicalResult KernelLowering::lowerBranches(Operation *op) {
   SmallVector<Value> results(op->getResults());
-  if (failed(retypeResults(op, results, "out_layouts")))
+  if (failed(retypeResults(op, results, kOutLayoutsAttr)))
     return failure();
-  op->removeAttr("in_layouts");
-  op->removeAttr("out_layouts");
+  mosaic_gpu::dropLayoutAnnotations(op);
   return success();
 }
 
 LogicalResult KernelLowering::lowerWhile(scf::WhileOp op) {
-  if (failed(relayoutInits(op, op.getInitsMutable(), "in_layouts")))
+  if (failed(relayoutInits(op, op.getInitsMutable(), kInLayoutsAttr)))
     return failure();
   SmallVector<Value> before(op.getBeforeArguments());
   SmallVector<Value> after(op.getAfterArguments());
   SmallVector<Value> results(op.getResults());
-  if (failed(retypeResults(op, before, "in_layouts")) ||
-      failed(retypeResults(op, after, "out_layouts")) ||
-      failed(retypeResults(op, results, "out_layouts")))
+  if (failed(retypeResults(op, before, kInLayoutsAttr)) ||
+      failed(retypeResults(op, after, kOutLayoutsAttr)) ||
+      failed(retypeResults(op, results, kOutLayoutsAttr)))
     return failure();
-  op->removeAttr("in_layouts");
-  op->removeAttr("out_layouts");
+  mosaic_gpu::dropLayoutAnnotations(op);
   return success();
 }
 
@@ -788,7 +753,7 @@ KernelLowering::forwardRegisters(Operation *terminator,
       return failure();
     operand.set(*registers);
   }
-  terminator->removeAttr("in_layouts");
+  terminator->removeAttr(kInLayoutsAttr);
   return success();
 }
 

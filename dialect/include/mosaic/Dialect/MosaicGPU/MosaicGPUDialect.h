@@ -28,10 +28,6 @@ bool isSharedMemory(mlir::MemRefType type);
 /// `#gpu.address_space<global>`.
 bool isGlobalMemory(mlir::MemRefType type);
 
-/// The unit attribute mosaic-gpu-apply-transforms sets on an op whose
-/// shared-memory operands it rewrote to their tiled types.
-constexpr llvm::StringLiteral kTransformsAppliedAttr = "transforms_applied";
-
 /// The logical shape of shared-memory operand `ref` of `op`: its type's
 /// shape, or, once mosaic-gpu-apply-transforms has tiled it, the shape
 /// before tiling (read from the op's `in_transforms`). Fails when the tiled

@@ -27,6 +27,20 @@ def MosaicGPU_BarrierRef : MemRefOf<[MosaicGPU_BarrierType]>;
 
 def MosaicGPU_SharedPointer : LLVM_PointerInAddressSpace<3>;
 
+// What mosaic-gpu-infer-layouts and mosaic-gpu-apply-transforms record on an
+// op whose verifier reads them (see Annotations.h): the transforms of each
+// shared-memory buffer operand, and whether the buffers have their tiled
+// types. Declared on the op, so no verifier depends on a discardable
+// attribute.
+defvar MosaicGPU_TransformAnnotations = (ins
+  OptionalAttr<ArrayAttr>:$in_transforms,
+  UnitAttr:$transforms_applied
+);
+
+// Memory effects per operand, so CSE, LICM and canonicalization know what
+// each op reads and writes. Barrier operations read and update the barrier.
+def MosaicGPU_BarrierUpdate : Arg<MosaicGPU_BarrierRef, "", [MemRead, MemWrite]>;
+
 def MosaicGPU_ClusterDims : TypedArrayAttrBase<MosaicGPU_DimensionAttr,
     "cluster dimensions">;
 
@@ -63,7 +77,8 @@ def MosaicGPU_InitializeBarrierOp : MosaicGPU_Op<"initialize_barrier"> {
     ```
   }];
   let arguments = (ins
-    AnyTypeOf<[MosaicGPU_SharedPointer, MosaicGPU_BarrierRef]>:$base_pointer,
+    Arg<AnyTypeOf<[MosaicGPU_SharedPointer, MosaicGPU_BarrierRef]>, "",
+        [MemWrite]>:$base_pointer,
     I64Attr:$arrival_count,
     I32Attr:$num_barriers,
     DefaultValuedAttr<BoolAttr, "false">:$orders_tensor_core
@@ -83,7 +98,7 @@ def MosaicGPU_ArriveOp : MosaicGPU_Op<"arrive"> {
     ```
   }];
   let arguments = (ins
-    MosaicGPU_BarrierRef:$barrier,
+    MosaicGPU_BarrierUpdate:$barrier,
     DefaultValuedAttr<BoolAttr, "false">:$orders_tensor_core
   );
   let assemblyFormat = "$barrier attr-dict `:` type($barrier)";
@@ -100,12 +115,15 @@ def MosaicGPU_ArriveExpectTxOp : MosaicGPU_Op<"arrive_expect_tx"> {
     mosaic_gpu.arrive_expect_tx %bar, 16384 : memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
     ```
   }];
-  let arguments = (ins MosaicGPU_BarrierRef:$barrier, I32Attr:$expect_tx);
+  let arguments = (ins MosaicGPU_BarrierUpdate:$barrier, I32Attr:$expect_tx);
   let assemblyFormat = "$barrier `,` $expect_tx attr-dict `:` type($barrier)";
   let hasVerifier = 1;
 }
 
-def MosaicGPU_WaitOp : MosaicGPU_Op<"wait"> {
+// Waiting makes the writes of every asynchronous transfer that completed on
+// the barrier visible, whatever memory they wrote: loads may not move across
+// it, so it reads and writes all memory.
+def MosaicGPU_WaitOp : MosaicGPU_Op<"wait", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Waits until a barrier completes the phase of a parity";
   let description = [{
     Every thread of the warpgroup blocks until the barrier has completed the
@@ -154,17 +172,17 @@ def MosaicGPU_AsyncLoadOp : MosaicGPU_Op<"async_load", [AttrSizedOperandSegments
           memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
     ```
   }];
-  let arguments = (ins
-    AnyMemRef:$source,
-    AnyMemRef:$destination,
-    MosaicGPU_BarrierRef:$barrier,
+  let arguments = !con((ins
+    Arg<AnyMemRef, "", [MemRead]>:$source,
+    Arg<AnyMemRef, "", [MemWrite]>:$destination,
+    MosaicGPU_BarrierUpdate:$barrier,
     Variadic<I32>:$indices,
     Optional<I1>:$predicate,
     DenseI64ArrayAttr:$slice_lengths,
     DefaultValuedAttr<MosaicGPU_ClusterDims, "{}">:$collective,
     DefaultValuedAttr<MosaicGPU_OOBFillModeAttr,
                       "::mosaic_gpu::OOBFillMode::kZeros">:$oob_fill_mode
-  );
+  ), MosaicGPU_TransformAnnotations);
   let assemblyFormat = [{
     $source `[` $indices `]` `to` $destination `,` $barrier
     (`if` $predicate^)? `slice_lengths` $slice_lengths attr-dict `:`
@@ -182,7 +200,7 @@ def MosaicGPU_AsyncPrefetchOp : MosaicGPU_Op<"async_prefetch",
     ```
   }];
   let arguments = (ins
-    AnyMemRef:$source,
+    Arg<AnyMemRef, "", [MemRead]>:$source,
     Variadic<I32>:$indices,
     Optional<I1>:$predicate,
     DenseI64ArrayAttr:$slice_lengths,
@@ -230,15 +248,16 @@ def MosaicGPU_AsyncStoreOp : MosaicGPU_Op<"async_store", [AttrSizedOperandSegmen
         : memref<128x128xbf16, #gpu.address_space<workgroup>>, memref<1024x1024xbf16>
     ```
   }];
-  let arguments = (ins
-    AnyMemRef:$source,
-    AnyMemRef:$destination,
+  // A reduction also reads the destination.
+  let arguments = !con((ins
+    Arg<AnyMemRef, "", [MemRead]>:$source,
+    Arg<AnyMemRef, "", [MemRead, MemWrite]>:$destination,
     Variadic<I32>:$indices,
     Optional<I1>:$predicate,
     DenseI64ArrayAttr:$slice_lengths,
     DefaultValuedAttr<BoolAttr, "true">:$commit_group,
     OptionalAttr<MosaicGPU_TMAReductionAttr>:$reduction_op
-  );
+  ), MosaicGPU_TransformAnnotations);
   let assemblyFormat = [{
     $source `to` $destination `[` $indices `]` (`if` $predicate^)?
     `slice_lengths` $slice_lengths attr-dict `:`
@@ -251,8 +270,7 @@ def MosaicGPU_AsyncStoreOp : MosaicGPU_Op<"async_store", [AttrSizedOperandSegmen
 // Registers <-> memory
 //===----------------------------------------------------------------------===//
 
-def MosaicGPU_VectorLoadOp : MosaicGPU_Op<"vector_load",
-    [MemoryEffects<[MemRead]>]> {
+def MosaicGPU_VectorLoadOp : MosaicGPU_Op<"vector_load"> {
   let summary = "Loads a whole memref into a warpgroup vector";
   let description = [{
     Reads all of `source` (shared or global memory, any strides) into a vector
@@ -264,25 +282,26 @@ def MosaicGPU_VectorLoadOp : MosaicGPU_Op<"vector_load",
     %v = mosaic_gpu.vector_load %ref : memref<128x64xf32> -> vector<128x64xf32>
     ```
   }];
-  let arguments = (ins AnyNon0RankedMemRef:$source, OptionalAttr<BoolAttr>:$optimized);
+  let arguments = !con((ins Arg<AnyNon0RankedMemRef, "", [MemRead]>:$source,
+                            OptionalAttr<BoolAttr>:$optimized),
+                       MosaicGPU_TransformAnnotations);
   let results = (outs AnyFixedVectorOfNonZeroRank:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
 }
 
-def MosaicGPU_VectorStoreOp : MosaicGPU_Op<"vector_store",
-    [MemoryEffects<[MemWrite]>]> {
+def MosaicGPU_VectorStoreOp : MosaicGPU_Op<"vector_store"> {
   let summary = "Stores a warpgroup vector into a whole memref";
   let description = [{
     ```mlir
     mosaic_gpu.vector_store %v, %ref : vector<128x64xf32>, memref<128x64xf32>
     ```
   }];
-  let arguments = (ins
+  let arguments = !con((ins
     AnyFixedVectorOfNonZeroRank:$valueToStore,
-    AnyNon0RankedMemRef:$destination,
+    Arg<AnyNon0RankedMemRef, "", [MemWrite]>:$destination,
     OptionalAttr<BoolAttr>:$optimized
-  );
+  ), MosaicGPU_TransformAnnotations);
   let assemblyFormat = [{
     $valueToStore `,` $destination attr-dict `:` type($valueToStore) `,` type($destination)
   }];
@@ -293,8 +312,10 @@ def MosaicGPU_VectorStoreOp : MosaicGPU_Op<"vector_store",
 // Matrix multiplication
 //===----------------------------------------------------------------------===//
 
+// wgmma reads `a` when it is in shared memory, and `b` (getEffects).
 def MosaicGPU_WGMMAOp : MosaicGPU_Op<"wgmma",
-    [AllTypesMatch<["accumulator", "result"]>]> {
+    [AllTypesMatch<["accumulator", "result"]>,
+     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "Warpgroup matrix multiply-accumulate: accumulator + a * b";
   let description = [{
     Computes `accumulator + a * b` with as many `wgmma.mma_async` instructions
@@ -319,12 +340,12 @@ def MosaicGPU_WGMMAOp : MosaicGPU_Op<"wgmma",
           memref<64x128xbf16, #gpu.address_space<workgroup>> -> vector<128x128xf32>
     ```
   }];
-  let arguments = (ins
+  let arguments = !con((ins
     VectorOfRankAndType<[2], [MosaicGPU_WGMMAAccumulatorType]>:$accumulator,
     AnyTypeOf<[MemRefOf<[MosaicGPU_WGMMAElementType]>,
                VectorOfRankAndType<[2], [MosaicGPU_WGMMAElementType]>]>:$a,
     MemRefOf<[MosaicGPU_WGMMAElementType]>:$b
-  );
+  ), MosaicGPU_TransformAnnotations);
   let results = (outs VectorOfRankAndType<[2], [MosaicGPU_WGMMAAccumulatorType]>:$result);
   let assemblyFormat = [{
     $accumulator `,` $a `,` $b attr-dict `:`
