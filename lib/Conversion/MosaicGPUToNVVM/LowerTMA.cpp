@@ -28,6 +28,13 @@ using namespace mlir;
 using namespace mosaic;
 using layout::SmemTransforms;
 
+void KernelLowering::addTMALowerings(LoweringRegistry &registry) {
+  registry.add<mosaic_gpu::AsyncLoadOp>(&KernelLowering::lowerAsyncLoad);
+  registry.add<mosaic_gpu::AsyncStoreOp>(&KernelLowering::lowerAsyncStore);
+  registry.add<mosaic_gpu::AsyncPrefetchOp>(
+      &KernelLowering::lowerAsyncPrefetch);
+}
+
 /// TMA's limits (CUDA driver API, cuTensorMapEncodeTiled).
 static constexpr int64_t kMaxTensorRank = 5;
 static constexpr int64_t kMaxBoxSize = 256;

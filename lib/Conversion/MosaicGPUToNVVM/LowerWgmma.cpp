@@ -31,6 +31,10 @@ using namespace mosaic;
 using layout::RegisterLayout;
 using layout::SmemTransforms;
 
+void KernelLowering::addWgmmaLowerings(LoweringRegistry &registry) {
+  registry.add<mosaic_gpu::WGMMAOp>(&KernelLowering::lowerWgmma);
+}
+
 static constexpr int64_t kInstructionM = 64;
 static constexpr int64_t kInstructionKBytes = 32;
 
