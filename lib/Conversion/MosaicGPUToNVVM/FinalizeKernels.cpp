@@ -29,7 +29,7 @@ struct FinalizeKernelsPass
     // 1024-byte alignment keeps the swizzle patterns of TMA, wgmma and our
     // own accesses (all functions of the address bits) in agreement.
     getOperation()->walk([](LLVM::GlobalOp global) {
-      if (global.getAddrSpace() != 3 ||
+      if (global.getAddrSpace() != NVVM::NVVMMemorySpace::Shared ||
           !global.getSymName().starts_with("__dynamic_shmem__"))
         return;
       global.setLinkage(LLVM::Linkage::External);

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -49,6 +50,13 @@ inline constexpr int64_t kTensorMapAlignment = 64;
 int64_t sliceExtent(mlir::Operation *function);
 
 bool isRegisterVector(mlir::Value value);
+
+/// An `!llvm.ptr` in the NVPTX address space `space`.
+inline mlir::LLVM::LLVMPointerType
+nvvmPointerType(mlir::MLIRContext *context, mlir::NVVM::NVVMMemorySpace space) {
+  return mlir::LLVM::LLVMPointerType::get(context,
+                                          static_cast<unsigned>(space));
+}
 
 /// The number of warpgroups in `op`'s kernel, from its known block size;
 /// an error on `op` when the kernel does not say.

@@ -85,7 +85,7 @@ KernelLowering::lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op) {
       builder, loc, arith::CmpIPredicate::eq, anyThreadIndex,
       arith::ConstantIndexOp::create(builder, loc, 0));
   Value count = arith::ConstantIntOp::create(builder, loc, threadArrivals, 32);
-  auto sharedPointer = LLVM::LLVMPointerType::get(context, 3);
+  auto sharedPointer = nvvmPointerType(context, NVVM::NVVMMemorySpace::Shared);
   for (int32_t index = 0, end = op.getNumBarriers(); index < end; ++index) {
     Value address = index == 0
                         ? first

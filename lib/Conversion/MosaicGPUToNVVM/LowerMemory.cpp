@@ -51,7 +51,8 @@ Value mosaic::sharedPointer(OpBuilder &builder, Location loc, Value address) {
   Value integer =
       arith::IndexCastOp::create(builder, loc, builder.getI64Type(), address);
   return LLVM::IntToPtrOp::create(
-      builder, loc, LLVM::LLVMPointerType::get(builder.getContext(), 3),
+      builder, loc,
+      nvvmPointerType(builder.getContext(), NVVM::NVVMMemorySpace::Shared),
       integer);
 }
 

@@ -411,7 +411,9 @@ LogicalResult KernelLowering::lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op) {
   applyShare(builder, loc, *share, sliceLengths, coords, destinationBytes,
              &local);
   Value clusterAddress = LLVM::AddrSpaceCastOp::create(
-      builder, loc, LLVM::LLVMPointerType::get(op.getContext(), 7), local);
+      builder, loc,
+      nvvmPointerType(op.getContext(), NVVM::NVVMMemorySpace::SharedCluster),
+      local);
   inLeader(builder, loc, isWarpgroupLeader(op), op.getPredicate(),
            [&](OpBuilder &inside) {
              NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(

@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Conversion/MosaicGPUToNVVM/KernelLowering.h"
+#include "Conversion/MosaicGPUToNVVM/WgmmaDescriptor.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Matchers.h"
@@ -52,19 +53,6 @@ static std::optional<NVVM::WGMMATypes> wgmmaType(Type type) {
   if (type.isInteger(8))
     return NVVM::WGMMATypes::s8;
   return std::nullopt;
-}
-
-static int64_t swizzleMode(int64_t swizzle) {
-  switch (swizzle) {
-  case 128:
-    return 1;
-  case 64:
-    return 2;
-  case 32:
-    return 3;
-  default:
-    return 0;
-  }
 }
 
 namespace {
@@ -124,16 +112,22 @@ struct MmaOperand {
     auto constant = [&](int64_t value) -> Value {
       return arith::ConstantIntOp::create(builder, loc, value, 64);
     };
+    using Descriptor = WgmmaMatrixDescriptor;
+    // The start address is known at run time only: it is encoded there and
+    // ORed into its field, which starts at bit 0; the other fields are
+    // constants.
+    static_assert(Descriptor::kStartAddressBit == 0);
     Value start =
         arith::AddIOp::create(builder, loc, address, constant(offsetBytes));
-    // Bits 0-13: start address / 16 (18 address bits).
     Value encoded = arith::ShRUIOp::create(
         builder, loc,
-        arith::AndIOp::create(builder, loc, start, constant(0x3FFFF)),
-        constant(4));
-    int64_t fixed = ((leadingBytes >> 4) & 0x3FFF) << 16 |
-                    ((strideBytes >> 4) & 0x3FFF) << 32 |
-                    swizzleMode(swizzle) << 62;
+        arith::AndIOp::create(builder, loc, start,
+                              constant(Descriptor::kAddressMask)),
+        constant(Descriptor::kUnitShift));
+    uint64_t fixed =
+        Descriptor::create(/*startBytes=*/0, leadingBytes, strideBytes,
+                           Descriptor::swizzleOf(swizzle))
+            .encode();
     return arith::OrIOp::create(builder, loc, encoded, constant(fixed));
   }
 };

@@ -7,6 +7,7 @@
 
 #include "Conversion/MosaicGPUToNVVM/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 
 namespace mosaic {
@@ -37,20 +38,20 @@ struct MapMemorySpacesPass
     AttrTypeReplacer replacer;
     replacer.addReplacement(
         [](gpu::AddressSpaceAttr space) -> std::optional<Attribute> {
-          unsigned number = 0;
+          NVVM::NVVMMemorySpace nvvmSpace = NVVM::NVVMMemorySpace::Generic;
           switch (space.getValue()) {
           case gpu::AddressSpace::Global:
-            number = 1;
+            nvvmSpace = NVVM::NVVMMemorySpace::Global;
             break;
           case gpu::AddressSpace::Workgroup:
-            number = 3;
+            nvvmSpace = NVVM::NVVMMemorySpace::Shared;
             break;
           case gpu::AddressSpace::Private:
-            number = 5;
+            nvvmSpace = NVVM::NVVMMemorySpace::Local;
             break;
           }
           return IntegerAttr::get(IntegerType::get(space.getContext(), 64),
-                                  number);
+                                  static_cast<unsigned>(nvvmSpace));
         });
     getOperation()->walk([&](Operation *op) {
       replacer.replaceElementsIn(op, /*replaceAttrs=*/true,
