@@ -2,8 +2,10 @@
 //
 // The lowering walks each kernel in program order and keeps, for every
 // warpgroup vector, the flat vector of registers one thread holds and the
-// layout they follow. Each group of ops (memory, barriers, TMA, wgmma,
-// reductions) is lowered in its own file; this header is what they share.
+// layout they follow. Each group of ops (registers, control flow, memory,
+// barriers, TMA, wgmma, reductions) is lowered in its own Lower*.cpp file,
+// which adds its ops to the LoweringRegistry the walk dispatches through;
+// this header is what they share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,11 +21,14 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+
+#include <functional>
 
 namespace mosaic {
 
@@ -41,6 +46,13 @@ inline constexpr int64_t kMaxSharedMemoryBytes = 227 * 1024;
 /// A CUtensorMap: 128 bytes, passed 64-byte aligned.
 inline constexpr int64_t kTensorMapBytes = 128;
 inline constexpr int64_t kTensorMapAlignment = 64;
+
+/// An `!llvm.ptr` in the NVPTX address space `space`.
+inline mlir::LLVM::LLVMPointerType
+nvvmPointerType(mlir::MLIRContext *context, mlir::NVVM::NVVMMemorySpace space) {
+  return mlir::LLVM::LLVMPointerType::get(context,
+                                          static_cast<unsigned>(space));
+}
 
 /// The number of warpgroups in `op`'s kernel, from its known block size;
 /// an error on `op` when the kernel does not say.
@@ -83,6 +95,50 @@ llvm::Expected<std::vector<layout::Shape>>
 thread0Elements(const layout::RegisterLayout &layout,
                 llvm::ArrayRef<int64_t> shape);
 
+class KernelLowering;
+
+/// How the walk lowers one op kind.
+struct OpLowering {
+  enum Flags : unsigned {
+    None = 0,
+    /// The op stays, retyped in place (control flow), instead of being
+    /// erased once the whole kernel is lowered.
+    KeepsOp = 1 << 0,
+    /// Lowered only when it has vector operands or results; without them
+    /// the walk treats the op as one without a lowering.
+    OnVectorsOnly = 1 << 1,
+  };
+  std::function<mlir::LogicalResult(KernelLowering &, mlir::Operation *)> lower;
+  unsigned flags = None;
+};
+
+/// The lowering of each op kind, keyed by the op's TypeID. Every Lower*.cpp
+/// file adds the ops it lowers, one line per op; ops with the Elementwise
+/// trait share one lowering that the walk applies to the ops left over.
+class LoweringRegistry {
+public:
+  /// Lowers `OpTy` with the member function `lower`, which takes the op or
+  /// a plain Operation *.
+  template <typename OpTy, typename Argument>
+  void add(mlir::LogicalResult (KernelLowering::*lower)(Argument),
+           unsigned flags = OpLowering::None) {
+    auto dispatch = [lower](KernelLowering &lowering, mlir::Operation *op) {
+      return (lowering.*lower)(mlir::cast<OpTy>(op));
+    };
+    [[maybe_unused]] bool added =
+        lowerings
+            .try_emplace(mlir::TypeID::get<OpTy>(), OpLowering{dispatch, flags})
+            .second;
+    assert(added && "an op kind has one lowering");
+  }
+
+  /// The lowering of `op`'s kind, or null.
+  const OpLowering *lookup(mlir::Operation *op) const;
+
+private:
+  llvm::DenseMap<mlir::TypeID, OpLowering> lowerings;
+};
+
 class KernelLowering {
 public:
   mlir::LogicalResult run(mlir::Operation *root);
@@ -91,6 +147,15 @@ public:
     mlir::Value registers;
     layout::RegisterLayout layout;
   };
+
+  // The ops each file lowers, added to the walk's registry.
+  static void addRegisterLowerings(LoweringRegistry &registry);
+  static void addControlFlowLowerings(LoweringRegistry &registry);
+  static void addMemoryLowerings(LoweringRegistry &registry);
+  static void addBarrierLowerings(LoweringRegistry &registry);
+  static void addTMALowerings(LoweringRegistry &registry);
+  static void addWgmmaLowerings(LoweringRegistry &registry);
+  static void addReductionLowerings(LoweringRegistry &registry);
 
 private:
   /// A value built once per function, at its entry.
@@ -113,6 +178,7 @@ private:
   mlir::LogicalResult define(mlir::Value result, mlir::Value registers,
                              const layout::RegisterLayout &layout);
 
+  // Registers (LowerRegisters.cpp).
   mlir::LogicalResult lowerConstant(mlir::arith::ConstantOp op);
   mlir::LogicalResult lowerElementwise(mlir::Operation *op);
   mlir::LogicalResult lowerLayoutCast(mosaic_gpu::LayoutCastOp op);
@@ -121,7 +187,7 @@ private:
   /// ub.poison, llvm.mlir.undef and llvm.mlir.poison vectors.
   mlir::LogicalResult lowerUndefined(mlir::Operation *op);
 
-  // Control flow: the op is kept and retyped in place.
+  // Control flow, kept and retyped in place (LowerControlFlow.cpp).
   mlir::LogicalResult lowerFor(mlir::scf::ForOp op);
   /// scf.if and scf.index_switch: results retyped, yields forward.
   mlir::LogicalResult lowerBranches(mlir::Operation *op);
@@ -150,6 +216,9 @@ private:
   mlir::Value dynamicSharedMemory(mlir::Operation *op);
   mlir::LogicalResult lowerVectorLoad(mosaic_gpu::VectorLoadOp op);
   mlir::LogicalResult lowerVectorStore(mosaic_gpu::VectorStoreOp op);
+  /// with_transforms and assume_multiple: hints for inference and tiling,
+  /// replaced by their operand.
+  mlir::LogicalResult lowerHint(mlir::Operation *op);
   /// Moves registers to (`storedRegisters`) or from (`loaded`) memory.
   mlir::LogicalResult lowerStridedTransfer(mlir::Operation *op,
                                            const layout::RegisterLayout &layout,

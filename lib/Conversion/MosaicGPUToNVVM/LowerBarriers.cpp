@@ -19,6 +19,15 @@ using layout::kThreadsPerWarpgroup;
 // lowering, barrier memrefs are plain i64 memrefs.
 //===----------------------------------------------------------------------===//
 
+void KernelLowering::addBarrierLowerings(LoweringRegistry &registry) {
+  registry.add<mosaic_gpu::InitializeBarrierOp>(
+      &KernelLowering::lowerInitializeBarrier);
+  registry.add<mosaic_gpu::ArriveOp>(&KernelLowering::lowerArrive);
+  registry.add<mosaic_gpu::ArriveExpectTxOp>(
+      &KernelLowering::lowerArriveExpectTx);
+  registry.add<mosaic_gpu::WaitOp>(&KernelLowering::lowerWait);
+}
+
 static constexpr int64_t kBarrierBytes = 8;
 /// Suspend-time hint of one try_wait, in nanoseconds; the wait loops anyway.
 static constexpr int32_t kTryWaitTicks = 10'000'000;
@@ -76,7 +85,7 @@ KernelLowering::lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op) {
       builder, loc, arith::CmpIPredicate::eq, anyThreadIndex,
       arith::ConstantIndexOp::create(builder, loc, 0));
   Value count = arith::ConstantIntOp::create(builder, loc, threadArrivals, 32);
-  auto sharedPointer = LLVM::LLVMPointerType::get(context, 3);
+  auto sharedPointer = nvvmPointerType(context, NVVM::NVVMMemorySpace::Shared);
   for (int32_t index = 0, end = op.getNumBarriers(); index < end; ++index) {
     Value address = index == 0
                         ? first

@@ -1,6 +1,7 @@
 //===- LowerMemory.cpp - Shared memory slices, vector loads and stores ----===//
 //
-// `slice_smem` becomes a view of the kernel's dynamic shared memory.
+// `slice_smem` becomes a view of the kernel's dynamic shared memory, and
+// `with_transforms` / `assume_multiple` (hints) the value they annotate.
 // `vector_load` / `vector_store` move each thread's registers: strided
 // layouts as `v`-element chunks, tiled layouts as one access per register
 // vector. Tiled (and swizzled) shared-memory buffers are addressed by hand:
@@ -23,6 +24,14 @@ using layout::RegisterLayout;
 using layout::Shape;
 using layout::SmemTransforms;
 
+void KernelLowering::addMemoryLowerings(LoweringRegistry &registry) {
+  registry.add<mosaic_gpu::SliceSMEMOp>(&KernelLowering::lowerSliceSmem);
+  registry.add<mosaic_gpu::VectorLoadOp>(&KernelLowering::lowerVectorLoad);
+  registry.add<mosaic_gpu::VectorStoreOp>(&KernelLowering::lowerVectorStore);
+  registry.add<mosaic_gpu::WithTransformsOp>(&KernelLowering::lowerHint);
+  registry.add<mosaic_gpu::AssumeMultipleOp>(&KernelLowering::lowerHint);
+}
+
 Value mosaic::sharedByteAddress(OpBuilder &builder, Location loc, Value ref) {
   auto type = cast<MemRefType>(ref.getType());
   int64_t elementBytes = isa<mosaic_gpu::BarrierType>(type.getElementType())
@@ -42,7 +51,8 @@ Value mosaic::sharedPointer(OpBuilder &builder, Location loc, Value address) {
   Value integer =
       arith::IndexCastOp::create(builder, loc, builder.getI64Type(), address);
   return LLVM::IntToPtrOp::create(
-      builder, loc, LLVM::LLVMPointerType::get(builder.getContext(), 3),
+      builder, loc,
+      nvvmPointerType(builder.getContext(), NVVM::NVVMMemorySpace::Shared),
       integer);
 }
 
@@ -539,6 +549,12 @@ LogicalResult KernelLowering::lowerVectorStore(mosaic_gpu::VectorStoreOp op) {
                                 nullptr, /*scratch=*/false);
   return lowerTiledTransfer(op, *layout, type, op.getDestination(), *registers,
                             nullptr, /*scratch=*/false);
+}
+
+LogicalResult KernelLowering::lowerHint(Operation *op) {
+  // Hints for inference and tiling; the value itself is unchanged.
+  op->getResult(0).replaceAllUsesWith(op->getOperand(0));
+  return success();
 }
 
 FailureOr<Value> KernelLowering::relayoutThroughSharedMemory(

@@ -21,6 +21,18 @@ using layout::kThreadsPerWarpgroup;
 using layout::RegisterLayout;
 using layout::Shape;
 
+void KernelLowering::addReductionLowerings(LoweringRegistry &registry) {
+  registry.add<vector::MultiDimReductionOp>(
+      &KernelLowering::lowerMultiReduction);
+  registry.add<mosaic_gpu::BroadcastInDimOp>(
+      &KernelLowering::lowerBroadcastInDim);
+  registry.add<vector::BroadcastOp>(&KernelLowering::lowerBroadcast);
+  registry.add<vector::ShapeCastOp>(&KernelLowering::lowerShapeCast);
+  registry.add<vector::ExtractStridedSliceOp>(
+      &KernelLowering::lowerExtractStridedSlice);
+  registry.add<vector::ExtractOp>(&KernelLowering::lowerExtract);
+}
+
 namespace {
 
 /// Which element each thread holds at each register position, computed from

@@ -28,6 +28,13 @@ using namespace mlir;
 using namespace mosaic;
 using layout::SmemTransforms;
 
+void KernelLowering::addTMALowerings(LoweringRegistry &registry) {
+  registry.add<mosaic_gpu::AsyncLoadOp>(&KernelLowering::lowerAsyncLoad);
+  registry.add<mosaic_gpu::AsyncStoreOp>(&KernelLowering::lowerAsyncStore);
+  registry.add<mosaic_gpu::AsyncPrefetchOp>(
+      &KernelLowering::lowerAsyncPrefetch);
+}
+
 /// TMA's limits (CUDA driver API, cuTensorMapEncodeTiled).
 static constexpr int64_t kMaxTensorRank = 5;
 static constexpr int64_t kMaxBoxSize = 256;
@@ -404,7 +411,9 @@ LogicalResult KernelLowering::lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op) {
   applyShare(builder, loc, *share, sliceLengths, coords, destinationBytes,
              &local);
   Value clusterAddress = LLVM::AddrSpaceCastOp::create(
-      builder, loc, LLVM::LLVMPointerType::get(op.getContext(), 7), local);
+      builder, loc,
+      nvvmPointerType(op.getContext(), NVVM::NVVMMemorySpace::SharedCluster),
+      local);
   inLeader(builder, loc, isWarpgroupLeader(op), op.getPredicate(),
            [&](OpBuilder &inside) {
              NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(

@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelLowering.h"
+#include "WgmmaDescriptor.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Matchers.h"
@@ -30,6 +31,10 @@ using namespace mlir;
 using namespace mosaic;
 using layout::RegisterLayout;
 using layout::SmemTransforms;
+
+void KernelLowering::addWgmmaLowerings(LoweringRegistry &registry) {
+  registry.add<mosaic_gpu::WGMMAOp>(&KernelLowering::lowerWgmma);
+}
 
 static constexpr int64_t kInstructionM = 64;
 static constexpr int64_t kInstructionKBytes = 32;
@@ -48,19 +53,6 @@ static std::optional<NVVM::WGMMATypes> wgmmaType(Type type) {
   if (type.isInteger(8))
     return NVVM::WGMMATypes::s8;
   return std::nullopt;
-}
-
-static int64_t swizzleMode(int64_t swizzle) {
-  switch (swizzle) {
-  case 128:
-    return 1;
-  case 64:
-    return 2;
-  case 32:
-    return 3;
-  default:
-    return 0;
-  }
 }
 
 namespace {
@@ -119,16 +111,22 @@ struct MmaOperand {
     auto constant = [&](int64_t value) -> Value {
       return arith::ConstantIntOp::create(builder, loc, value, 64);
     };
+    using Descriptor = WgmmaMatrixDescriptor;
+    // The start address is known at run time only: it is encoded there and
+    // ORed into its field, which starts at bit 0; the other fields are
+    // constants.
+    static_assert(Descriptor::kStartAddressBit == 0);
     Value start =
         arith::AddIOp::create(builder, loc, address, constant(offsetBytes));
-    // Bits 0-13: start address / 16 (18 address bits).
     Value encoded = arith::ShRUIOp::create(
         builder, loc,
-        arith::AndIOp::create(builder, loc, start, constant(0x3FFFF)),
-        constant(4));
-    int64_t fixed = ((leadingBytes >> 4) & 0x3FFF) << 16 |
-                    ((strideBytes >> 4) & 0x3FFF) << 32 |
-                    swizzleMode(swizzle) << 62;
+        arith::AndIOp::create(builder, loc, start,
+                              constant(Descriptor::kAddressMask)),
+        constant(Descriptor::kUnitShift));
+    uint64_t fixed =
+        Descriptor::create(/*startBytes=*/0, leadingBytes, strideBytes,
+                           Descriptor::swizzleOf(swizzle))
+            .encode();
     return arith::OrIOp::create(builder, loc, encoded, constant(fixed));
   }
 };

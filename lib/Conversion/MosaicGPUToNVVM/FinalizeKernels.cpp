@@ -1,0 +1,61 @@
+//===- FinalizeKernels.cpp - The mosaic-gpu-finalize-kernels pass ---------===//
+//
+// Fixes up the LLVM form of each kernel for launch: the dynamic shared
+// memory becomes the block's external buffer, and tensor-map parameters are
+// passed by value as grid constants.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelLowering.h"
+#include "mosaic/Conversion/MosaicGPUToNVVM/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+namespace mosaic {
+#define GEN_PASS_DEF_MOSAICGPUFINALIZEKERNELS
+#include "mosaic/Conversion/MosaicGPUToNVVM/Passes.h.inc"
+} // namespace mosaic
+
+using namespace mlir;
+using namespace mosaic;
+
+namespace {
+
+struct FinalizeKernelsPass
+    : mosaic::impl::MosaicGPUFinalizeKernelsBase<FinalizeKernelsPass> {
+  void runOnOperation() override {
+    // The dynamic shared memory is the block's, sized at launch: an external
+    // symbol (`.extern .shared`), not a zero-sized array of the kernel's own.
+    // 1024-byte alignment keeps the swizzle patterns of TMA, wgmma and our
+    // own accesses (all functions of the address bits) in agreement.
+    getOperation()->walk([](LLVM::GlobalOp global) {
+      if (global.getAddrSpace() != NVVM::NVVMMemorySpace::Shared ||
+          !global.getSymName().starts_with("__dynamic_shmem__"))
+        return;
+      global.setLinkage(LLVM::Linkage::External);
+      global.setAlignment(1024);
+    });
+    // Tensor maps are passed by value (a 128-byte, 64-byte aligned
+    // CUtensorMap) and read in place by TMA.
+    getOperation()->walk([](LLVM::LLVMFuncOp function) {
+      MLIRContext *context = function.getContext();
+      Builder builder(context);
+      auto maps = function->getAttrOfType<ArrayAttr>(kTensorMapsAttr);
+      if (!maps)
+        return;
+      for (auto map : maps.getAsRange<DictionaryAttr>()) {
+        auto index = map.getAs<IntegerAttr>("parameter").getInt();
+        function.setArgAttr(
+            index, LLVM::LLVMDialect::getByValAttrName(),
+            TypeAttr::get(LLVM::LLVMArrayType::get(IntegerType::get(context, 8),
+                                                   kTensorMapBytes)));
+        function.setArgAttr(index, LLVM::LLVMDialect::getAlignAttrName(),
+                            builder.getI64IntegerAttr(kTensorMapAlignment));
+        function.setArgAttr(index, NVVM::NVVMDialect::getGridConstantAttrName(),
+                            builder.getUnitAttr());
+      }
+    });
+  }
+};
+
+} // namespace
