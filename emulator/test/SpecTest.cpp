@@ -1,13 +1,12 @@
-//===- SpecTest.cpp - Golden tests straight from the PTX ISA and cuda.h
-//----===//
+//===- SpecTest.cpp - Golden tests straight from the PTX ISA and cuda.h ---===//
 //
-// The expected values below come from the specification as restated in
-// ../shared/docs/REFERENCE.md section 7 (and the PTX ISA's register
-// fragment figures and floating-point format definitions), never from the
-// emulator's own code: the swizzle formula, the wgmma matrix descriptor's
-// bit fields, the accumulator and register-A fragment layouts, the
-// canonical K-major shared-memory layouts, and conversions to bf16, f16,
-// e4m3, e5m2 and tf32 in every rounding mode.
+// The expected values below come from the specification, the PTX ISA and
+// `cuda.h` of CUDA 13.0 (with the PTX ISA's register fragment figures and
+// floating-point format definitions), never from the emulator's own code:
+// the swizzle formula, the wgmma matrix descriptor's bit fields, the
+// accumulator and register-A fragment layouts, the canonical K-major
+// shared-memory layouts, and conversions to bf16, f16, e4m3, e5m2 and tf32
+// in every rounding mode.
 //
 //===----------------------------------------------------------------------===//
 
