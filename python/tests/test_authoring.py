@@ -269,6 +269,21 @@ def test_collective_predicated_tma_and_prefetch():
             lambda x, t, b: mgpu.async_load(x, t, b[0], [0, 0], collective="w"))
 
 
+def test_float_comparisons_follow_python():
+    """`!=` on floats is `une` (true when either side is NaN, as in Python);
+    the other comparisons are ordered (false on NaN)."""
+    def body(x, out):
+        v = mgpu.vector_load(tile(x))
+        s = mgpu.constant(1.0, "f32")
+        for compared in (v != 0.0, s != 2.0, v == 0.0, v < 0.0, v <= 0.0, v > 0.0, v >= 0.0):
+            assert compared.dtype == "i1"
+
+    text = str(rows_kernel(body).module)
+    assert text.count("arith.cmpf une") == 2 and "arith.cmpf one" not in text
+    for predicate in ("oeq", "olt", "ole", "ogt", "oge"):
+        assert f"arith.cmpf {predicate}," in text, predicate
+
+
 def test_dtype_objects():
     assert mgpu.f32.bitwidth == 32 and mgpu.f32.is_float and not mgpu.f32.is_int
     assert mgpu.i8.is_int and mgpu.i8.itemsize == 1 and mgpu.i1.itemsize == 1
