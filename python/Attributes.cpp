@@ -7,7 +7,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <pybind11/stl.h>
@@ -19,33 +18,49 @@ using namespace mlir;
 
 namespace mosaic::python {
 
+namespace {
+
+/// An element type: its name in Python and how to make its MLIR type.
+struct ElementTypeInfo {
+  ElementType type;
+  const char *name;
+  Type (*get)(MLIRContext *);
+};
+
+template <unsigned Width> Type integer(MLIRContext *context) {
+  return IntegerType::get(context, Width);
+}
+
+template <typename TypeT> Type builtin(MLIRContext *context) {
+  return TypeT::get(context);
+}
+
+Type barrier(MLIRContext *context) {
+  return mosaic_gpu::BarrierType::get(context, /*orders_tensor_core=*/false);
+}
+
+const ElementTypeInfo elementTypes[] = {
+    {ElementType::i1, "i1", integer<1>},
+    {ElementType::i8, "i8", integer<8>},
+    {ElementType::i16, "i16", integer<16>},
+    {ElementType::i32, "i32", integer<32>},
+    {ElementType::i64, "i64", integer<64>},
+    {ElementType::f16, "f16", builtin<Float16Type>},
+    {ElementType::bf16, "bf16", builtin<BFloat16Type>},
+    {ElementType::f32, "f32", builtin<Float32Type>},
+    {ElementType::f64, "f64", builtin<Float64Type>},
+    {ElementType::index, "index", builtin<IndexType>},
+    {ElementType::barrier, "barrier", barrier},
+};
+
+} // namespace
+
 Type getElementType(MLIRContext *context, ElementType type) {
-  Builder b(context);
-  switch (type) {
-  case ElementType::i1:
-    return b.getI1Type();
-  case ElementType::i8:
-    return b.getI8Type();
-  case ElementType::i16:
-    return b.getI16Type();
-  case ElementType::i32:
-    return b.getI32Type();
-  case ElementType::i64:
-    return b.getI64Type();
-  case ElementType::f16:
-    return b.getF16Type();
-  case ElementType::bf16:
-    return b.getBF16Type();
-  case ElementType::f32:
-    return b.getF32Type();
-  case ElementType::f64:
-    return b.getF64Type();
-  case ElementType::index:
-    return b.getIndexType();
-  case ElementType::barrier:
-    return mosaic_gpu::BarrierType::get(context, /*orders_tensor_core=*/false);
-  }
-  llvm_unreachable("unknown element type");
+  for (const ElementTypeInfo &info : elementTypes)
+    if (info.type == type)
+      return info.get(context);
+  throw py::value_error("unknown element type " +
+                        std::to_string(static_cast<int>(type)));
 }
 
 MemRefType getMemRefType(MLIRContext *context,
@@ -54,8 +69,8 @@ MemRefType getMemRefType(MLIRContext *context,
   Attribute space;
   if (shared)
     space = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
-  return MemRefType::get(shape, getElementType(context, type),
-                         MemRefLayoutAttrInterface(), space);
+  return getChecked<MemRefType>(context, shape, getElementType(context, type),
+                                MemRefLayoutAttrInterface(), space);
 }
 
 std::string AttributeObject::str() const {
@@ -77,25 +92,20 @@ struct ReplicatedDim {
 /// shape, or a replication.
 using PartitionDim = std::variant<int64_t, ReplicatedDim>;
 
-/// `AttrT` with `params`, checked by the attribute's verifier: a failure
-/// raises MosaicError with its message. Without `verify`, which only
-/// printing a Python object asks for, an attribute the verifier rejects is
-/// still made where that is safe: `Strided(4).attribute((128,))` shows its
-/// text, though no vector of 128 elements can take that layout. The
-/// unchecked `get` asserts its parameters in builds with assertions, so
-/// there it raises too. Anything that goes into IR is verified.
+/// `AttrT` with `params`, checked by the attribute's verifier. Without
+/// `verify`, which only printing a Python object asks for, an attribute the
+/// verifier rejects is still made where that is safe:
+/// `Strided(4).attribute((128,))` shows its text, though no vector of 128
+/// elements can take that layout. The unchecked `get` asserts its
+/// parameters in builds with assertions, so there it raises too. Anything
+/// that goes into IR is verified.
 template <typename AttrT, typename... Params>
 AttrT getAttribute(MLIRContext *ctx, bool verify, Params... params) {
-  DiagnosticCapture capture(ctx);
-  if (AttrT attr = AttrT::getChecked(
-          [&] { return mlir::emitError(UnknownLoc::get(ctx)); }, ctx,
-          params...))
-    return attr;
 #ifdef NDEBUG
   if (!verify)
     return AttrT::get(ctx, params...);
 #endif
-  capture.raise("invalid #" + AttrT::name.str());
+  return getChecked<AttrT>(ctx, ctx, params...);
 }
 
 SmallVector<Attribute> partitionDims(MLIRContext *ctx,
@@ -135,18 +145,8 @@ void registerAttributes(py::module_ &m) {
   py::enum_<ElementType> elementType(
       m, "ElementType",
       "The element type a mosaic_gpu DType stands for (its `element`).");
-  for (auto [name, type] : {std::pair{"i1", ElementType::i1},
-                            {"i8", ElementType::i8},
-                            {"i16", ElementType::i16},
-                            {"i32", ElementType::i32},
-                            {"i64", ElementType::i64},
-                            {"f16", ElementType::f16},
-                            {"bf16", ElementType::bf16},
-                            {"f32", ElementType::f32},
-                            {"f64", ElementType::f64},
-                            {"index", ElementType::index},
-                            {"barrier", ElementType::barrier}})
-    elementType.value(name, type);
+  for (const ElementTypeInfo &info : elementTypes)
+    elementType.value(info.name, info.type);
 
   bindEnum<mosaic_gpu::Dimension>(m, "Dimension",
                                   "A grid or cluster dimension: x, y or z.",

@@ -56,6 +56,19 @@ struct AttributeObject {
   std::string str() const;
 };
 
+/// `T::getChecked(params...)`: a type or attribute made from values Python
+/// passed, checked by its verifier; a failure raises MosaicError with the
+/// verifier's message.
+template <typename T, typename... Params>
+T getChecked(mlir::MLIRContext *context, Params &&...params) {
+  DiagnosticCapture capture(context);
+  if (T checked = T::getChecked(
+          [&] { return mlir::emitError(mlir::UnknownLoc::get(context)); },
+          std::forward<Params>(params)...))
+    return checked;
+  capture.raise("invalid " + T::name.str());
+}
+
 /// Binds an ODS enum whose values run from 0 to `maxValue`, each under the
 /// name MLIR prints for it (`_mosaic.CmpFPredicate.une`).
 template <typename EnumT>
@@ -67,6 +80,16 @@ pybind11::enum_<EnumT> bindEnum(pybind11::module_ &m, const char *name,
     bound.value(stringifyEnum(e).str().c_str(), e);
   }
   return bound;
+}
+
+/// `value`, an enum Python passed (a pybind11 enum takes any int), if it is
+/// one of EnumT's values; else a ValueError naming `what`.
+template <typename EnumT> EnumT checkedEnum(EnumT value, const char *what) {
+  if (stringifyEnum(value).empty())
+    throw pybind11::value_error(std::string("`") + what + "` is " +
+                                std::to_string(static_cast<int64_t>(value)) +
+                                ", not one of its enum's values");
+  return value;
 }
 
 /// Adds ElementType, Dimension, Replicated, Attribute and the layout and

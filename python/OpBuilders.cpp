@@ -18,7 +18,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "llvm/Support/ErrorHandling.h"
 
 #include <pybind11/stl.h>
 
@@ -41,11 +40,15 @@ ValueHandle result(BuilderState &state, Operation *op) {
   return state.handle(op->getResult(0));
 }
 
+VectorType vectorType(ArrayRef<int64_t> shape, Type element) {
+  return getChecked<VectorType>(element.getContext(), shape, element);
+}
+
 /// `element`, or a vector of `shape` of it.
 Type shaped(Type element, const std::optional<std::vector<int64_t>> &shape) {
   if (!shape)
     return element;
-  return VectorType::get(*shape, element);
+  return vectorType(*shape, element);
 }
 
 /// A value's type with its element type replaced by `element`.
@@ -70,22 +73,17 @@ VectorType vectorOf(Value value, const char *what) {
 }
 
 gpu::Dimension gpuDimension(mosaic_gpu::Dimension dim) {
-  switch (dim) {
-  case mosaic_gpu::Dimension::x:
-    return gpu::Dimension::x;
-  case mosaic_gpu::Dimension::y:
-    return gpu::Dimension::y;
-  case mosaic_gpu::Dimension::z:
-    return gpu::Dimension::z;
-  }
-  llvm_unreachable("unknown dimension");
+  // The two enums name the same dimensions x, y and z.
+  return *gpu::symbolizeDimension(
+      mosaic_gpu::stringifyDimension(checkedEnum(dim, "dim")));
 }
 
 ArrayAttr clusterDims(MLIRContext *ctx,
                       const std::vector<mosaic_gpu::Dimension> &dims) {
   SmallVector<Attribute> attrs;
   for (mosaic_gpu::Dimension dim : dims)
-    attrs.push_back(mosaic_gpu::DimensionAttr::get(ctx, dim));
+    attrs.push_back(
+        mosaic_gpu::DimensionAttr::get(ctx, checkedEnum(dim, "collective")));
   return ArrayAttr::get(ctx, attrs);
 }
 
@@ -142,9 +140,9 @@ void defCompare(KernelBuilderClass &builder, const char *name) {
       name,
       [](BuilderState &state, const SourceLocation &at, PredicateT predicate,
          const ValueHandle &lhs, const ValueHandle &rhs) {
-        return result(state,
-                      state.create<OpTy>(at, predicate, state.use(lhs, "lhs"),
-                                         state.use(rhs, "rhs")));
+        return result(state, state.create<OpTy>(
+                                 at, checkedEnum(predicate, "predicate"),
+                                 state.use(lhs, "lhs"), state.use(rhs, "rhs")));
       },
       py::arg("loc"), py::arg("predicate"), py::arg("lhs"), py::arg("rhs"),
       (opName<OpTy>() + " predicate, lhs, rhs (i1 results)").c_str());
@@ -234,10 +232,12 @@ subview(BuilderState &state, const SourceLocation &at,
     mixedSizes.push_back(b.getIndexAttr(size));
     mixedStrides.push_back(b.getIndexAttr(1));
   }
-  auto layout = StridedLayoutAttr::get(
-      state.mlirContext(), offset.value_or(ShapedType::kDynamic), strides);
-  auto type = MemRefType::get(shape, sourceType.getElementType(), layout,
-                              sourceType.getMemorySpace());
+  MLIRContext *ctx = state.mlirContext();
+  auto layout = getChecked<StridedLayoutAttr>(
+      ctx, ctx, offset.value_or(ShapedType::kDynamic),
+      ArrayRef<int64_t>(strides));
+  auto type = getChecked<MemRefType>(ctx, shape, sourceType.getElementType(),
+                                     layout, sourceType.getMemorySpace());
   return result(state,
                 state.create<memref::SubViewOp>(at, type, ref, mixedOffsets,
                                                 mixedSizes, mixedStrides));
@@ -258,7 +258,7 @@ ValueHandle vectorLoad(BuilderState &state, const SourceLocation &at,
                        const ValueHandle &ref) {
   Value source = state.use(ref, "ref");
   MemRefType type = memRefOf(source, "ref");
-  auto vector = VectorType::get(type.getShape(), type.getElementType());
+  VectorType vector = vectorType(type.getShape(), type.getElementType());
   return result(state, state.create<mosaic_gpu::VectorLoadOp>(
                            at, vector, source, BoolAttr()));
 }
@@ -316,8 +316,8 @@ ValueHandle multiReduction(BuilderState &state, const SourceLocation &at,
                            const ValueHandle &acc,
                            const std::vector<int64_t> &dims) {
   return result(state, state.create<vector::MultiDimReductionOp>(
-                           at, kind, state.use(x, "x"), state.use(acc, "acc"),
-                           ArrayRef<int64_t>(dims)));
+                           at, checkedEnum(kind, "kind"), state.use(x, "x"),
+                           state.use(acc, "acc"), ArrayRef<int64_t>(dims)));
 }
 
 ValueHandle broadcastInDim(BuilderState &state, const SourceLocation &at,
@@ -325,7 +325,7 @@ ValueHandle broadcastInDim(BuilderState &state, const SourceLocation &at,
                            const std::vector<int64_t> &shape,
                            const std::vector<int64_t> &dims) {
   Value operand = state.use(x, "x");
-  auto type = VectorType::get(shape, vectorOf(operand, "x").getElementType());
+  VectorType type = vectorType(shape, vectorOf(operand, "x").getElementType());
   return result(state, state.create<mosaic_gpu::BroadcastInDimOp>(
                            at, type, operand, ArrayRef<int64_t>(dims)));
 }

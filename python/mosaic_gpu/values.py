@@ -74,6 +74,8 @@ _INT_OPS = {"+": _K.addi, "-": _K.subi, "*": _K.muli, "//": _K.divsi, "%": _K.re
 # Index values are sizes and offsets: unsigned division, as the examples use.
 _INDEX_OPS = dict(_INT_OPS, **{"//": _K.divui, "%": _K.remui, "max": _K.maxui, "min": _K.minui})
 _F = _mosaic.CmpFPredicate
+# Python's float comparisons: false when either side is NaN (ordered), but
+# for `!=`, which is then true (unordered or not equal).
 _CMPF = {"==": _F.oeq, ">": _F.ogt, ">=": _F.oge, "<": _F.olt, "<=": _F.ole, "!=": _F.une}
 _I = _mosaic.CmpIPredicate
 _CMPI = {"==": _I.eq, "!=": _I.ne, "<": _I.slt, "<=": _I.sle, ">": _I.sgt, ">=": _I.sge}

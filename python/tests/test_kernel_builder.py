@@ -66,6 +66,19 @@ def test_ops_are_verified_as_they_are_made(builder):
     (lambda b, x: b.exit(), ValueError, r"exit\(\) without enter\(\)"),
     (lambda b, x: b.if_(HERE, b.constant_int(HERE, 1, E.i1), [], False).block(1), ValueError,
      "`scf.if` has no block in region 1"),
+    # Types from numbers are checked by their verifiers.
+    (lambda b, x: b.constant_float(HERE, 1.0, E.f32, [-4]), mgpu.MosaicError,
+     "invalid builtin.vector\nerror: vector types must have positive constant sizes"),
+    (lambda b, x: b.subview(HERE, x, [0], [128], [128], [1, 1], 0), mgpu.MosaicError,
+     "expected the number of strides to match the rank"),
+    (lambda b, x: b.slice_smem(HERE, 0, [-3], E.f32), mgpu.MosaicError, "invalid memref size"),
+    # A pybind11 enum takes any int.
+    (lambda b, x: b.constant_int(HERE, 1, E(42)), ValueError, "unknown element type 42"),
+    (lambda b, x: b.cmpf(HERE, _mosaic.CmpFPredicate(99), x, x), ValueError,
+     "`predicate` is 99, not one of its enum's values"),
+    (lambda b, x: b.block_id(HERE, _mosaic.Dimension(3)), ValueError, "`dim` is 3"),
+    (lambda b, x: b.async_prefetch(HERE, x, [], [128], [_mosaic.Dimension(7)]), ValueError,
+     "`collective` is 7"),
 ])
 def test_bad_inputs_raise(builder, call, exception, message):
     with pytest.raises(exception, match=message):
