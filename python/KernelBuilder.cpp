@@ -10,6 +10,8 @@
 
 #include "KernelBuilder.h"
 
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Verifier.h"
@@ -114,7 +116,7 @@ startKernel(const std::string &name, const std::vector<ArgumentSpec> &arguments,
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(block));
   func.setKnownGridSizeAttr(b.getDenseI32ArrayAttr(grid));
   if (cluster != Sizes{1, 1, 1})
-    func->setAttr("mosaic_gpu.cluster", b.getDenseI32ArrayAttr(cluster));
+    func->setAttr(mosaic_gpu::kClusterAttr, b.getDenseI32ArrayAttr(cluster));
   b.setInsertionPointToEnd(&func.getBody().front());
   b.setInsertionPoint(gpu::ReturnOp::create(b, loc));
   state->kernel = func;
