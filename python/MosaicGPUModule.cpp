@@ -3,18 +3,23 @@
 // Python bindings over the project's C++ API: parsing and printing modules,
 // running pass pipelines, layout inference and compilation (lib/Compiler,
 // which mosaic-compile uses too). MLIR diagnostics become
-// mosaic_gpu.MosaicError. Documented in python/README.md.
+// mosaic_gpu.MosaicError (Support.cpp). The kernel builder of the authoring
+// API is in KernelBuilder.cpp, OpBuilders.cpp and Attributes.cpp.
+// Documented in python/README.md.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mosaic/Compiler/Compiler.h"
+#include "mosaic/Dialect/MosaicGPU/Annotations.h"
 #include "mosaic/LayoutInference/Passes.h"
 #ifdef MOSAIC_PYTHON_RUNTIME
 #include "RuntimeBindings.h"
 #endif
 
-#include "mlir/AsmParser/AsmParser.h"
-#include "mlir/IR/Builders.h"
+#include "Attributes.h"
+#include "KernelBuilder.h"
+#include "Support.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OpImplementation.h"
@@ -28,7 +33,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,140 +41,23 @@
 namespace py = pybind11;
 using namespace mlir;
 
+using namespace mosaic::python;
+
+namespace mosaic::python {
+
+static DialectRegistry compilerRegistry() {
+  DialectRegistry registry;
+  mosaic::registerCompilerDialects(registry);
+  return registry;
+}
+
+ContextObject::ContextObject() : context(compilerRegistry()) {
+  context.loadAllAvailableDialects();
+}
+
+} // namespace mosaic::python
+
 namespace {
-
-/// One MLIR diagnostic with its notes, as Python sees it.
-struct DiagnosticRecord {
-  std::string severity;
-  /// `file:line:col`, or the printed location when it has no file.
-  std::string location;
-  std::string message;
-  std::vector<DiagnosticRecord> notes;
-
-  /// `location: severity: message`, then one such line per note.
-  std::string str() const {
-    std::string text = location.empty() ? "" : location + ": ";
-    text += severity + ": " + message;
-    for (const DiagnosticRecord &note : notes)
-      text += "\n" + note.str();
-    return text;
-  }
-};
-
-std::string formatLocation(Location loc) {
-  if (auto file = loc->findInstanceOf<FileLineColLoc>())
-    return llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
-                         file.getLine(), file.getColumn());
-  if (isa<UnknownLoc>(loc))
-    return "";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  loc.print(os);
-  return text;
-}
-
-const char *severityName(DiagnosticSeverity severity) {
-  switch (severity) {
-  case DiagnosticSeverity::Error:
-    return "error";
-  case DiagnosticSeverity::Warning:
-    return "warning";
-  case DiagnosticSeverity::Note:
-    return "note";
-  case DiagnosticSeverity::Remark:
-    return "remark";
-  }
-  llvm_unreachable("unknown diagnostic severity");
-}
-
-DiagnosticRecord convert(const Diagnostic &diagnostic) {
-  DiagnosticRecord result{severityName(diagnostic.getSeverity()),
-                          formatLocation(diagnostic.getLocation()),
-                          diagnostic.str(),
-                          {}};
-  for (const Diagnostic &note : diagnostic.getNotes())
-    result.notes.push_back(convert(note));
-  return result;
-}
-
-/// Thrown by the bindings; becomes mosaic_gpu.MosaicError, whose
-/// `diagnostics` attribute holds the diagnostics.
-struct MosaicException : std::exception {
-  MosaicException(std::string message,
-                  std::vector<DiagnosticRecord> diagnostics)
-      : message(std::move(message)), diagnostics(std::move(diagnostics)) {}
-  const char *what() const noexcept override { return message.c_str(); }
-  std::string message;
-  std::vector<DiagnosticRecord> diagnostics;
-};
-
-/// Collects every diagnostic emitted on a context while it lives, instead
-/// of printing them.
-class DiagnosticCapture {
-public:
-  explicit DiagnosticCapture(MLIRContext *context)
-      : handler(context, [this](Diagnostic &diagnostic) {
-          diagnostics.push_back(convert(diagnostic));
-          return success();
-        }) {}
-
-  /// Throws a MosaicException: `what`, then every diagnostic collected.
-  [[noreturn]] void raise(const std::string &what) {
-    std::string message = what;
-    for (const DiagnosticRecord &diagnostic : diagnostics)
-      message += "\n" + diagnostic.str();
-    throw MosaicException(message, std::move(diagnostics));
-  }
-
-  /// After a success: issues the diagnostics collected (warnings, remarks)
-  /// as Python warnings.
-  void warn() {
-    for (const DiagnosticRecord &diagnostic : diagnostics)
-      if (PyErr_WarnEx(PyExc_UserWarning, diagnostic.str().c_str(), 1) != 0)
-        throw py::error_already_set();
-    diagnostics.clear();
-  }
-
-private:
-  std::vector<DiagnosticRecord> diagnostics;
-  ScopedDiagnosticHandler handler;
-};
-
-/// An MLIRContext with the dialects, interfaces and passes mosaic-compile
-/// registers.
-struct ContextObject {
-  ContextObject() : context(makeRegistry()) {
-    context.loadAllAvailableDialects();
-  }
-
-  static DialectRegistry makeRegistry() {
-    DialectRegistry registry;
-    mosaic::registerCompilerDialects(registry);
-    return registry;
-  }
-
-  MLIRContext context;
-};
-
-/// A builtin.module and the context it lives in.
-struct ModuleObject {
-  ModuleObject(std::shared_ptr<ContextObject> context,
-               OwningOpRef<ModuleOp> module)
-      : context(std::move(context)), module(std::move(module)) {}
-
-  MLIRContext *mlirContext() { return &context->context; }
-
-  std::string str() {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module->print(os);
-    return text;
-  }
-
-  // Declared first, destroyed last: the module needs its context.
-  std::shared_ptr<ContextObject> context;
-  OwningOpRef<ModuleOp> module;
-};
 
 std::shared_ptr<ContextObject>
 contextOrNew(std::shared_ptr<ContextObject> context) {
@@ -277,10 +164,12 @@ std::vector<OpLayouts> inferLayouts(ModuleObject &module,
   capture.warn();
   std::vector<OpLayouts> result;
   annotated->walk<WalkOrder::PreOrder>([&](Operation *op) {
-    OpLayouts layouts{
-        op->getName().getStringRef().str(), formatLocation(op->getLoc()),
-        printArray(op, "in_layouts"),       printArray(op, "out_layouts"),
-        printArray(op, "in_transforms"),    printArray(op, "out_transforms")};
+    OpLayouts layouts{op->getName().getStringRef().str(),
+                      formatLocation(op->getLoc()),
+                      printArray(op, mosaic_gpu::kInLayoutsAttr),
+                      printArray(op, mosaic_gpu::kOutLayoutsAttr),
+                      printArray(op, mosaic_gpu::kInTransformsAttr),
+                      printArray(op, mosaic_gpu::kOutTransformsAttr)};
     if (!layouts.inLayouts.empty() || !layouts.outLayouts.empty() ||
         !layouts.inTransforms.empty() || !layouts.outTransforms.empty())
       result.push_back(std::move(layouts));
@@ -367,214 +256,6 @@ std::string manifestJson(const mosaic::CompiledKernel &kernel) {
   return llvm::formatv("{0}",
                        llvm::json::Value(llvm::json::Object(kernel.manifest)))
       .str();
-}
-
-//===----------------------------------------------------------------------===//
-// The kernel builder behind mosaic_gpu's authoring API
-//===----------------------------------------------------------------------===//
-
-/// A module with one kernel under construction: builtin.module >
-/// gpu.module @kernels > gpu.func, and an OpBuilder inserting into it. Ops
-/// are made generically (name, operands, result types, attributes as MLIR
-/// text); the Python layer knows each op's form, the verifiers check it.
-struct BuilderState {
-  std::shared_ptr<ContextObject> context;
-  OwningOpRef<ModuleOp> module;
-  OpBuilder builder;
-  /// The gpu.func being built.
-  Operation *kernel = nullptr;
-  /// Where to return to when the innermost region being built is closed.
-  std::vector<OpBuilder::InsertPoint> saved;
-
-  explicit BuilderState(std::shared_ptr<ContextObject> context)
-      : context(std::move(context)), builder(&this->context->context) {}
-  MLIRContext *mlirContext() { return &context->context; }
-};
-
-/// A value of the kernel being built; keeps the builder alive.
-struct ValueHandle {
-  std::shared_ptr<BuilderState> state;
-  Value value;
-
-  std::string type() const {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    value.getType().print(os);
-    return text;
-  }
-};
-
-/// Handles on `values`, which belong to the kernel `state` builds.
-std::vector<ValueHandle> handles(const std::shared_ptr<BuilderState> &state,
-                                 ValueRange values) {
-  std::vector<ValueHandle> result;
-  for (Value value : values)
-    result.push_back({state, value});
-  return result;
-}
-
-/// A block of a region op (scf.for, scf.if, scf.while) being built.
-struct BlockHandle {
-  std::shared_ptr<BuilderState> state;
-  Block *block;
-
-  std::vector<ValueHandle> arguments() const {
-    return handles(state, block->getArguments());
-  }
-};
-
-/// An op of the kernel being built.
-struct OpHandle {
-  std::shared_ptr<BuilderState> state;
-  Operation *op;
-
-  std::vector<ValueHandle> results() const {
-    return handles(state, op->getResults());
-  }
-
-  BlockHandle addBlock(unsigned region, const std::vector<std::string> &types,
-                       const Location &loc);
-  void verify() const;
-};
-
-Type parseTypeText(BuilderState &state, const std::string &text) {
-  DiagnosticCapture capture(state.mlirContext());
-  Type type = parseType(text, state.mlirContext());
-  if (!type)
-    capture.raise("invalid type `" + text + "`");
-  return type;
-}
-
-Attribute parseAttributeText(BuilderState &state, const std::string &text) {
-  DiagnosticCapture capture(state.mlirContext());
-  Attribute attr = parseAttribute(text, state.mlirContext());
-  if (!attr)
-    capture.raise("invalid attribute `" + text + "`");
-  return attr;
-}
-
-/// `file:line:col` of the Python code that made an op.
-Location makeLocation(BuilderState &state, const std::string &file,
-                      unsigned line, unsigned col) {
-  if (file.empty())
-    return UnknownLoc::get(state.mlirContext());
-  return FileLineColLoc::get(state.mlirContext(), file, line, col);
-}
-
-BlockHandle OpHandle::addBlock(unsigned region,
-                               const std::vector<std::string> &types,
-                               const Location &loc) {
-  if (region >= op->getNumRegions())
-    throw py::value_error("`" + op->getName().getStringRef().str() +
-                          "` has no region " + std::to_string(region));
-  Block *block = new Block();
-  op->getRegion(region).push_back(block);
-  for (const std::string &type : types)
-    block->addArgument(parseTypeText(*state, type), loc);
-  return {state, block};
-}
-
-void OpHandle::verify() const {
-  DiagnosticCapture capture(state->mlirContext());
-  if (failed(mlir::verify(op)))
-    capture.raise("`" + op->getName().getStringRef().str() +
-                  "` does not verify");
-  capture.warn();
-}
-
-/// Starts a kernel: `gpu.func @name(args) kernel` with its grid and block
-/// sizes (and cluster, when not 1x1x1), inside gpu.module @kernels; the
-/// builder inserts before its gpu.return.
-std::shared_ptr<BuilderState>
-startKernel(const std::string &name, const std::vector<std::string> &argTypes,
-            const std::vector<int32_t> &grid, const std::vector<int32_t> &block,
-            const std::vector<int32_t> &cluster, const std::string &file,
-            unsigned line) {
-  auto state =
-      std::make_shared<BuilderState>(std::make_shared<ContextObject>());
-  auto dims = [](const std::vector<int32_t> &sizes) {
-    std::string text = "array<i32";
-    for (int32_t size : sizes)
-      text += (text.size() == 9 ? ": " : ", ") + std::to_string(size);
-    return text + ">";
-  };
-  std::string args;
-  for (const std::string &type : argTypes)
-    args += (args.empty() ? "%arg" : ", %arg") +
-            std::to_string(&type - argTypes.data()) + ": " + type;
-  std::string attributes =
-      "known_block_size = " + dims(block) + ", known_grid_size = " + dims(grid);
-  if (cluster != std::vector<int32_t>{1, 1, 1})
-    attributes += ", mosaic_gpu.cluster = " + dims(cluster);
-  std::string text = "gpu.module @kernels {\n  gpu.func @" + name + "(" + args +
-                     ") kernel attributes {" + attributes +
-                     "} {\n    gpu.return\n  }\n}\n";
-  DiagnosticCapture capture(state->mlirContext());
-  ParserConfig config(state->mlirContext());
-  state->module = parseSourceString<ModuleOp>(text, config, file);
-  if (!state->module)
-    capture.raise("cannot start kernel `" + name + "`");
-  Location loc = makeLocation(*state, file, line, 1);
-  state->module->walk([&](Operation *op) {
-    op->setLoc(loc);
-    if (op->getName().getStringRef() == "gpu.func")
-      state->kernel = op;
-  });
-  state->builder.setInsertionPoint(
-      state->kernel->getRegion(0).front().getTerminator());
-  return state;
-}
-
-/// Makes one op at the insertion point. Ops without regions are verified at
-/// once, so an error points at the Python line that made the op; ops with
-/// regions are verified when their regions are closed (OpHandle.verify).
-OpHandle createOp(std::shared_ptr<BuilderState> state, const std::string &name,
-                  const std::vector<ValueHandle> &operands,
-                  const std::vector<std::string> &resultTypes,
-                  const std::map<std::string, std::string> &attributes,
-                  unsigned regions, const std::string &file, unsigned line,
-                  unsigned col) {
-  Location loc = makeLocation(*state, file, line, col);
-  OperationState op(loc, name);
-  if (!op.name.isRegistered())
-    throw py::value_error("unknown op `" + name + "`");
-  for (const ValueHandle &operand : operands) {
-    if (operand.state != state)
-      throw py::value_error("an operand of `" + name +
-                            "` belongs to another kernel");
-    op.addOperands(operand.value);
-  }
-  for (const std::string &type : resultTypes)
-    op.addTypes(parseTypeText(*state, type));
-  for (const auto &[attrName, text] : attributes)
-    op.addAttribute(attrName, parseAttributeText(*state, text));
-  for (unsigned i = 0; i < regions; ++i)
-    op.addRegion();
-  Operation *created = state->builder.create(op);
-  OpHandle handle{state, created};
-  if (regions == 0) {
-    DiagnosticCapture capture(state->mlirContext());
-    if (failed(mlir::verify(created))) {
-      created->erase();
-      capture.raise("invalid `" + name + "`");
-    }
-    capture.warn();
-  }
-  return handle;
-}
-
-/// The finished kernel as a Module (a copy: the builder may go on).
-ModuleObject finishKernel(BuilderState &state) {
-  ModuleObject module(state.context, state.module->clone());
-  DiagnosticCapture capture(state.mlirContext());
-  if (failed(mlir::verify(*module.module)))
-    capture.raise("the kernel does not verify");
-  capture.warn();
-  return module;
-}
-
-std::vector<ValueHandle> kernelArguments(std::shared_ptr<BuilderState> state) {
-  return handles(state, state->kernel->getRegion(0).front().getArguments());
 }
 
 } // namespace
@@ -798,61 +479,8 @@ PYBIND11_MODULE(_mosaic, m) {
         "argument, MosaicError for an error in the kernel or the toolchain "
         "(ptxas missing or failing).");
 
-  py::class_<BuilderState, std::shared_ptr<BuilderState>>(
-      m, "KernelBuilder",
-      "Builds one kernel op by op; used by mosaic_gpu.kernel. Ops are made "
-      "at the insertion point, which enter()/exit() move into a region op's "
-      "block and back.")
-      .def_static("start", &startKernel, py::arg("name"), py::arg("arg_types"),
-                  py::arg("grid"), py::arg("block"), py::arg("cluster"),
-                  py::arg("file") = "", py::arg("line") = 0,
-                  "A module with an empty `gpu.func @name(arg_types) kernel` "
-                  "of the given sizes.")
-      .def("arguments", &kernelArguments, "The kernel's arguments.")
-      .def("create", &createOp, py::arg("name"), py::arg("operands"),
-           py::arg("result_types"), py::arg("attributes"),
-           py::arg("regions") = 0, py::arg("file") = "", py::arg("line") = 0,
-           py::arg("col") = 0,
-           "Makes an op (types and attributes as MLIR text) at the insertion "
-           "point; an op without regions is verified at once (MosaicError).")
-      .def(
-          "enter",
-          [](BuilderState &state, const BlockHandle &block) {
-            state.saved.push_back(state.builder.saveInsertionPoint());
-            state.builder.setInsertionPointToEnd(block.block);
-          },
-          "Inserts at the end of `block` until exit().")
-      .def(
-          "exit",
-          [](BuilderState &state) {
-            if (state.saved.empty())
-              throw py::value_error("exit() without enter()");
-            state.builder.restoreInsertionPoint(state.saved.back());
-            state.saved.pop_back();
-          },
-          "Inserts where it did before the matching enter().")
-      .def("finish", &finishKernel,
-           "Verifies the kernel and returns a copy of it as a Module.");
-
-  py::class_<ValueHandle>(m, "Value", "A value of a kernel being built.")
-      .def_property_readonly("type", &ValueHandle::type,
-                             "The value's type, as MLIR text.");
-
-  py::class_<BlockHandle>(m, "Block", "A block of a region op being built.")
-      .def_property_readonly("arguments", &BlockHandle::arguments);
-
-  py::class_<OpHandle>(m, "Operation", "An op of a kernel being built.")
-      .def_property_readonly("results", &OpHandle::results)
-      .def(
-          "add_block",
-          [](OpHandle &op, unsigned region,
-             const std::vector<std::string> &types) {
-            return op.addBlock(region, types, op.op->getLoc());
-          },
-          py::arg("region"), py::arg("arg_types"),
-          "Appends a block with arguments of the given types to a region.")
-      .def("verify", &OpHandle::verify,
-           "Verifies the op and what its regions hold (MosaicError).");
+  registerAttributes(m);
+  registerKernelBuilder(m);
 
 #ifdef MOSAIC_PYTHON_RUNTIME
   mosaic::python::registerRuntime(m);

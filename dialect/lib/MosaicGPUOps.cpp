@@ -483,17 +483,14 @@ FailureOr<SmallVector<int64_t>> mosaic_gpu::logicalShape(Operation *op,
     return shape;
   // Find the tile recorded for this operand.
   auto transforms = op->getAttrOfType<ArrayAttr>(kInTransformsAttr);
-  unsigned index = 0;
-  for (Value operand : op->getOperands()) {
-    if (!isSharedBuffer(operand))
-      continue;
-    if (operand == ref)
-      break;
-    ++index;
-  }
-  if (!transforms || index >= transforms.size())
+  auto use = llvm::find_if(op->getOpOperands(), [&](OpOperand &operand) {
+    return operand.get() == ref;
+  });
+  std::optional<unsigned> index =
+      use == op->getOpOperands().end() ? std::nullopt : sharedBufferIndex(*use);
+  if (!transforms || !index || *index >= transforms.size())
     return failure();
-  auto entry = dyn_cast<ArrayAttr>(transforms[index]);
+  auto entry = dyn_cast<ArrayAttr>(transforms[*index]);
   if (!entry)
     return failure();
   for (Attribute transform : entry) {

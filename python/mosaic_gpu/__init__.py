@@ -10,7 +10,8 @@ module ``mosaic_gpu._mosaic``; see python/README.md for the API.
     kernel = mg.compile(module)              # CUBIN, as mosaic-compile does
     print(kernel.manifest["ptxas"]["registers"])
 
-Kernels are written with the @kernel decorator (authoring.py; layouts and
+Kernels are written with the @kernel decorator (kernels.py; the ops in
+values.py, refs.py and control_flow.py, dtypes in dtypes.py, layouts and
 transforms in layouts.py) and launched by calling them (launch.py):
 
     @mg.kernel(grid=(64, 1, 1), block=(128, 1, 1),
@@ -24,8 +25,12 @@ MLIR diagnostics (parse, verifier, pass and inference errors) are raised as
 and notes.
 """
 
-from . import authoring as _authoring
+from . import control_flow as _control_flow
+from . import dtypes as _dtypes
+from . import kernels as _kernels
 from . import layouts as _layouts
+from . import refs as _refs
+from . import values as _values
 from ._mosaic import (
     CompiledKernel,
     Context,
@@ -39,9 +44,13 @@ from ._mosaic import (
     run_passes,
     run_pipeline,
 )
-from .authoring import *  # noqa: F401,F403  (the authoring API)
+from .control_flow import *  # noqa: F401,F403  (the authoring API)
+from .dtypes import *  # noqa: F401,F403
+from .kernels import *  # noqa: F401,F403
 from .layouts import *  # noqa: F401,F403
 from .launch import cache_dir, compile_cached
+from .refs import *  # noqa: F401,F403
+from .values import *  # noqa: F401,F403
 
 __all__ = [
     "CompiledKernel",
@@ -57,4 +66,5 @@ __all__ = [
     "run_pipeline",
     "cache_dir",
     "compile_cached",
-] + _authoring.__all__ + _layouts.__all__
+] + (_kernels.__all__ + _values.__all__ + _refs.__all__ + _control_flow.__all__
+     + _dtypes.__all__ + _layouts.__all__)

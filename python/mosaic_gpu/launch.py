@@ -11,13 +11,20 @@ copied back; arrays on a CUDA device are passed by pointer, read through
 DLPack.
 """
 
+from __future__ import annotations
+
 import ctypes
 import hashlib
 import json
 import os
 import pathlib
+from typing import TYPE_CHECKING, Any, Sequence
 
 from . import _mosaic
+from .dtypes import DType, bf16, f16, f32, f64, i8, i16, i32, i64
+
+if TYPE_CHECKING:
+    from .kernels import Kernel
 
 __all__ = ["BACKENDS", "backend", "cache_dir", "compile_cached"]
 
@@ -26,12 +33,12 @@ BACKENDS = ("cuda", "emulator")
 # DLPack's device types and type codes (dlpack.h).
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
 _DL_INT, _DL_FLOAT, _DL_BFLOAT = 0, 2, 4
-_DTYPES = {(_DL_FLOAT, 16): "f16", (_DL_FLOAT, 32): "f32", (_DL_FLOAT, 64): "f64",
-           (_DL_BFLOAT, 16): "bf16", (_DL_INT, 8): "i8", (_DL_INT, 16): "i16",
-           (_DL_INT, 32): "i32", (_DL_INT, 64): "i64"}
+_DTYPES = {(_DL_FLOAT, 16): f16, (_DL_FLOAT, 32): f32, (_DL_FLOAT, 64): f64,
+           (_DL_BFLOAT, 16): bf16, (_DL_INT, 8): i8, (_DL_INT, 16): i16,
+           (_DL_INT, 32): i32, (_DL_INT, 64): i64}
 # NumPy dtype names (ml_dtypes' bfloat16 included).
-_NUMPY_DTYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16",
-                 "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64"}
+_NUMPY_DTYPES = {"float16": f16, "float32": f32, "float64": f64, "bfloat16": bf16,
+                 "int8": i8, "int16": i16, "int32": i32, "int64": i64}
 
 
 class _DLDevice(ctypes.Structure):
@@ -67,7 +74,7 @@ def backend(name: str | None = None) -> str:
     return name
 
 
-def cache_dir():
+def cache_dir() -> pathlib.Path:
     """Where compiled kernels are kept: ``$MOSAIC_GPU_CACHE_DIR``, else
     ``~/.cache/mosaic_gpu``."""
     return pathlib.Path(os.environ.get("MOSAIC_GPU_CACHE_DIR")
@@ -77,7 +84,7 @@ def cache_dir():
 _compiled = {}
 
 
-def compile_cached(module, **options):
+def compile_cached(module: _mosaic.Module, **options: Any) -> str:
     """The manifest path of ``module`` compiled to a CUBIN with ``options``
     (its PTX beside it, for the emulator), compiling it only when the cache
     has no kernel of the same content hash (the module's text, the options
@@ -98,7 +105,7 @@ def compile_cached(module, **options):
     return _compiled[key]
 
 
-def _names_its_ptx(manifest):
+def _names_its_ptx(manifest: pathlib.Path) -> bool:
     """Whether a cached manifest names its PTX and the file is there; those
     written before manifests named the PTX are compiled again."""
     try:
@@ -162,7 +169,7 @@ class _Argument:
         self.keep_alive = (array, capsule)
 
 
-def check_arguments(kernel, arrays):
+def check_arguments(kernel: Kernel, arrays: Sequence[Any]) -> list[_Argument]:
     """The kernel's arguments from ``arrays`` (inputs, or inputs and
     outputs), and whether outputs must be made."""
     described = kernel.inputs + kernel.outputs
@@ -183,7 +190,8 @@ def check_arguments(kernel, arrays):
     return arguments
 
 
-def launch(kernel, arrays, options, backend_name=None):
+def launch(kernel: Kernel, arrays: Sequence[Any], options: dict[str, Any],
+           backend_name: str | None = None) -> Any:
     """Runs ``kernel`` on ``arrays`` on the backend ``backend_name`` picks
     (see ``backend``); returns the outputs it made (NumPy arrays) when only
     the inputs were given."""
@@ -197,9 +205,7 @@ def launch(kernel, arrays, options, backend_name=None):
     made = []
     if len(arguments) == len(kernel.inputs):
         import numpy
-        names = {v: k for k, v in _NUMPY_DTYPES.items()}
-        made = [numpy.empty(shape, dtype=_numpy_dtype(names[dtype]))
-                for shape, dtype in kernel.outputs]
+        made = [numpy.empty(shape, dtype=_numpy_dtype(dtype)) for shape, dtype in kernel.outputs]
         arguments += [_Argument(output, "output") for output in made]
     if not hasattr(_mosaic, "LoadedKernel"):
         raise RuntimeError("mosaic_gpu was built without runtime/ (cuda.h was not found), "
@@ -213,7 +219,7 @@ def launch(kernel, arrays, options, backend_name=None):
             if i < len(arrays):  # the outputs made here hold nothing yet
                 device[i].upload(_bytes_view(argument.host))
             argument.pointer = device[i].pointer
-    loaded.launch([(a.pointer, a.dtype, list(a.shape)) for a in arguments])
+    loaded.launch([(a.pointer, a.dtype.name, list(a.shape)) for a in arguments])
     for i in range(len(kernel.inputs), len(arguments)):
         if i in device:
             device[i].download(_bytes_view(arguments[i].host))
@@ -230,16 +236,12 @@ def _bytes_view(array):
     return array.reshape(-1).view("uint8")
 
 
-def _numpy_dtype(name):
-    import numpy
-    if name == "bfloat16":
-        try:
-            import ml_dtypes  # NumPy has no bfloat16 of its own
-        except ImportError:
-            raise TypeError("NumPy bf16 outputs need the ml_dtypes package; "
-                            "pass the outputs instead") from None
-        return ml_dtypes.bfloat16
-    return numpy.dtype(name)
+def _numpy_dtype(dtype: DType) -> Any:
+    numpy_dtype = dtype.numpy
+    if numpy_dtype is None:  # bf16 without ml_dtypes: NumPy has no bfloat16
+        raise TypeError(f"NumPy {dtype} outputs need the ml_dtypes package; "
+                        "pass the outputs instead")
+    return numpy_dtype
 
 
 def _copy_back(argument):

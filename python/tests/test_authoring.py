@@ -1,5 +1,8 @@
 """The kernel-authoring API: ops, operators, control flow, layouts,
 locations, and the errors it raises."""
+import threading
+
+import numpy as np
 import pytest
 
 import mosaic_gpu as mgpu
@@ -264,3 +267,127 @@ def test_collective_predicated_tma_and_prefetch():
         mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[((256, 64), "bf16")], outputs=[],
                     smem=[mgpu.SmemBuffer((128, 64), "bf16"), mgpu.Barriers(1)], name="bad")(
             lambda x, t, b: mgpu.async_load(x, t, b[0], [0, 0], collective="w"))
+
+
+def test_float_comparisons_follow_python():
+    """`!=` on floats is `une` (true when either side is NaN, as in Python);
+    the other comparisons are ordered (false on NaN)."""
+    def body(x, out):
+        v = mgpu.vector_load(tile(x))
+        s = mgpu.constant(1.0, "f32")
+        for compared in (v != 0.0, s != 2.0, v == 0.0, v < 0.0, v <= 0.0, v > 0.0, v >= 0.0):
+            assert compared.dtype == "i1"
+
+    text = str(rows_kernel(body).module)
+    assert text.count("arith.cmpf une") == 2 and "arith.cmpf one" not in text
+    for predicate in ("oeq", "olt", "ole", "ogt", "oge"):
+        assert f"arith.cmpf {predicate}," in text, predicate
+
+
+def test_dtype_objects():
+    assert mgpu.f32.bitwidth == 32 and mgpu.f32.is_float and not mgpu.f32.is_int
+    assert mgpu.i8.is_int and mgpu.i8.itemsize == 1 and mgpu.i1.itemsize == 1
+    assert not mgpu.index.is_int and not mgpu.index.is_float and mgpu.index.numpy is None
+    assert mgpu.f16.numpy == np.float16 and mgpu.i32.numpy == np.int32
+    assert mgpu.bf16 == "bf16" and "bf16" == mgpu.bf16 and mgpu.bf16 != mgpu.f16
+    assert {mgpu.f32: 1}["f32"] == 1 and str(mgpu.f32) == "f32"
+    assert repr(mgpu.bf16) == "mosaic_gpu.bf16"
+
+
+def test_dtype_objects_and_names_build_the_same_kernel():
+    def body(x, out):
+        i = mgpu.block_id().astype(mgpu.i32) + mgpu.constant(1, mgpu.i32)
+        v = mgpu.vector_load(x).astype(mgpu.bf16).astype(mgpu.f32)
+        mgpu.vector_store(v + mgpu.iota((128,), mgpu.f32, 0), out)
+        assert i.dtype is mgpu.i32 and v.dtype is mgpu.f32
+
+    def by_name(x, out):
+        i = mgpu.block_id().astype("i32") + mgpu.constant(1, "i32")
+        v = mgpu.vector_load(x).astype("bf16").astype("f32")
+        mgpu.vector_store(v + mgpu.iota((128,), "f32", 0), out)
+
+    def build(dtype, fn):
+        return str(mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[((128,), dtype)],
+                               outputs=[((128,), dtype)], name="k")(fn).module)
+
+    objects, names = build(mgpu.f32, body), build("f32", by_name)
+    assert objects.replace(f":{body.__code__.co_firstlineno}", "") == names.replace(
+        f":{by_name.__code__.co_firstlineno}", "")
+    assert mgpu.SmemBuffer((128,), mgpu.bf16).bytes == 256
+
+
+@pytest.mark.parametrize("make, exception, message", [
+    (lambda: mgpu.SmemBuffer((4,), 32), TypeError, r"`dtype` must be a DType \(mosaic_gpu.f32"),
+    (lambda: mgpu.SmemBuffer((4,), mgpu.index), ValueError, "`dtype`: index is not allowed here"),
+    (lambda: mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[((4,), "index")], outputs=[]),
+     ValueError, r"`inputs\[0\]`: unknown dtype 'index'"),
+    (lambda: mgpu.TiledLayout([(64,)], [("times", 4)], [-1], -1), TypeError,
+     r"a warp or lane dim must be an int or \('replicated', times\)"),
+    (lambda: mgpu.Strided(4).attribute(), TypeError, "Strided\\(4\\) needs the vector's shape"),
+])
+def test_bad_descriptions(make, exception, message):
+    with pytest.raises(exception, match=message):
+        make()
+
+
+@pytest.mark.parametrize("body, exception, message", [
+    (lambda x, out: mgpu.constant(300, "i8"), ValueError, "300 is out of range for an i8 constant"),
+    (lambda x, out: mgpu.constant(1, mgpu.index, (4,)), ValueError, "index is not allowed here"),
+    (lambda x, out: mgpu.vector_load(x).astype("index"), ValueError, "unknown dtype 'index'"),
+    (lambda x, out: mgpu.iota((64, 128), "i32", 2), ValueError, "`dimension` 2 out of range"),
+    (lambda x, out: mgpu.with_transforms(x, ["tile"]), TypeError, "`transforms` must be a Transform"),
+    (lambda x, out: mgpu.layout_cast(mgpu.vector_load(tile(x)), mgpu.Strided(3)),
+     mgpu.MosaicError, "invalid mosaic_gpu.WGStridedFragLayout"),
+    (lambda x, out: mgpu.layout_cast(mgpu.vector_load(tile(x)),
+                                     mgpu.TiledLayout([(64,)], [-1], [-1], -1)),
+     mgpu.MosaicError, "invalid mosaic_gpu.TiledLayout"),
+    (lambda x, out: mgpu.async_prefetch(x, [0, 0], (64, "all")), TypeError,
+     "`slice_lengths` must be a tuple of ints"),
+    (lambda x, out: mgpu.wgmma(mgpu.vector_load(tile(x)), 1.0, x), TypeError,
+     "`a` must be a Ref or Vector"),
+    (lambda x, out: mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[], outputs=[],
+                                name="inner")(lambda: None),
+     RuntimeError, "kernels cannot be defined inside kernels"),
+])
+def test_bad_op_arguments_of_the_typed_builders(body, exception, message):
+    with pytest.raises(exception, match=message):
+        rows_kernel(body)
+
+
+def test_barrier_bytes_must_fit_the_attribute():
+    def body(x, out, bars):
+        mgpu.arrive_expect_tx(bars[0], 2 ** 32)
+
+    with pytest.raises(ValueError, match=r"`bytes` must be 0 to 2\*\*32 - 1, got 4294967296"):
+        rows_kernel(body, smem=[mgpu.Barriers(1)])
+
+
+def test_values_of_another_kernel_are_refused():
+    kept = []
+    rows_kernel(lambda x, out: kept.append(mgpu.vector_load(tile(x))))
+    with pytest.raises(ValueError, match="`rhs` belongs to another kernel"):
+        rows_kernel(lambda x, out: mgpu.vector_load(tile(x)) + kept[0])
+
+
+def test_the_builder_is_active_only_while_its_kernel_is_built():
+    """The active builder is a context (a ContextVar): gone after the kernel,
+    even one that failed, and not seen by other threads."""
+    seen = []
+
+    def body(x, out):
+        thread = threading.Thread(target=lambda: seen.append(_outside_a_kernel()))
+        thread.start()
+        thread.join()
+        raise KeyError("the body fails")
+
+    with pytest.raises(KeyError):
+        rows_kernel(body)
+    assert seen == [True] and _outside_a_kernel()
+
+
+def _outside_a_kernel():
+    try:
+        mgpu.block_id()
+    except RuntimeError as error:
+        return "inside a @mosaic_gpu.kernel" in str(error)
+    return False

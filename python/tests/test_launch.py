@@ -4,6 +4,7 @@ compute run on each backend: on a GPU (skipped without one) and on the PTX
 emulator (where the build has one)."""
 import ctypes
 import json
+import operator
 import os
 import pathlib
 import runpy
@@ -244,6 +245,29 @@ def check_gemm(backend):
     np.testing.assert_allclose(c[:256].astype(np.float32), reference, rtol=2e-2, atol=0.5)
 
 
+COMPARISONS = [operator.ne, operator.eq, operator.lt, operator.le, operator.gt, operator.ge]
+
+
+def check_float_comparisons_with_nan(backend):
+    """Each comparison on f32 vectors holding NaN and infinities against
+    NumPy's (Python's): ordered, but for `!=`, true when either side is NaN."""
+    n = 1024
+
+    @mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[((n,), "f32"), ((n,), "f32")],
+                 outputs=[((n,), "i32")] * len(COMPARISONS))
+    def compare(a, b, *outs):
+        x, y = mgpu.vector_load(a), mgpu.vector_load(b)
+        for op, out in zip(COMPARISONS, outs):
+            mgpu.vector_store(op(x, y).astype("i32"), out)  # true: -1 (sign-extended)
+
+    rng = np.random.default_rng(0)
+    values = np.array([np.nan, 0.0, 1.0, -1.0, np.inf, -np.inf], np.float32)
+    a, b = rng.choice(values, n), rng.choice(values, n)
+    assert np.isnan(a).any() and np.isnan(b).any()
+    for op, out in zip(COMPARISONS, compare.launch(a, b, backend=backend)):
+        np.testing.assert_array_equal(out, -op(a, b).astype(np.int32), err_msg=op.__name__)
+
+
 @pytest.fixture(scope="module")
 def launch_cache(tmp_path_factory):
     """The compiled-kernel cache of the launches here, shared by the
@@ -281,6 +305,11 @@ def test_tma_roundtrip(backend, launch_cache):
 def test_gemm(backend, launch_cache):
     pytest.importorskip("ml_dtypes")
     run_check("check_gemm", backend, launch_cache)
+
+
+@on_each_backend
+def test_float_comparisons_with_nan(backend, launch_cache):
+    run_check("check_float_comparisons_with_nan", backend, launch_cache)
 
 
 FAKE_DRIVER = pathlib.Path(mgpu.__file__).resolve().parents[1] / "tests" / "libmosaic-fake-cuda.so"

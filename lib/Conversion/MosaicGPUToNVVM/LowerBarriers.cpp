@@ -100,7 +100,7 @@ KernelLowering::lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op) {
   auto function = op->getParentOfType<gpu::GPUFuncOp>();
   auto cluster =
       function
-          ? function->getAttrOfType<DenseI32ArrayAttr>("mosaic_gpu.cluster")
+          ? function->getAttrOfType<DenseI32ArrayAttr>(mosaic_gpu::kClusterAttr)
           : DenseI32ArrayAttr();
   int64_t clusterBlocks = 1;
   if (cluster)

@@ -263,7 +263,7 @@ collectiveShare(Operation *op, ArrayAttr collective,
   auto function = op->getParentOfType<gpu::GPUFuncOp>();
   auto cluster =
       function
-          ? function->getAttrOfType<DenseI32ArrayAttr>("mosaic_gpu.cluster")
+          ? function->getAttrOfType<DenseI32ArrayAttr>(mosaic_gpu::kClusterAttr)
           : DenseI32ArrayAttr();
   if (!cluster || cluster.size() != 3)
     return op->emitOpError()

@@ -28,6 +28,10 @@ bool isSharedMemory(mlir::MemRefType type);
 /// `#gpu.address_space<global>`.
 bool isGlobalMemory(mlir::MemRefType type);
 
+/// Kernel attribute: the cluster shape (x, y, z) the kernel is launched
+/// with; absent means clusters of one block.
+inline constexpr llvm::StringLiteral kClusterAttr = "mosaic_gpu.cluster";
+
 /// The logical shape of shared-memory operand `ref` of `op`: its type's
 /// shape, or, once mosaic-gpu-apply-transforms has tiled it, the shape
 /// before tiling (read from the op's `in_transforms`). Fails when the tiled

@@ -1,0 +1,225 @@
+//===- Attributes.cpp - Types and attributes from typed Python values -----===//
+
+#include "Attributes.h"
+
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <pybind11/stl.h>
+
+#include <variant>
+
+namespace py = pybind11;
+using namespace mlir;
+
+namespace mosaic::python {
+
+namespace {
+
+/// An element type: its name in Python and how to make its MLIR type.
+struct ElementTypeInfo {
+  ElementType type;
+  const char *name;
+  Type (*get)(MLIRContext *);
+};
+
+template <unsigned Width> Type integer(MLIRContext *context) {
+  return IntegerType::get(context, Width);
+}
+
+template <typename TypeT> Type builtin(MLIRContext *context) {
+  return TypeT::get(context);
+}
+
+Type barrier(MLIRContext *context) {
+  return mosaic_gpu::BarrierType::get(context, /*orders_tensor_core=*/false);
+}
+
+const ElementTypeInfo elementTypes[] = {
+    {ElementType::i1, "i1", integer<1>},
+    {ElementType::i8, "i8", integer<8>},
+    {ElementType::i16, "i16", integer<16>},
+    {ElementType::i32, "i32", integer<32>},
+    {ElementType::i64, "i64", integer<64>},
+    {ElementType::f16, "f16", builtin<Float16Type>},
+    {ElementType::bf16, "bf16", builtin<BFloat16Type>},
+    {ElementType::f32, "f32", builtin<Float32Type>},
+    {ElementType::f64, "f64", builtin<Float64Type>},
+    {ElementType::index, "index", builtin<IndexType>},
+    {ElementType::barrier, "barrier", barrier},
+};
+
+} // namespace
+
+Type getElementType(MLIRContext *context, ElementType type) {
+  for (const ElementTypeInfo &info : elementTypes)
+    if (info.type == type)
+      return info.get(context);
+  throw py::value_error("unknown element type " +
+                        std::to_string(static_cast<int>(type)));
+}
+
+MemRefType getMemRefType(MLIRContext *context,
+                         const std::vector<int64_t> &shape, ElementType type,
+                         bool shared) {
+  Attribute space;
+  if (shared)
+    space = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
+  return getChecked<MemRefType>(context, shape, getElementType(context, type),
+                                MemRefLayoutAttrInterface(), space);
+}
+
+std::string AttributeObject::str() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  attr.print(os);
+  return text;
+}
+
+namespace {
+
+/// A `TiledLayout` warp or lane dimension that duplicates data `times` times
+/// (`_mosaic.Replicated`).
+struct ReplicatedDim {
+  int64_t times;
+};
+
+/// A `TiledLayout` warp or lane dimension: an index into the tiled tiling
+/// shape, or a replication.
+using PartitionDim = std::variant<int64_t, ReplicatedDim>;
+
+/// `AttrT` with `params`, checked by the attribute's verifier. Without
+/// `verify`, which only printing a Python object asks for, an attribute the
+/// verifier rejects is still made where that is safe:
+/// `Strided(4).attribute((128,))` shows its text, though no vector of 128
+/// elements can take that layout. The unchecked `get` asserts its
+/// parameters in builds with assertions, so there it raises too. Anything
+/// that goes into IR is verified.
+template <typename AttrT, typename... Params>
+AttrT getAttribute(MLIRContext *ctx, bool verify, Params... params) {
+#ifdef NDEBUG
+  if (!verify)
+    return AttrT::get(ctx, params...);
+#endif
+  return getChecked<AttrT>(ctx, ctx, params...);
+}
+
+SmallVector<Attribute> partitionDims(MLIRContext *ctx,
+                                     const std::vector<PartitionDim> &dims,
+                                     bool verify) {
+  SmallVector<Attribute> result;
+  for (const PartitionDim &dim : dims) {
+    if (const int64_t *index = std::get_if<int64_t>(&dim))
+      result.push_back(Builder(ctx).getI64IntegerAttr(*index));
+    else
+      result.push_back(getAttribute<mosaic_gpu::ReplicatedAttr>(
+          ctx, verify, std::get<ReplicatedDim>(dim).times));
+  }
+  return result;
+}
+
+AttributeObject tiledLayout(std::shared_ptr<ContextObject> context,
+                            const std::vector<std::vector<int64_t>> &tiling,
+                            const std::vector<PartitionDim> &warpDims,
+                            const std::vector<PartitionDim> &laneDims,
+                            int64_t vectorDim, bool verify) {
+  MLIRContext *ctx = &context->context;
+  SmallVector<DenseI64ArrayAttr> tiles;
+  for (const std::vector<int64_t> &tile : tiling)
+    tiles.push_back(DenseI64ArrayAttr::get(ctx, tile));
+  SmallVector<Attribute> warps = partitionDims(ctx, warpDims, verify);
+  SmallVector<Attribute> lanes = partitionDims(ctx, laneDims, verify);
+  Attribute attr = getAttribute<mosaic_gpu::TiledLayoutAttr>(
+      ctx, verify, ArrayRef<DenseI64ArrayAttr>(tiles),
+      ArrayRef<Attribute>(warps), ArrayRef<Attribute>(lanes), vectorDim);
+  return {std::move(context), attr};
+}
+
+} // namespace
+
+void registerAttributes(py::module_ &m) {
+  py::enum_<ElementType> elementType(
+      m, "ElementType",
+      "The element type a mosaic_gpu DType stands for (its `element`).");
+  for (const ElementTypeInfo &info : elementTypes)
+    elementType.value(info.name, info.type);
+
+  bindEnum<mosaic_gpu::Dimension>(m, "Dimension",
+                                  "A grid or cluster dimension: x, y or z.",
+                                  mosaic_gpu::getMaxEnumValForDimension());
+
+  py::class_<ReplicatedDim>(
+      m, "Replicated",
+      "A TiledLayout warp or lane dimension over which data is duplicated "
+      "`times` times (#mosaic_gpu.Replicated).")
+      .def(py::init<int64_t>(), py::arg("times"))
+      .def_readonly("times", &ReplicatedDim::times);
+
+  py::class_<AttributeObject>(
+      m, "Attribute",
+      "An MLIR attribute built from Python values (a layout, a transform); "
+      "str() is its MLIR text.")
+      .def("__str__", &AttributeObject::str);
+
+  m.def("tiled_layout", &tiledLayout, py::arg("context"), py::arg("tiling"),
+        py::arg("warp_dims"), py::arg("lane_dims"), py::arg("vector_dim"),
+        py::arg("verify") = true,
+        "#mosaic_gpu.TiledLayout: `tiling` a list of tiles, each warp and "
+        "lane dim an int or a Replicated. With verify (the default), an "
+        "invalid layout raises MosaicError.");
+  m.def(
+      "strided_layout",
+      [](std::shared_ptr<ContextObject> context,
+         const std::vector<int64_t> &shape, int64_t vectorSize, bool verify) {
+        MLIRContext *ctx = &context->context;
+        Attribute attr = getAttribute<mosaic_gpu::WGStridedFragLayoutAttr>(
+            ctx, verify, DenseI64ArrayAttr::get(ctx, shape), vectorSize);
+        return AttributeObject{std::move(context), attr};
+      },
+      py::arg("context"), py::arg("shape"), py::arg("vector_size"),
+      py::arg("verify") = true,
+      "#mosaic_gpu.WGStridedFragLayout for a vector of `shape`.");
+  m.def(
+      "splat_layout",
+      [](std::shared_ptr<ContextObject> context,
+         const std::vector<int64_t> &shape, bool verify) {
+        MLIRContext *ctx = &context->context;
+        Attribute attr = getAttribute<mosaic_gpu::WGSplatFragLayoutAttr>(
+            ctx, verify, DenseI64ArrayAttr::get(ctx, shape));
+        return AttributeObject{std::move(context), attr};
+      },
+      py::arg("context"), py::arg("shape"), py::arg("verify") = true,
+      "#mosaic_gpu.WGSplatFragLayout for a vector of `shape`.");
+  m.def(
+      "tile_transform",
+      [](std::shared_ptr<ContextObject> context,
+         const std::vector<int64_t> &tiling) {
+        MLIRContext *ctx = &context->context;
+        Attribute attr = getAttribute<mosaic_gpu::TileTransformAttr>(
+            ctx, /*verify=*/true, DenseI64ArrayAttr::get(ctx, tiling));
+        return AttributeObject{std::move(context), attr};
+      },
+      py::arg("context"), py::arg("tiling"),
+      "#mosaic_gpu.tile: tiles the minor dimensions by `tiling`.");
+  m.def(
+      "swizzle_transform",
+      [](std::shared_ptr<ContextObject> context, uint32_t bytes) {
+        std::optional<mosaic_gpu::SwizzlingMode> mode =
+            mosaic_gpu::symbolizeSwizzlingMode(bytes);
+        if (!mode || *mode == mosaic_gpu::SwizzlingMode::kNoSwizzle)
+          throw py::value_error("swizzle must be 32, 64 or 128 bytes, got " +
+                                std::to_string(bytes));
+        MLIRContext *ctx = &context->context;
+        return AttributeObject{
+            std::move(context),
+            mosaic_gpu::SwizzleTransformAttr::get(ctx, *mode)};
+      },
+      py::arg("context"), py::arg("bytes"),
+      "#mosaic_gpu.swizzle of 32, 64 or 128 bytes.");
+}
+
+} // namespace mosaic::python

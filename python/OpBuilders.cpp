@@ -1,0 +1,516 @@
+//===- OpBuilders.cpp - One KernelBuilder entry point per op --------------===//
+//
+// Each entry point takes the Python location, then typed operands (Value
+// handles; None for an absent optional operand) and typed attributes
+// (ints, ElementTypes, enums, Attribute objects), and makes the op with its
+// C++ builder, so ODS fills in operand segments and default attributes.
+// Ops that differ only in their name (arith.addf and arith.subf, the index
+// ops of gpu) are bound by one template, one line per op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <variant>
+
+namespace py = pybind11;
+using namespace mlir;
+
+namespace mosaic::python {
+namespace {
+
+/// An op's name, for its entry point's docstring.
+template <typename OpTy> std::string opName() {
+  return OpTy::getOperationName().str();
+}
+
+/// The one result of a new op, as a handle.
+ValueHandle result(BuilderState &state, Operation *op) {
+  return state.handle(op->getResult(0));
+}
+
+VectorType vectorType(ArrayRef<int64_t> shape, Type element) {
+  return getChecked<VectorType>(element.getContext(), shape, element);
+}
+
+/// `element`, or a vector of `shape` of it.
+Type shaped(Type element, const std::optional<std::vector<int64_t>> &shape) {
+  if (!shape)
+    return element;
+  return vectorType(*shape, element);
+}
+
+/// A value's type with its element type replaced by `element`.
+Type withElement(Value value, Type element) {
+  if (auto vector = dyn_cast<VectorType>(value.getType()))
+    return vector.clone(element);
+  return element;
+}
+
+MemRefType memRefOf(Value value, const char *what) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  if (!type)
+    throw py::type_error(std::string("`") + what + "` must be a memref");
+  return type;
+}
+
+VectorType vectorOf(Value value, const char *what) {
+  auto type = dyn_cast<VectorType>(value.getType());
+  if (!type)
+    throw py::type_error(std::string("`") + what + "` must be a vector");
+  return type;
+}
+
+gpu::Dimension gpuDimension(mosaic_gpu::Dimension dim) {
+  // The two enums name the same dimensions x, y and z.
+  return *gpu::symbolizeDimension(
+      mosaic_gpu::stringifyDimension(checkedEnum(dim, "dim")));
+}
+
+ArrayAttr clusterDims(MLIRContext *ctx,
+                      const std::vector<mosaic_gpu::Dimension> &dims) {
+  SmallVector<Attribute> attrs;
+  for (mosaic_gpu::Dimension dim : dims)
+    attrs.push_back(
+        mosaic_gpu::DimensionAttr::get(ctx, checkedEnum(dim, "collective")));
+  return ArrayAttr::get(ctx, attrs);
+}
+
+Value optional(BuilderState &state, const std::optional<ValueHandle> &handle,
+               const char *what) {
+  return handle ? state.use(*handle, what) : Value();
+}
+
+//===----------------------------------------------------------------------===//
+// arith, math and gpu: one template per family
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+void defBinary(KernelBuilderClass &builder, const char *name) {
+  builder.def(
+      name,
+      [](BuilderState &state, const SourceLocation &at, const ValueHandle &lhs,
+         const ValueHandle &rhs) {
+        return result(state, state.create<OpTy>(at, state.use(lhs, "lhs"),
+                                                state.use(rhs, "rhs")));
+      },
+      py::arg("loc"), py::arg("lhs"), py::arg("rhs"),
+      (opName<OpTy>() + " lhs, rhs").c_str());
+}
+
+template <typename OpTy>
+void defUnary(KernelBuilderClass &builder, const char *name) {
+  builder.def(
+      name,
+      [](BuilderState &state, const SourceLocation &at, const ValueHandle &x) {
+        return result(state, state.create<OpTy>(at, state.use(x, "x")));
+      },
+      py::arg("loc"), py::arg("x"), (opName<OpTy>() + " x").c_str());
+}
+
+/// A conversion to `to` elements, of a scalar or elementwise of a vector.
+template <typename OpTy>
+void defCast(KernelBuilderClass &builder, const char *name) {
+  builder.def(
+      name,
+      [](BuilderState &state, const SourceLocation &at, const ValueHandle &x,
+         ElementType to) {
+        Value value = state.use(x, "x");
+        Type type = withElement(value, getElementType(state.mlirContext(), to));
+        return result(state, state.create<OpTy>(at, type, value));
+      },
+      py::arg("loc"), py::arg("x"), py::arg("to"),
+      (opName<OpTy>() + " x to `to` elements").c_str());
+}
+
+template <typename OpTy, typename PredicateT>
+void defCompare(KernelBuilderClass &builder, const char *name) {
+  builder.def(
+      name,
+      [](BuilderState &state, const SourceLocation &at, PredicateT predicate,
+         const ValueHandle &lhs, const ValueHandle &rhs) {
+        return result(state, state.create<OpTy>(
+                                 at, checkedEnum(predicate, "predicate"),
+                                 state.use(lhs, "lhs"), state.use(rhs, "rhs")));
+      },
+      py::arg("loc"), py::arg("predicate"), py::arg("lhs"), py::arg("rhs"),
+      (opName<OpTy>() + " predicate, lhs, rhs (i1 results)").c_str());
+}
+
+template <typename OpTy>
+void defIndexOp(KernelBuilderClass &builder, const char *name) {
+  builder.def(
+      name,
+      [](BuilderState &state, const SourceLocation &at,
+         mosaic_gpu::Dimension dim) {
+        return result(state, state.create<OpTy>(at, gpuDimension(dim)));
+      },
+      py::arg("loc"), py::arg("dim"), (opName<OpTy>() + " dim").c_str());
+}
+
+/// arith.constant of an integer or index `value`, or with `shape` a vector
+/// splat of it. Python checked that `value` fits `type`.
+ValueHandle integerConstant(BuilderState &state, const SourceLocation &at,
+                            int64_t value, ElementType type,
+                            const std::optional<std::vector<int64_t>> &shape) {
+  Type element = getElementType(state.mlirContext(), type);
+  if (!element.isIntOrIndex())
+    throw py::type_error("an integer constant needs an integer type");
+  unsigned width = element.isIndex() ? IndexType::kInternalStorageBitWidth
+                                     : element.getIntOrFloatBitWidth();
+  TypedAttr attr = IntegerAttr::get(
+      element, APInt(width, value, /*isSigned=*/true, /*implicitTrunc=*/true));
+  if (shape)
+    attr = DenseElementsAttr::get(cast<ShapedType>(shaped(element, shape)),
+                                  ArrayRef<Attribute>(attr));
+  return result(state, state.create<arith::ConstantOp>(at, attr));
+}
+
+/// arith.constant of a float `value` (rounded to `type`), or with `shape`
+/// a vector splat of it.
+ValueHandle floatConstant(BuilderState &state, const SourceLocation &at,
+                          double value, ElementType type,
+                          const std::optional<std::vector<int64_t>> &shape) {
+  Type element = getElementType(state.mlirContext(), type);
+  if (!isa<FloatType>(element))
+    throw py::type_error("a float constant needs a float type");
+  TypedAttr attr = FloatAttr::get(element, value);
+  if (shape)
+    attr = DenseElementsAttr::get(cast<ShapedType>(shaped(element, shape)),
+                                  ArrayRef<Attribute>(attr));
+  return result(state, state.create<arith::ConstantOp>(at, attr));
+}
+
+//===----------------------------------------------------------------------===//
+// Memory: scratch, views, loads and stores
+//===----------------------------------------------------------------------===//
+
+/// mosaic_gpu.slice_smem: a shared-memory buffer of `shape` and `type`
+/// at `offset` bytes.
+ValueHandle sliceSmem(BuilderState &state, const SourceLocation &at,
+                      uint32_t offset, const std::vector<int64_t> &shape,
+                      ElementType type) {
+  MemRefType memref =
+      getMemRefType(state.mlirContext(), shape, type, /*shared=*/true);
+  return result(state, state.create<mosaic_gpu::SliceSMEMOp>(at, memref, offset,
+                                                             IntegerAttr()));
+}
+
+/// A subview offset: a static int or an index value.
+using Offset = std::variant<int64_t, ValueHandle>;
+
+/// memref.subview of `source` at `offsets` of `sizes`, unit strides, as a
+/// memref of `shape` (the kept dims) with the strided layout `strides` and
+/// `offset` (None: dynamic).
+ValueHandle
+subview(BuilderState &state, const SourceLocation &at,
+        const ValueHandle &source, const std::vector<Offset> &offsets,
+        const std::vector<int64_t> &sizes, const std::vector<int64_t> &shape,
+        const std::vector<int64_t> &strides, std::optional<int64_t> offset) {
+  Value ref = state.use(source, "source");
+  MemRefType sourceType = memRefOf(ref, "source");
+  OpBuilder &b = state.builder;
+  SmallVector<OpFoldResult> mixedOffsets, mixedSizes, mixedStrides;
+  for (const Offset &start : offsets) {
+    if (const int64_t *value = std::get_if<int64_t>(&start))
+      mixedOffsets.push_back(b.getIndexAttr(*value));
+    else
+      mixedOffsets.push_back(state.use(std::get<ValueHandle>(start), "offset"));
+  }
+  for (int64_t size : sizes) {
+    mixedSizes.push_back(b.getIndexAttr(size));
+    mixedStrides.push_back(b.getIndexAttr(1));
+  }
+  MLIRContext *ctx = state.mlirContext();
+  auto layout = getChecked<StridedLayoutAttr>(
+      ctx, ctx, offset.value_or(ShapedType::kDynamic),
+      ArrayRef<int64_t>(strides));
+  auto type = getChecked<MemRefType>(ctx, shape, sourceType.getElementType(),
+                                     layout, sourceType.getMemorySpace());
+  return result(state,
+                state.create<memref::SubViewOp>(at, type, ref, mixedOffsets,
+                                                mixedSizes, mixedStrides));
+}
+
+ValueHandle withTransforms(BuilderState &state, const SourceLocation &at,
+                           const ValueHandle &ref,
+                           const std::vector<AttributeObject> &transforms) {
+  SmallVector<Attribute> attrs;
+  for (const AttributeObject &transform : transforms)
+    attrs.push_back(state.use(transform, "transforms"));
+  return result(state, state.create<mosaic_gpu::WithTransformsOp>(
+                           at, state.use(ref, "ref"),
+                           ArrayAttr::get(state.mlirContext(), attrs)));
+}
+
+ValueHandle vectorLoad(BuilderState &state, const SourceLocation &at,
+                       const ValueHandle &ref) {
+  Value source = state.use(ref, "ref");
+  MemRefType type = memRefOf(source, "ref");
+  VectorType vector = vectorType(type.getShape(), type.getElementType());
+  return result(state, state.create<mosaic_gpu::VectorLoadOp>(
+                           at, vector, source, BoolAttr(),
+                           /*in_transforms=*/ArrayAttr(),
+                           /*transforms_applied=*/UnitAttr()));
+}
+
+//===----------------------------------------------------------------------===//
+// TMA
+//===----------------------------------------------------------------------===//
+
+void asyncLoad(BuilderState &state, const SourceLocation &at,
+               const ValueHandle &src, const ValueHandle &dst,
+               const ValueHandle &barrier,
+               const std::vector<ValueHandle> &indices,
+               const std::vector<int64_t> &sliceLengths,
+               const std::vector<mosaic_gpu::Dimension> &collective,
+               const std::optional<ValueHandle> &predicate) {
+  MLIRContext *ctx = state.mlirContext();
+  state.create<mosaic_gpu::AsyncLoadOp>(
+      at, state.use(src, "src"), state.use(dst, "dst"),
+      state.use(barrier, "barrier"), state.use(indices, "indices"),
+      optional(state, predicate, "predicate"),
+      DenseI64ArrayAttr::get(ctx, sliceLengths), clusterDims(ctx, collective),
+      mosaic_gpu::OOBFillModeAttr(), /*in_transforms=*/ArrayAttr(),
+      /*transforms_applied=*/UnitAttr());
+}
+
+void asyncPrefetch(BuilderState &state, const SourceLocation &at,
+                   const ValueHandle &src,
+                   const std::vector<ValueHandle> &indices,
+                   const std::vector<int64_t> &sliceLengths,
+                   const std::vector<mosaic_gpu::Dimension> &collective,
+                   const std::optional<ValueHandle> &predicate) {
+  MLIRContext *ctx = state.mlirContext();
+  state.create<mosaic_gpu::AsyncPrefetchOp>(
+      at, state.use(src, "src"), state.use(indices, "indices"),
+      optional(state, predicate, "predicate"),
+      DenseI64ArrayAttr::get(ctx, sliceLengths), clusterDims(ctx, collective));
+}
+
+void asyncStore(BuilderState &state, const SourceLocation &at,
+                const ValueHandle &src, const ValueHandle &dst,
+                const std::vector<ValueHandle> &indices,
+                const std::vector<int64_t> &sliceLengths) {
+  state.create<mosaic_gpu::AsyncStoreOp>(
+      at, state.use(src, "src"), state.use(dst, "dst"),
+      state.use(indices, "indices"), /*predicate=*/Value(),
+      DenseI64ArrayAttr::get(state.mlirContext(), sliceLengths), BoolAttr(),
+      mosaic_gpu::TMAReductionAttr(), /*in_transforms=*/ArrayAttr(),
+      /*transforms_applied=*/UnitAttr());
+}
+
+//===----------------------------------------------------------------------===//
+// Vectors
+//===----------------------------------------------------------------------===//
+
+ValueHandle multiReduction(BuilderState &state, const SourceLocation &at,
+                           vector::CombiningKind kind, const ValueHandle &x,
+                           const ValueHandle &acc,
+                           const std::vector<int64_t> &dims) {
+  return result(state, state.create<vector::MultiDimReductionOp>(
+                           at, checkedEnum(kind, "kind"), state.use(x, "x"),
+                           state.use(acc, "acc"), ArrayRef<int64_t>(dims)));
+}
+
+ValueHandle broadcastInDim(BuilderState &state, const SourceLocation &at,
+                           const ValueHandle &x,
+                           const std::vector<int64_t> &shape,
+                           const std::vector<int64_t> &dims) {
+  Value operand = state.use(x, "x");
+  VectorType type = vectorType(shape, vectorOf(operand, "x").getElementType());
+  return result(state, state.create<mosaic_gpu::BroadcastInDimOp>(
+                           at, type, operand, ArrayRef<int64_t>(dims)));
+}
+
+ValueHandle broadcastedIota(BuilderState &state, const SourceLocation &at,
+                            const std::vector<int64_t> &shape, ElementType type,
+                            uint32_t dimension) {
+  Type vector = shaped(getElementType(state.mlirContext(), type), shape);
+  return result(state, state.create<mosaic_gpu::BroadcastedIotaOp>(at, vector,
+                                                                   dimension));
+}
+
+} // namespace
+
+void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
+  bindEnum<arith::CmpFPredicate>(m, "CmpFPredicate",
+                                 "arith.cmpf's predicates (oeq, une, ...).",
+                                 arith::getMaxEnumValForCmpFPredicate());
+  bindEnum<arith::CmpIPredicate>(m, "CmpIPredicate",
+                                 "arith.cmpi's predicates (eq, slt, ...).",
+                                 arith::getMaxEnumValForCmpIPredicate());
+  py::enum_<vector::CombiningKind> kinds(
+      m, "CombiningKind", "vector.multi_reduction's kinds (add, maximumf...).");
+  for (vector::CombiningKind kind :
+       {vector::CombiningKind::ADD, vector::CombiningKind::MUL,
+        vector::CombiningKind::MINUI, vector::CombiningKind::MINSI,
+        vector::CombiningKind::MINNUMF, vector::CombiningKind::MAXUI,
+        vector::CombiningKind::MAXSI, vector::CombiningKind::MAXNUMF,
+        vector::CombiningKind::AND, vector::CombiningKind::OR,
+        vector::CombiningKind::XOR, vector::CombiningKind::MINIMUMF,
+        vector::CombiningKind::MAXIMUMF})
+    kinds.value(vector::stringifyCombiningKind(kind).str().c_str(), kind);
+
+  defBinary<arith::AddFOp>(builder, "addf");
+  defBinary<arith::SubFOp>(builder, "subf");
+  defBinary<arith::MulFOp>(builder, "mulf");
+  defBinary<arith::DivFOp>(builder, "divf");
+  defBinary<arith::MaximumFOp>(builder, "maximumf");
+  defBinary<arith::MinimumFOp>(builder, "minimumf");
+  defBinary<arith::AddIOp>(builder, "addi");
+  defBinary<arith::SubIOp>(builder, "subi");
+  defBinary<arith::MulIOp>(builder, "muli");
+  defBinary<arith::DivSIOp>(builder, "divsi");
+  defBinary<arith::DivUIOp>(builder, "divui");
+  defBinary<arith::RemSIOp>(builder, "remsi");
+  defBinary<arith::RemUIOp>(builder, "remui");
+  defBinary<arith::MaxSIOp>(builder, "maxsi");
+  defBinary<arith::MaxUIOp>(builder, "maxui");
+  defBinary<arith::MinSIOp>(builder, "minsi");
+  defBinary<arith::MinUIOp>(builder, "minui");
+  defUnary<arith::NegFOp>(builder, "negf");
+  defUnary<math::ExpOp>(builder, "exp");
+  defCast<arith::IndexCastOp>(builder, "index_cast");
+  defCast<arith::ExtFOp>(builder, "extf");
+  defCast<arith::TruncFOp>(builder, "truncf");
+  defCast<arith::ExtSIOp>(builder, "extsi");
+  defCast<arith::TruncIOp>(builder, "trunci");
+  defCast<arith::SIToFPOp>(builder, "sitofp");
+  defCast<arith::FPToSIOp>(builder, "fptosi");
+  defCompare<arith::CmpFOp, arith::CmpFPredicate>(builder, "cmpf");
+  defCompare<arith::CmpIOp, arith::CmpIPredicate>(builder, "cmpi");
+  defIndexOp<gpu::BlockIdOp>(builder, "block_id");
+  defIndexOp<gpu::ClusterBlockIdOp>(builder, "cluster_block_id");
+  defIndexOp<gpu::ThreadIdOp>(builder, "thread_id");
+
+  builder
+      .def("constant_int", &integerConstant, py::arg("loc"), py::arg("value"),
+           py::arg("type"), py::arg("shape") = py::none(),
+           "arith.constant: an integer or index scalar, or with `shape` a "
+           "vector of it.")
+      .def("constant_float", &floatConstant, py::arg("loc"), py::arg("value"),
+           py::arg("type"), py::arg("shape") = py::none(),
+           "arith.constant: a float scalar (rounded to `type`), or with "
+           "`shape` a vector of it.")
+      .def("slice_smem", &sliceSmem, py::arg("loc"), py::arg("offset"),
+           py::arg("shape"), py::arg("type"),
+           "mosaic_gpu.slice_smem: a shared-memory memref at `offset` "
+           "bytes.")
+      .def("subview", &subview, py::arg("loc"), py::arg("source"),
+           py::arg("offsets"), py::arg("sizes"), py::arg("shape"),
+           py::arg("strides"), py::arg("offset"),
+           "memref.subview at `offsets` (ints or index values) of `sizes`, "
+           "unit strides, typed memref<shape, strided<strides, offset>> "
+           "(offset None: dynamic).")
+      .def("with_transforms", &withTransforms, py::arg("loc"), py::arg("ref"),
+           py::arg("transforms"),
+           "mosaic_gpu.with_transforms of transform Attributes.")
+      .def("vector_load", &vectorLoad, py::arg("loc"), py::arg("ref"),
+           "mosaic_gpu.vector_load of all of `ref`.")
+      .def(
+          "vector_store",
+          [](BuilderState &state, const SourceLocation &at,
+             const ValueHandle &value, const ValueHandle &ref) {
+            state.create<mosaic_gpu::VectorStoreOp>(
+                at, state.use(value, "value"), state.use(ref, "ref"),
+                BoolAttr(), /*in_transforms=*/ArrayAttr(),
+                /*transforms_applied=*/UnitAttr());
+          },
+          py::arg("loc"), py::arg("value"), py::arg("ref"),
+          "mosaic_gpu.vector_store of `value` to all of `ref`.")
+      .def(
+          "initialize_barrier",
+          [](BuilderState &state, const SourceLocation &at,
+             const ValueHandle &barriers, uint64_t arrivalCount,
+             uint32_t count) {
+            state.create<mosaic_gpu::InitializeBarrierOp>(
+                at, state.use(barriers, "barriers"), arrivalCount, count);
+          },
+          py::arg("loc"), py::arg("barriers"), py::arg("arrival_count"),
+          py::arg("num_barriers"), "mosaic_gpu.initialize_barrier.")
+      .def(
+          "arrive_expect_tx",
+          [](BuilderState &state, const SourceLocation &at,
+             const ValueHandle &barrier, uint32_t bytes) {
+            state.create<mosaic_gpu::ArriveExpectTxOp>(
+                at, state.use(barrier, "barrier"), bytes);
+          },
+          py::arg("loc"), py::arg("barrier"), py::arg("bytes"),
+          "mosaic_gpu.arrive_expect_tx.")
+      .def(
+          "arrive",
+          [](BuilderState &state, const SourceLocation &at,
+             const ValueHandle &barrier) {
+            state.create<mosaic_gpu::ArriveOp>(at,
+                                               state.use(barrier, "barrier"),
+                                               /*orders_tensor_core=*/false);
+          },
+          py::arg("loc"), py::arg("barrier"), "mosaic_gpu.arrive.")
+      .def(
+          "wait",
+          [](BuilderState &state, const SourceLocation &at,
+             const ValueHandle &barrier, const ValueHandle &parity) {
+            state.create<mosaic_gpu::WaitOp>(at, state.use(barrier, "barrier"),
+                                             state.use(parity, "parity"));
+          },
+          py::arg("loc"), py::arg("barrier"), py::arg("parity"),
+          "mosaic_gpu.wait.")
+      .def("async_load", &asyncLoad, py::arg("loc"), py::arg("src"),
+           py::arg("dst"), py::arg("barrier"), py::arg("indices"),
+           py::arg("slice_lengths"), py::arg("collective"),
+           py::arg("predicate") = py::none(),
+           "mosaic_gpu.async_load; `predicate` None: unguarded.")
+      .def("async_prefetch", &asyncPrefetch, py::arg("loc"), py::arg("src"),
+           py::arg("indices"), py::arg("slice_lengths"), py::arg("collective"),
+           py::arg("predicate") = py::none(),
+           "mosaic_gpu.async_prefetch; `predicate` None: unguarded.")
+      .def("async_store", &asyncStore, py::arg("loc"), py::arg("src"),
+           py::arg("dst"), py::arg("indices"), py::arg("slice_lengths"),
+           "mosaic_gpu.async_store.")
+      .def(
+          "wgmma",
+          [](BuilderState &state, const SourceLocation &at,
+             const ValueHandle &acc, const ValueHandle &a,
+             const ValueHandle &b) {
+            return result(state, state.create<mosaic_gpu::WGMMAOp>(
+                                     at, state.use(acc, "acc"),
+                                     state.use(a, "a"), state.use(b, "b"),
+                                     /*in_transforms=*/ArrayAttr(),
+                                     /*transforms_applied=*/UnitAttr()));
+          },
+          py::arg("loc"), py::arg("acc"), py::arg("a"), py::arg("b"),
+          "mosaic_gpu.wgmma: acc + a @ b.")
+      .def("multi_reduction", &multiReduction, py::arg("loc"), py::arg("kind"),
+           py::arg("x"), py::arg("acc"), py::arg("dims"),
+           "vector.multi_reduction of `x` along `dims` into `acc`.")
+      .def("broadcast_in_dim", &broadcastInDim, py::arg("loc"), py::arg("x"),
+           py::arg("shape"), py::arg("dims"),
+           "mosaic_gpu.broadcast_in_dim of `x` to a vector of `shape`.")
+      .def("broadcasted_iota", &broadcastedIota, py::arg("loc"),
+           py::arg("shape"), py::arg("type"), py::arg("dimension"),
+           "mosaic_gpu.broadcasted_iota: a vector of `shape` and `type`.")
+      .def(
+          "layout_cast",
+          [](BuilderState &state, const SourceLocation &at,
+             const ValueHandle &x, const AttributeObject &layout) {
+            return result(
+                state, state.create<mosaic_gpu::LayoutCastOp>(
+                           at, state.use(x, "x"), state.use(layout, "layout")));
+          },
+          py::arg("loc"), py::arg("x"), py::arg("layout"),
+          "mosaic_gpu.layout_cast of `x` to a layout Attribute.");
+}
+
+} // namespace mosaic::python

@@ -1,0 +1,191 @@
+"""The @kernel decorator, the scratch memory it lays out (SmemBuffer,
+Barriers) and the Kernel it returns.
+
+The decorated function runs once, when it is decorated, with the kernel's
+builder active (``builder.building``): each call it makes (``vector_load``,
+``+``, ``for_loop``, ...) makes one op through the C++ builder, located at
+the Python line that made it. See python/README.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from typing import Any, Callable, Sequence
+
+from . import _mosaic
+from . import launch as _launch
+from .builder import building, check_shape, location
+from .dtypes import DType, DTypeLike, as_dtype, barrier as _barrier_dtype
+from .layouts import Transform
+from .refs import BarrierRef, Ref, with_transforms
+
+__all__ = ["Barriers", "Kernel", "SmemBuffer", "kernel"]
+
+# Swizzled TMA transfers need 1024-byte aligned shared memory; every scratch
+# buffer starts at such an offset.
+SMEM_ALIGNMENT = 1024
+
+# An input or output array: (shape, dtype).
+ArraySpec = tuple[tuple[int, ...], DType]
+
+
+class SmemBuffer:
+    """A shared-memory scratch buffer of ``shape`` and ``dtype``; with
+    ``transforms`` (Tile, Swizzle) the kernel sees it through
+    ``mosaic_gpu.with_transforms``."""
+
+    def __init__(self, shape: Sequence[int], dtype: DTypeLike,
+                 transforms: Sequence[Transform] = ()) -> None:
+        self.shape = check_shape(shape, "shape")
+        self.dtype = as_dtype(dtype, "dtype")
+        self.transforms = list(transforms)
+        for t in self.transforms:
+            if not isinstance(t, Transform):
+                raise TypeError(f"`transforms` must hold Tile or Swizzle objects, got {t!r}")
+
+    @property
+    def bytes(self) -> int:
+        return math.prod(self.shape) * self.dtype.itemsize
+
+
+class Barriers:
+    """``count`` mbarriers in shared memory, each expecting
+    ``arrival_count`` arrivals; the kernel initializes them first."""
+
+    def __init__(self, count: int = 1, arrival_count: int = 1) -> None:
+        for name, value in (("count", count), ("arrival_count", arrival_count)):
+            if not isinstance(value, int) or value <= 0:
+                raise ValueError(f"`{name}` must be a positive int, got {value!r}")
+        self.count, self.arrival_count = count, arrival_count
+        self.shape, self.dtype = (count,), _barrier_dtype
+
+    @property
+    def bytes(self) -> int:
+        return self.count * self.dtype.itemsize
+
+
+def _check_dims(value: Sequence[int], what: str) -> tuple[int, int, int]:
+    if (not isinstance(value, (tuple, list)) or len(value) != 3
+            or not all(isinstance(d, int) and not isinstance(d, bool) for d in value)):
+        raise TypeError(f"`{what}` must be 3 ints (x, y, z), got {value!r}")
+    if any(d <= 0 for d in value):
+        raise ValueError(f"`{what}` sizes must be positive, got {tuple(value)!r}")
+    return tuple(value)
+
+
+def _check_arrays(arrays: Sequence[tuple[Sequence[int], DTypeLike]],
+                  what: str) -> list[ArraySpec]:
+    if not isinstance(arrays, (tuple, list)):
+        raise TypeError(f"`{what}` must be a list of (shape, dtype) pairs, got {arrays!r}")
+    checked = []
+    for i, array in enumerate(arrays):
+        if not isinstance(array, (tuple, list)) or len(array) != 2:
+            raise TypeError(f"`{what}[{i}]` must be a (shape, dtype) pair, got {array!r}")
+        checked.append((check_shape(array[0], f"{what}[{i}]"), as_dtype(array[1], f"{what}[{i}]")))
+    return checked
+
+
+def _smem_offsets(smem: Sequence[SmemBuffer | Barriers]) -> tuple[list[int], int]:
+    offsets, end = [], 0
+    for entry in smem:
+        end = -(-end // SMEM_ALIGNMENT) * SMEM_ALIGNMENT
+        offsets.append(end)
+        end += entry.bytes
+    return offsets, end
+
+
+class Kernel:
+    """A kernel written in Python: ``module`` is its MLIR; ``compile`` runs
+    ``mosaic_gpu.compile`` (mosaic-compile's pipeline) on it."""
+
+    def __init__(self, module: _mosaic.Module, name: str, grid: tuple[int, int, int],
+                 block: tuple[int, int, int], cluster: tuple[int, int, int],
+                 inputs: list[ArraySpec], outputs: list[ArraySpec],
+                 smem: list[SmemBuffer | Barriers]) -> None:
+        self.module = module
+        self.name = name
+        self.grid, self.block, self.cluster = grid, block, cluster
+        self.inputs, self.outputs, self.smem = inputs, outputs, smem
+
+    @property
+    def smem_bytes(self) -> int:
+        """The shared memory the scratch description takes."""
+        return _smem_offsets(self.smem)[1]
+
+    def compile(self, **options: Any) -> _mosaic.CompiledKernel:
+        """``mosaic_gpu.compile(self.module, **options)``."""
+        return _mosaic.compile(self.module, **options)
+
+    def __call__(self, *arrays: Any) -> Any:
+        """Runs the kernel on device 0 of the backend $MOSAIC_GPU_BACKEND
+        names ('cuda', the default, or 'emulator'): ``kernel(*inputs)``
+        returns new NumPy outputs, ``kernel(*inputs, *outputs)`` writes the
+        outputs given. Arrays on a CUDA device (DLPack) are used in place;
+        NumPy arrays are copied. Raises TypeError/ValueError for arrays that
+        do not match the kernel or an unknown backend, RuntimeError for the
+        driver's errors ('no CUDA driver: ...'; on the emulator, a fault or
+        a hazard, with its report)."""
+        return self.launch(*arrays)
+
+    def launch(self, *arrays: Any, backend: str | None = None, **options: Any) -> Any:
+        """``kernel(*arrays)`` on ``backend`` ('cuda' or 'emulator'; None:
+        $MOSAIC_GPU_BACKEND, else 'cuda'), compiled with ``options`` (as for
+        compile)."""
+        return _launch.launch(self, arrays, options, backend)
+
+    def __repr__(self) -> str:
+        return f"<Kernel {self.name} grid={self.grid} block={self.block}>"
+
+
+def _scratch(builder: _mosaic.KernelBuilder, entry: SmemBuffer | Barriers, offset: int) -> Ref:
+    """The Ref to one scratch entry: its slice of shared memory, initialized
+    (barriers) or seen through its transforms."""
+    handle = builder.slice_smem(location(), offset, list(entry.shape), entry.dtype.element)
+    if isinstance(entry, Barriers):
+        ref = BarrierRef(handle, entry.shape)
+        builder.initialize_barrier(location(), handle, entry.arrival_count, entry.count)
+        return ref
+    ref = Ref(handle, entry.shape, entry.dtype, smem=True)
+    return with_transforms(ref, entry.transforms) if entry.transforms else ref
+
+
+def kernel(grid: Sequence[int], block: Sequence[int],
+           inputs: Sequence[tuple[Sequence[int], DTypeLike]],
+           outputs: Sequence[tuple[Sequence[int], DTypeLike]],
+           cluster: Sequence[int] = (1, 1, 1), smem: Sequence[SmemBuffer | Barriers] = (),
+           name: str | None = None) -> Callable[[Callable[..., Any]], Kernel]:
+    """Decorates a function that writes a kernel: it is called once with one
+    Ref per input, per output and per ``smem`` entry (SmemBuffer or
+    Barriers, laid out in order at 1024-byte aligned offsets), and returns
+    a :class:`Kernel`. Dtypes are DType objects (``mosaic_gpu.f32``) or
+    their names."""
+    grid, block, cluster = (_check_dims(grid, "grid"), _check_dims(block, "block"),
+                            _check_dims(cluster, "cluster"))
+    inputs, outputs = _check_arrays(inputs, "inputs"), _check_arrays(outputs, "outputs")
+    for i, entry in enumerate(smem):
+        if not isinstance(entry, (SmemBuffer, Barriers)):
+            raise TypeError(f"`smem[{i}]` must be a SmemBuffer or Barriers, got {entry!r}")
+
+    def decorate(body: Callable[..., Any]) -> Kernel:
+        code = body.__code__
+        kernel_name = name or body.__name__
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kernel_name):
+            raise ValueError(f"the kernel's name must be an identifier, got {kernel_name!r}; "
+                             "pass name=...")
+        arrays = inputs + outputs
+        builder = _mosaic.KernelBuilder.start(
+            kernel_name, [(list(shape), dtype.element) for shape, dtype in arrays], grid, block,
+            cluster, code.co_filename, code.co_firstlineno)
+        with building(builder):
+            refs = [Ref(h, shape, dtype) for h, (shape, dtype) in zip(builder.arguments(), arrays)]
+            offsets, _ = _smem_offsets(smem)
+            refs += [_scratch(builder, entry, offset) for entry, offset in zip(smem, offsets)]
+            body(*refs)
+            module = builder.finish()
+        result = Kernel(module, kernel_name, grid, block, cluster, inputs, outputs, list(smem))
+        functools.update_wrapper(result, body)
+        return result
+
+    return decorate

@@ -1,0 +1,254 @@
+"""Memory references and the ops on them: slicing (``memref.subview``),
+shared-memory transforms, register loads and stores, mbarriers, TMA
+transfers and ``wgmma``."""
+
+from __future__ import annotations
+
+from typing import Sequence, Union
+
+from . import _mosaic
+from .builder import check_ints, check_type, current, location
+from .dtypes import DType, barrier as _barrier_dtype, i1, i32, index
+from .layouts import Transform
+from .values import Scalar, Value, Vector, constant, dimension
+
+__all__ = [
+    "BarrierRef", "Ref", "arrive", "arrive_expect_tx", "async_load", "async_prefetch",
+    "async_store", "ds", "vector_load", "vector_store", "wait", "wgmma", "with_transforms",
+]
+
+_K = _mosaic.KernelBuilder
+
+
+class ds:
+    """``ds(start, size)``: a slice of ``size`` elements at ``start`` (an int
+    or a Scalar) when indexing a Ref."""
+
+    def __init__(self, start: int | Scalar, size: int) -> None:
+        if not isinstance(size, int) or size <= 0:
+            raise ValueError(f"`size` must be a positive int, got {size!r}")
+        self.start, self.size = start, size
+
+
+Index = Union[int, Scalar, slice, ds]
+
+
+class Ref(Value):
+    """A memory reference: a kernel argument (global memory) or a scratch
+    buffer (shared memory). Indexing makes a ``memref.subview``: an int or
+    Scalar index drops the dimension, ``a:b`` (ints) or ``ds(start, size)``
+    keeps a slice of it."""
+
+    def __init__(self, handle: _mosaic.Value, shape: Sequence[int], dtype: DType,
+                 strides: Sequence[int] | None = None, offset: int | None = 0,
+                 smem: bool = False) -> None:
+        super().__init__(handle)
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.strides = strides
+        self.offset = offset
+        self.smem = smem
+
+    def _strides(self) -> tuple[int, ...]:
+        if self.strides is not None:
+            return tuple(self.strides)
+        strides, size = [], 1
+        for dim in reversed(self.shape):
+            strides.insert(0, size)
+            size *= dim
+        return tuple(strides)
+
+    def __getitem__(self, index: Index | tuple[Index, ...]) -> Ref:
+        index = index if isinstance(index, tuple) else (index,)
+        if len(index) > len(self.shape):
+            raise IndexError(f"{len(index)} indices for a rank-{len(self.shape)} ref")
+        index = index + (slice(None),) * (len(self.shape) - len(index))
+        strides = self._strides()
+        offsets, static_offsets, sizes, keep = [], [], [], []
+        for dim, (size, item) in enumerate(zip(self.shape, index)):
+            if isinstance(item, slice):
+                if item.step not in (None, 1):
+                    raise ValueError("ref slices must have step 1")
+                start = 0 if item.start is None else item.start
+                stop = size if item.stop is None else item.stop
+                item = ds(start, stop - start)
+            if isinstance(item, ds):
+                start, length = item.start, item.size
+                keep.append(dim)
+            else:
+                start, length = item, 1
+            if isinstance(start, Scalar):
+                offsets.append(start.astype("index").handle)
+            elif isinstance(start, int):
+                if not 0 <= start or start + length > size:
+                    raise IndexError(f"slice [{start}, {start + length}) out of bounds of dim {dim} ({size})")
+                offsets.append(start)
+                static_offsets.append(start * strides[dim])
+            else:
+                raise TypeError(f"a ref index must be an int, a Scalar or a slice, got {item!r}")
+            sizes.append(length)
+        if self.offset is None or len(static_offsets) < len(offsets):
+            offset = None
+        else:
+            offset = self.offset + sum(static_offsets)
+        shape = [sizes[d] for d in keep]
+        result_strides = tuple(strides[d] for d in keep)
+        handle = _K.subview(current(), location(), self.handle, offsets, sizes, shape,
+                            list(result_strides), offset)
+        return self._sliced(handle, shape, result_strides, offset)
+
+    def _sliced(self, handle: _mosaic.Value, shape: Sequence[int], strides: Sequence[int],
+                offset: int | None) -> Ref:
+        return Ref(handle, shape, self.dtype, strides, offset, self.smem)
+
+
+class BarrierRef(Ref):
+    """An array of mbarriers in shared memory; ``bars[i]`` is one barrier."""
+
+    def __init__(self, handle: _mosaic.Value, shape: Sequence[int],
+                 strides: Sequence[int] | None = None, offset: int | None = 0) -> None:
+        super().__init__(handle, shape, _barrier_dtype, strides, offset, smem=True)
+
+    def _sliced(self, handle: _mosaic.Value, shape: Sequence[int], strides: Sequence[int],
+                offset: int | None) -> BarrierRef:
+        return BarrierRef(handle, shape, strides, offset)
+
+
+def with_transforms(ref: Ref, transforms: Sequence[Transform]) -> Ref:
+    """``ref`` seen through shared-memory transforms (Tile, Swizzle)."""
+    check_type(ref, Ref, "ref")
+    builder = current()
+    attributes = [check_type(t, Transform, "transforms")._attribute(builder.context)
+                  for t in transforms]
+    handle = _K.with_transforms(builder, location(), ref.handle, attributes)
+    return Ref(handle, ref.shape, ref.dtype, ref.strides, ref.offset, ref.smem)
+
+
+def vector_load(ref: Ref) -> Vector:
+    """Loads all of ``ref`` into a vector (``mosaic_gpu.vector_load``)."""
+    check_type(ref, Ref, "ref")
+    return Vector(_K.vector_load(current(), location(), ref.handle), ref.shape, ref.dtype)
+
+
+def vector_store(value: Vector, ref: Ref) -> None:
+    """Stores ``value`` to all of ``ref`` (``mosaic_gpu.vector_store``)."""
+    check_type(value, Vector, "value")
+    check_type(ref, Ref, "ref")
+    if value.shape != ref.shape or value.dtype != ref.dtype:
+        raise ValueError(f"`value` is {value.dtype}{list(value.shape)} but `ref` holds "
+                         f"{ref.dtype}{list(ref.shape)}")
+    _K.vector_store(current(), location(), value.handle, ref.handle)
+
+
+def _barrier(bar: object) -> BarrierRef:
+    if not isinstance(bar, BarrierRef) or bar.shape:
+        raise TypeError(f"`barrier` must be one barrier (barriers[i]), got {bar!r}")
+    return bar
+
+
+def arrive_expect_tx(barrier: BarrierRef, bytes: int) -> None:
+    """Arrives on ``barrier`` expecting ``bytes`` of TMA transfers."""
+    bytes = int(bytes)
+    if not 0 <= bytes < 2 ** 32:
+        raise ValueError(f"`bytes` must be 0 to 2**32 - 1, got {bytes}")
+    _K.arrive_expect_tx(current(), location(), _barrier(barrier).handle, bytes)
+
+
+def arrive(barrier: BarrierRef) -> None:
+    """Arrives on ``barrier``."""
+    _K.arrive(current(), location(), _barrier(barrier).handle)
+
+
+def wait(barrier: BarrierRef, parity: bool | Scalar = False) -> None:
+    """Waits for ``barrier``'s phase of ``parity`` (a bool or an i1 Scalar)."""
+    if isinstance(parity, bool):
+        parity = constant(parity, "i1")
+    elif not isinstance(parity, Scalar) or parity.dtype != i1:
+        raise TypeError(f"`parity` must be a bool or an i1 Scalar, got {parity!r}")
+    _K.wait(current(), location(), _barrier(barrier).handle, parity.handle)
+
+
+def _indices(indices: Sequence[int | Scalar], ref: Ref, what: str) -> list[_mosaic.Value]:
+    indices = list(indices)
+    if len(indices) != len(ref.shape):
+        raise ValueError(f"`indices` has {len(indices)} entries for the rank-{len(ref.shape)} `{what}`")
+    result = []
+    for i in indices:
+        if isinstance(i, int):
+            i = constant(i, "i32")
+        elif not isinstance(i, Scalar) or i.dtype not in (i32, index):
+            raise TypeError(f"`indices` must hold ints or i32/index Scalars, got {i!r}")
+        result.append(i.astype("i32").handle)
+    return result
+
+
+def _slice_lengths(slice_lengths: Sequence[int] | None, shape: Sequence[int],
+                   gmem_ref: Ref) -> list[int]:
+    lengths = check_ints(tuple(shape if slice_lengths is None else slice_lengths),
+                         "slice_lengths")
+    if len(lengths) != len(gmem_ref.shape):
+        raise ValueError(f"`slice_lengths` {lengths} must have one entry per dim of {gmem_ref.shape}")
+    return list(lengths)
+
+
+def _collective(collective: str | Sequence[str]) -> list[_mosaic.Dimension]:
+    dims = [collective] if isinstance(collective, str) else list(collective)
+    return [dimension(dim, "collective") for dim in dims]
+
+
+def _predicate(predicate: Scalar | None) -> _mosaic.Value | None:
+    if predicate is None:
+        return None
+    if not isinstance(predicate, Scalar) or predicate.dtype != i1:
+        raise TypeError(f"`predicate` must be an i1 Scalar, got {predicate!r}")
+    return predicate.handle
+
+
+def async_load(src: Ref, dst: Ref, barrier: BarrierRef, indices: Sequence[int | Scalar],
+               slice_lengths: Sequence[int] | None = None,
+               collective: str | Sequence[str] = (), predicate: Scalar | None = None) -> None:
+    """TMA: copies the slice of global ``src`` at ``indices`` into shared
+    ``dst``, completing on ``barrier`` (``mosaic_gpu.async_load``).
+    ``collective`` ('x', 'y', 'z' or a tuple of them) multicasts it to the
+    cluster's blocks along those dims; ``predicate`` (an i1 Scalar) guards
+    it."""
+    check_type(src, Ref, "src")
+    check_type(dst, Ref, "dst")
+    handles = _indices(indices, src, "src")
+    guard = _predicate(predicate)
+    _K.async_load(current(), location(), src.handle, dst.handle, _barrier(barrier).handle,
+                  handles, _slice_lengths(slice_lengths, dst.shape, src),
+                  _collective(collective), guard)
+
+
+def async_prefetch(src: Ref, indices: Sequence[int | Scalar], slice_lengths: Sequence[int],
+                   collective: str | Sequence[str] = (), predicate: Scalar | None = None) -> None:
+    """TMA: prefetches the slice of global ``src`` at ``indices`` into L2
+    (``mosaic_gpu.async_prefetch``)."""
+    check_type(src, Ref, "src")
+    handles = _indices(indices, src, "src")
+    guard = _predicate(predicate)
+    _K.async_prefetch(current(), location(), src.handle, handles,
+                      _slice_lengths(slice_lengths, (), src), _collective(collective), guard)
+
+
+def async_store(src: Ref, dst: Ref, indices: Sequence[int | Scalar],
+                slice_lengths: Sequence[int] | None = None) -> None:
+    """TMA: copies shared ``src`` to the slice of global ``dst`` at
+    ``indices`` (``mosaic_gpu.async_store``)."""
+    check_type(src, Ref, "src")
+    check_type(dst, Ref, "dst")
+    handles = _indices(indices, dst, "dst")
+    _K.async_store(current(), location(), src.handle, dst.handle, handles,
+                   _slice_lengths(slice_lengths, src.shape, dst))
+
+
+def wgmma(acc: Vector, a: Ref | Vector, b: Ref) -> Vector:
+    """``acc + a @ b`` on the tensor cores; ``a`` and ``b`` in shared memory
+    (``a`` may be a vector) (``mosaic_gpu.wgmma``)."""
+    check_type(acc, Vector, "acc")
+    if len(acc.shape) != 2:
+        raise ValueError(f"`acc` must be a matrix, got shape {acc.shape}")
+    check_type(a, (Ref, Vector), "a")
+    check_type(b, Ref, "b")
+    return acc._like(_K.wgmma(current(), location(), acc.handle, a.handle, b.handle))

@@ -1,0 +1,320 @@
+"""Scalars and vectors of the kernel being built, and the ops that compute
+on them: constants, Python operators (``arith``), ``exp``, reductions,
+broadcasts, ``iota``, ``layout_cast`` and the grid indices.
+
+Each op is one call of a typed entry point of the C++ builder
+(``KernelBuilder.addf``, ``cmpf``, ``multi_reduction``, ...).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence, Union
+
+from . import _mosaic
+from .builder import check_shape, check_type, current, location
+from .dtypes import DType, DTypeLike, as_dtype, i1, index
+from .layouts import Layout
+
+__all__ = [
+    "Scalar", "Value", "Vector", "block_id", "broadcast_in_dim", "cluster_block_id",
+    "constant", "exp", "iota", "layout_cast", "maximum", "minimum", "reduce", "thread_id",
+]
+
+Number = Union[int, float]
+
+
+class Value:
+    """A value of the kernel being built; ``type`` is its MLIR type."""
+
+    def __init__(self, handle: _mosaic.Value) -> None:
+        self.handle = handle
+
+    @property
+    def type(self) -> str:
+        return self.handle.type
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.type}>"
+
+
+def _integer(value: Number, dtype: DType) -> int:
+    """``value`` as the int64 the builder takes for an integer constant of
+    ``dtype`` (the same bits)."""
+    if dtype == i1:
+        return int(bool(value))
+    if isinstance(value, float) and not value.is_integer():
+        raise TypeError(f"cannot make an {dtype} constant of {value!r}")
+    value = int(value)
+    if not -(2 ** (dtype.bitwidth - 1)) <= value < 2 ** dtype.bitwidth:
+        raise ValueError(f"{value} is out of range for an {dtype} constant")
+    return value - 2 ** 64 if value >= 2 ** 63 else value
+
+
+def constant(value: Number, dtype: DTypeLike = "index",
+             shape: Sequence[int] | None = None) -> Scalar | Vector:
+    """A scalar constant, or with ``shape`` a vector with every element
+    ``value`` (``arith.constant``)."""
+    dtype = as_dtype(dtype, "dtype", allow_index=shape is None)
+    if dtype.is_float:
+        literal, make = float(value), _mosaic.KernelBuilder.constant_float
+    else:
+        literal, make = _integer(value, dtype), _mosaic.KernelBuilder.constant_int
+    if shape is None:
+        return Scalar(make(current(), location(), literal, dtype.element), dtype)
+    shape = check_shape(shape, "shape")
+    return Vector(make(current(), location(), literal, dtype.element, list(shape)), shape, dtype)
+
+
+_K = _mosaic.KernelBuilder
+_FLOAT_OPS = {"+": _K.addf, "-": _K.subf, "*": _K.mulf, "/": _K.divf,
+              "max": _K.maximumf, "min": _K.minimumf}
+_INT_OPS = {"+": _K.addi, "-": _K.subi, "*": _K.muli, "//": _K.divsi, "%": _K.remsi,
+            "max": _K.maxsi, "min": _K.minsi}
+# Index values are sizes and offsets: unsigned division, as the examples use.
+_INDEX_OPS = dict(_INT_OPS, **{"//": _K.divui, "%": _K.remui, "max": _K.maxui, "min": _K.minui})
+_F = _mosaic.CmpFPredicate
+# Python's float comparisons: false when either side is NaN (ordered), but
+# for `!=`, which is then true (unordered or not equal).
+_CMPF = {"==": _F.oeq, ">": _F.ogt, ">=": _F.oge, "<": _F.olt, "<=": _F.ole, "!=": _F.une}
+_I = _mosaic.CmpIPredicate
+_CMPI = {"==": _I.eq, "!=": _I.ne, "<": _I.slt, "<=": _I.sle, ">": _I.sgt, ">=": _I.sge}
+_CMPI_INDEX = dict(_CMPI, **{"<": _I.ult, "<=": _I.ule, ">": _I.ugt, ">=": _I.uge})
+
+
+class _Arith(Value):
+    """Operators shared by scalars and vectors."""
+
+    dtype: DType
+
+    def _like(self, handle: _mosaic.Value) -> _Arith:
+        raise NotImplementedError
+
+    def _coerce(self, other: object, symbol: str) -> _Arith:
+        raise NotImplementedError
+
+    def _binary(self, symbol: str, other: object, reverse: bool = False) -> _Arith:
+        other = self._coerce(other, symbol)
+        lhs, rhs = (other, self) if reverse else (self, other)
+        table = _FLOAT_OPS if self.dtype.is_float else (
+            _INDEX_OPS if self.dtype == index else _INT_OPS)
+        if symbol not in table:
+            raise TypeError(f"`{symbol}` is not defined on {self.dtype} values")
+        return self._like(table[symbol](current(), location(), lhs.handle, rhs.handle))
+
+    def _with_dtype(self, handle: _mosaic.Value, dtype: DType) -> _Arith:
+        return Vector(handle, self.shape, dtype) if isinstance(self, Vector) else Scalar(handle, dtype)
+
+    def _compare(self, symbol: str, other: object) -> _Arith:
+        other = self._coerce(other, symbol)
+        if self.dtype.is_float:
+            handle = _K.cmpf(current(), location(), _CMPF[symbol], self.handle, other.handle)
+        else:
+            table = _CMPI_INDEX if self.dtype == index else _CMPI
+            handle = _K.cmpi(current(), location(), table[symbol], self.handle, other.handle)
+        return self._with_dtype(handle, i1)
+
+    __add__ = lambda self, o: self._binary("+", o)
+    __radd__ = lambda self, o: self._binary("+", o, True)
+    __sub__ = lambda self, o: self._binary("-", o)
+    __rsub__ = lambda self, o: self._binary("-", o, True)
+    __mul__ = lambda self, o: self._binary("*", o)
+    __rmul__ = lambda self, o: self._binary("*", o, True)
+    __truediv__ = lambda self, o: self._binary("/", o)
+    __rtruediv__ = lambda self, o: self._binary("/", o, True)
+    __floordiv__ = lambda self, o: self._binary("//", o)
+    __rfloordiv__ = lambda self, o: self._binary("//", o, True)
+    __mod__ = lambda self, o: self._binary("%", o)
+    __rmod__ = lambda self, o: self._binary("%", o, True)
+    __lt__ = lambda self, o: self._compare("<", o)
+    __le__ = lambda self, o: self._compare("<=", o)
+    __gt__ = lambda self, o: self._compare(">", o)
+    __ge__ = lambda self, o: self._compare(">=", o)
+    __eq__ = lambda self, o: self._compare("==", o)
+    __ne__ = lambda self, o: self._compare("!=", o)
+    __hash__ = Value.__hash__
+
+    def __neg__(self) -> _Arith:
+        if self.dtype.is_float:
+            return self._like(_K.negf(current(), location(), self.handle))
+        return 0 - self
+
+    def __bool__(self) -> bool:
+        raise TypeError("a kernel value has no truth value while the kernel is built; "
+                        "use mosaic_gpu.if_ or while_loop for control flow")
+
+    def astype(self, dtype: DTypeLike) -> _Arith:
+        """Converts to ``dtype`` (index_cast, trunc/ext, fp<->int casts)."""
+        dtype = as_dtype(dtype, "dtype", allow_index=isinstance(self, Scalar))
+        if dtype == self.dtype:
+            return self
+        src, dst = self.dtype, dtype
+        if index in (src, dst):
+            if src.is_float or dst.is_float:
+                raise TypeError(f"cannot convert {src} to {dst}: go through an integer")
+            convert = _K.index_cast
+        elif src.is_float and dst.is_float:
+            convert = _K.truncf if dst.bitwidth < src.bitwidth else _K.extf
+        elif src.is_int and dst.is_int:
+            convert = _K.trunci if dst.bitwidth < src.bitwidth else _K.extsi
+        else:
+            convert = _K.sitofp if src.is_int else _K.fptosi
+        return self._with_dtype(convert(current(), location(), self.handle, dst.element), dst)
+
+
+class Scalar(_Arith):
+    """An index, integer or float scalar (``block_id``, loop indices,
+    constants)."""
+
+    def __init__(self, handle: _mosaic.Value, dtype: DType) -> None:
+        super().__init__(handle)
+        self.dtype = dtype
+
+    def _like(self, handle: _mosaic.Value) -> Scalar:
+        return Scalar(handle, self.dtype)
+
+    def _coerce(self, other: object, symbol: str) -> Scalar:
+        if isinstance(other, (int, float)):
+            return constant(other, self.dtype)
+        if not isinstance(other, Scalar):
+            raise TypeError(f"`{symbol}`: cannot combine a {self.dtype} scalar with {other!r}")
+        if other.dtype != self.dtype:
+            raise TypeError(f"`{symbol}`: operands are {self.dtype} and {other.dtype}; "
+                            "convert one with astype()")
+        return other
+
+
+class Vector(_Arith):
+    """A vector value in registers, laid out by layout inference."""
+
+    def __init__(self, handle: _mosaic.Value, shape: Sequence[int], dtype: DType) -> None:
+        super().__init__(handle)
+        self.shape = tuple(shape)
+        self.dtype = dtype
+
+    def _like(self, handle: _mosaic.Value) -> Vector:
+        return Vector(handle, self.shape, self.dtype)
+
+    def _coerce(self, other: object, symbol: str) -> Vector:
+        if isinstance(other, (int, float)):
+            return constant(other, self.dtype, self.shape)
+        if not isinstance(other, Vector):
+            raise TypeError(f"`{symbol}`: cannot combine a vector with {other!r}")
+        if other.shape != self.shape or other.dtype != self.dtype:
+            raise ValueError(f"`{symbol}`: operands are {self.dtype}{list(self.shape)} and "
+                             f"{other.dtype}{list(other.shape)}; use broadcast_in_dim or astype")
+        return other
+
+    def reduce(self, kind: str, axis: int | Sequence[int]) -> Vector:
+        """``reduce(self, kind, axis)``."""
+        return reduce(self, kind, axis)
+
+
+_DIMENSIONS = {"x": _mosaic.Dimension.x, "y": _mosaic.Dimension.y, "z": _mosaic.Dimension.z}
+
+
+def dimension(dim: str, what: str) -> _mosaic.Dimension:
+    """``dim`` ('x', 'y' or 'z') as the builder's Dimension."""
+    if dim not in _DIMENSIONS:
+        raise ValueError(f"`{what}` must be 'x', 'y' or 'z', got {dim!r}")
+    return _DIMENSIONS[dim]
+
+
+def _index_op(make: Callable[..., _mosaic.Value], dim: str) -> Scalar:
+    return Scalar(make(current(), location(), dimension(dim, "dim")), index)
+
+
+def block_id(dim: str = "x") -> Scalar:
+    """The block's index along ``dim`` (``gpu.block_id``), an index."""
+    return _index_op(_K.block_id, dim)
+
+
+def cluster_block_id(dim: str = "x") -> Scalar:
+    """The block's index in its cluster along ``dim``
+    (``gpu.cluster_block_id``), an index."""
+    return _index_op(_K.cluster_block_id, dim)
+
+
+def thread_id(dim: str = "x") -> Scalar:
+    """The thread's index in its block along ``dim`` (``gpu.thread_id``)."""
+    return _index_op(_K.thread_id, dim)
+
+
+def exp(x: Vector) -> Vector:
+    """Elementwise exp (``math.exp``)."""
+    check_type(x, Vector, "x")
+    return x._like(_K.exp(current(), location(), x.handle))
+
+
+def maximum(a: Vector | Scalar, b: Vector | Scalar | Number) -> Vector | Scalar:
+    """Elementwise maximum."""
+    return a._binary("max", b)
+
+
+def minimum(a: Vector | Scalar, b: Vector | Scalar | Number) -> Vector | Scalar:
+    """Elementwise minimum."""
+    return a._binary("min", b)
+
+
+_C = _mosaic.CombiningKind
+# kind: (float combining kind, integer combining kind, identity)
+_REDUCTIONS = {"add": (_C.add, _C.add, 0), "mul": (_C.mul, _C.mul, 1),
+               "max": (_C.maximumf, _C.maxsi, -math.inf),
+               "min": (_C.minimumf, _C.minsi, math.inf)}
+
+
+def reduce(x: Vector, kind: str, axis: int | Sequence[int]) -> Vector:
+    """Reduces ``x`` along ``axis`` (an int or a tuple) with ``kind`` ('add',
+    'mul', 'max', 'min'): ``vector.multi_reduction``."""
+    check_type(x, Vector, "x")
+    if kind not in _REDUCTIONS:
+        raise ValueError(f"`kind` must be one of {', '.join(_REDUCTIONS)}, got {kind!r}")
+    axes = sorted({axis} if isinstance(axis, int) else set(axis))
+    if not axes or any(not 0 <= a < len(x.shape) for a in axes):
+        raise ValueError(f"`axis` {axis!r} out of range for shape {x.shape}")
+    shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    if not shape:
+        raise ValueError("reducing every axis is not supported: keep one")
+    float_kind, int_kind, identity = _REDUCTIONS[kind]
+    if not x.dtype.is_float:
+        if math.isinf(identity):
+            bits = x.dtype.bitwidth
+            identity = -(2 ** (bits - 1)) if identity < 0 else 2 ** (bits - 1) - 1
+        float_kind = int_kind
+    acc = constant(identity, x.dtype, shape)
+    handle = _K.multi_reduction(current(), location(), float_kind, x.handle, acc.handle, axes)
+    return Vector(handle, shape, x.dtype)
+
+
+def broadcast_in_dim(x: Vector, shape: Sequence[int], dims: Sequence[int]) -> Vector:
+    """Broadcasts ``x`` to ``shape``; ``dims[i]`` is where x's dim i goes
+    (``mosaic_gpu.broadcast_in_dim``)."""
+    check_type(x, Vector, "x")
+    shape = check_shape(shape, "shape")
+    dims = tuple(dims)
+    if len(dims) != len(x.shape) or any(
+            not isinstance(d, int) or not 0 <= d < len(shape) or shape[d] != x.shape[i]
+            for i, d in enumerate(dims)):
+        raise ValueError(f"`dims` {dims} do not map shape {x.shape} into {shape}")
+    handle = _K.broadcast_in_dim(current(), location(), x.handle, list(shape), list(dims))
+    return Vector(handle, shape, x.dtype)
+
+
+def iota(shape: Sequence[int], dtype: DTypeLike, dimension: int) -> Vector:
+    """A vector whose elements are their index along ``dimension``
+    (``mosaic_gpu.broadcasted_iota``)."""
+    shape = check_shape(shape, "shape")
+    dtype = as_dtype(dtype, "dtype")
+    if not isinstance(dimension, int) or not 0 <= dimension < len(shape):
+        raise ValueError(f"`dimension` {dimension!r} out of range for shape {shape}")
+    handle = _K.broadcasted_iota(current(), location(), list(shape), dtype.element, dimension)
+    return Vector(handle, shape, dtype)
+
+
+def layout_cast(x: Vector, layout: Layout) -> Vector:
+    """Pins ``x`` to ``layout`` (a Layout object: WGMMA, Strided(8), ...)."""
+    check_type(x, Vector, "x")
+    check_type(layout, Layout, "layout")
+    builder = current()
+    attribute = layout._attribute(builder.context, x.shape)
+    return x._like(_K.layout_cast(builder, location(), x.handle, attribute))
