@@ -6,6 +6,7 @@
 
 #include "CompilerInternal.h"
 #include "mosaic/Conversion/MosaicGPUToNVVM/KernelAttributes.h"
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
@@ -121,7 +122,7 @@ mosaic::detail::describeKernel(ModuleOp module) {
                               << " threads; it must be a whole number of "
                                  "warpgroups (a multiple of 128)";
   static const int32_t kNoCluster[] = {1, 1, 1};
-  auto cluster = kernel->getAttrOfType<DenseI32ArrayAttr>("mosaic_gpu.cluster");
+  auto cluster = kernel->getAttrOfType<DenseI32ArrayAttr>(mosaic_gpu::kClusterAttr);
   for (int32_t size :
        cluster ? cluster.asArrayRef() : ArrayRef<int32_t>(kNoCluster))
     info.cluster.push_back(size);

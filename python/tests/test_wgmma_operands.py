@@ -1,4 +1,4 @@
-"""wgmma operand forms on the PTX emulator (issue 11): B stored N x K and
+"""wgmma operand forms on the PTX emulator: B stored N x K and
 passed as a transposed view (K-major B) for bf16, tf32, fp8 (e4m3, e5m2) and
 i8 inputs, reached through memref.transpose of a stage or of a ring of
 stages. Inputs are small integers, exact in every input format, so every

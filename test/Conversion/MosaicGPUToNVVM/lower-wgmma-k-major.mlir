@@ -1,7 +1,7 @@
 // RUN: mosaic-opt %s -split-input-file -mosaic-gpu-infer-layouts -mosaic-gpu-apply-transforms -mosaic-gpu-lower | FileCheck %s
 // RUN: mosaic-opt %s -split-input-file -mosaic-gpu-pipeline --gpu-module-to-binary=format=isa | FileCheck %s --check-prefix=PTX
 
-// K-major B (issue 11): B stored N x K (a row-major `bt`) and passed to
+// K-major B: B stored N x K (a row-major `bt`) and passed to
 // wgmma as its transposed view. Inference tiles `bt` like A, (8, swizzle /
 // element bytes), and the view by the transposed tile; apply-transforms
 // rewrites the transpose over the tiled buffer, swapping the tile-count dims

@@ -278,7 +278,9 @@ const RegisterLayout &namedLayout(NamedLayout which);
 bool isLegalRelayout(const RegisterLayout &from, const RegisterLayout &to,
                      unsigned bitwidth);
 
-/// The named Hopper layouts (REFERENCE.md section 3).
+/// The named Hopper layouts: the wgmma accumulator fragment and its 8-bit,
+/// transposed, row and column forms (PTX ISA, "Matrix fragments for
+/// wgmma.mma_async").
 TiledLayout wgmmaLayout();
 TiledLayout wgmma8BitLayout();
 TiledLayout wgmmaTransposedLayout();
