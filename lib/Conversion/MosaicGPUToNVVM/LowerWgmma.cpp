@@ -233,12 +233,11 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
            << "takes A in registers as " << element
            << "; mosaic-gpu-lower lowers register A for 16-bit types only "
               "(keep A in shared memory)";
-  // Shared-memory operands are annotated in order, A (if in memory), B.
   FailureOr<SmemTransforms> aTransforms =
       registerA ? SmemTransforms::none()
-                : annotatedTransforms(op, kInTransformsAttr, 0);
+                : mosaic_gpu::inTransformsFor(op.getAMutable());
   FailureOr<SmemTransforms> bTransforms =
-      annotatedTransforms(op, kInTransformsAttr, registerA ? 0 : 1);
+      mosaic_gpu::inTransformsFor(op.getBMutable());
   if (failed(aTransforms) || failed(bTransforms))
     return failure();
   if (!registerA && aTransforms->swizzle != bTransforms->swizzle)
