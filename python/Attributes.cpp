@@ -92,32 +92,22 @@ struct ReplicatedDim {
 /// shape, or a replication.
 using PartitionDim = std::variant<int64_t, ReplicatedDim>;
 
-/// `AttrT` with `params`, checked by the attribute's verifier. Without
-/// `verify`, which only printing a Python object asks for, an attribute the
-/// verifier rejects is still made where that is safe:
-/// `Strided(4).attribute((128,))` shows its text, though no vector of 128
-/// elements can take that layout. The unchecked `get` asserts its
-/// parameters in builds with assertions, so there it raises too. Anything
-/// that goes into IR is verified.
+/// `AttrT` with `params`, checked by the attribute's verifier (an invalid
+/// one raises MosaicError), in every build and for printing too.
 template <typename AttrT, typename... Params>
-AttrT getAttribute(MLIRContext *ctx, bool verify, Params... params) {
-#ifdef NDEBUG
-  if (!verify)
-    return AttrT::get(ctx, params...);
-#endif
+AttrT getAttribute(MLIRContext *ctx, Params... params) {
   return getChecked<AttrT>(ctx, ctx, params...);
 }
 
 SmallVector<Attribute> partitionDims(MLIRContext *ctx,
-                                     const std::vector<PartitionDim> &dims,
-                                     bool verify) {
+                                     const std::vector<PartitionDim> &dims) {
   SmallVector<Attribute> result;
   for (const PartitionDim &dim : dims) {
     if (const int64_t *index = std::get_if<int64_t>(&dim))
       result.push_back(Builder(ctx).getI64IntegerAttr(*index));
     else
       result.push_back(getAttribute<mosaic_gpu::ReplicatedAttr>(
-          ctx, verify, std::get<ReplicatedDim>(dim).times));
+          ctx, std::get<ReplicatedDim>(dim).times));
   }
   return result;
 }
@@ -126,16 +116,16 @@ AttributeObject tiledLayout(std::shared_ptr<ContextObject> context,
                             const std::vector<std::vector<int64_t>> &tiling,
                             const std::vector<PartitionDim> &warpDims,
                             const std::vector<PartitionDim> &laneDims,
-                            int64_t vectorDim, bool verify) {
+                            int64_t vectorDim) {
   MLIRContext *ctx = &context->context;
   SmallVector<DenseI64ArrayAttr> tiles;
   for (const std::vector<int64_t> &tile : tiling)
     tiles.push_back(DenseI64ArrayAttr::get(ctx, tile));
-  SmallVector<Attribute> warps = partitionDims(ctx, warpDims, verify);
-  SmallVector<Attribute> lanes = partitionDims(ctx, laneDims, verify);
+  SmallVector<Attribute> warps = partitionDims(ctx, warpDims);
+  SmallVector<Attribute> lanes = partitionDims(ctx, laneDims);
   Attribute attr = getAttribute<mosaic_gpu::TiledLayoutAttr>(
-      ctx, verify, ArrayRef<DenseI64ArrayAttr>(tiles),
-      ArrayRef<Attribute>(warps), ArrayRef<Attribute>(lanes), vectorDim);
+      ctx, ArrayRef<DenseI64ArrayAttr>(tiles), ArrayRef<Attribute>(warps),
+      ArrayRef<Attribute>(lanes), vectorDim);
   return {std::move(context), attr};
 }
 
@@ -167,32 +157,30 @@ void registerAttributes(py::module_ &m) {
 
   m.def("tiled_layout", &tiledLayout, py::arg("context"), py::arg("tiling"),
         py::arg("warp_dims"), py::arg("lane_dims"), py::arg("vector_dim"),
-        py::arg("verify") = true,
         "#mosaic_gpu.TiledLayout: `tiling` a list of tiles, each warp and "
-        "lane dim an int or a Replicated. With verify (the default), an "
-        "invalid layout raises MosaicError.");
+        "lane dim an int or a Replicated. An invalid layout raises "
+        "MosaicError.");
   m.def(
       "strided_layout",
       [](std::shared_ptr<ContextObject> context,
-         const std::vector<int64_t> &shape, int64_t vectorSize, bool verify) {
+         const std::vector<int64_t> &shape, int64_t vectorSize) {
         MLIRContext *ctx = &context->context;
         Attribute attr = getAttribute<mosaic_gpu::WGStridedFragLayoutAttr>(
-            ctx, verify, DenseI64ArrayAttr::get(ctx, shape), vectorSize);
+            ctx, DenseI64ArrayAttr::get(ctx, shape), vectorSize);
         return AttributeObject{std::move(context), attr};
       },
       py::arg("context"), py::arg("shape"), py::arg("vector_size"),
-      py::arg("verify") = true,
       "#mosaic_gpu.WGStridedFragLayout for a vector of `shape`.");
   m.def(
       "splat_layout",
       [](std::shared_ptr<ContextObject> context,
-         const std::vector<int64_t> &shape, bool verify) {
+         const std::vector<int64_t> &shape) {
         MLIRContext *ctx = &context->context;
         Attribute attr = getAttribute<mosaic_gpu::WGSplatFragLayoutAttr>(
-            ctx, verify, DenseI64ArrayAttr::get(ctx, shape));
+            ctx, DenseI64ArrayAttr::get(ctx, shape));
         return AttributeObject{std::move(context), attr};
       },
-      py::arg("context"), py::arg("shape"), py::arg("verify") = true,
+      py::arg("context"), py::arg("shape"),
       "#mosaic_gpu.WGSplatFragLayout for a vector of `shape`.");
   m.def(
       "tile_transform",
@@ -200,7 +188,7 @@ void registerAttributes(py::module_ &m) {
          const std::vector<int64_t> &tiling) {
         MLIRContext *ctx = &context->context;
         Attribute attr = getAttribute<mosaic_gpu::TileTransformAttr>(
-            ctx, /*verify=*/true, DenseI64ArrayAttr::get(ctx, tiling));
+            ctx, DenseI64ArrayAttr::get(ctx, tiling));
         return AttributeObject{std::move(context), attr};
       },
       py::arg("context"), py::arg("tiling"),

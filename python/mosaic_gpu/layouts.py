@@ -34,16 +34,15 @@ def _printing_context() -> _mosaic.Context:
 class Layout:
     """A register layout."""
 
-    def _attribute(self, context: _mosaic.Context, shape: Sequence[int] | None,
-                   verify: bool = True) -> _mosaic.Attribute:
-        """The attribute for a vector of ``shape``, made in ``context``;
-        with ``verify``, an invalid one raises MosaicError."""
+    def _attribute(self, context: _mosaic.Context, shape: Sequence[int] | None) -> _mosaic.Attribute:
+        """The attribute for a vector of ``shape``, made in ``context``; an
+        invalid one raises MosaicError."""
         raise NotImplementedError
 
     def attribute(self, shape: Sequence[int] | None = None) -> str:
         """The attribute's MLIR text for a vector of ``shape`` (which a
         TiledLayout does not need), printed by the dialect."""
-        return str(self._attribute(_printing_context(), shape, verify=False))
+        return str(self._attribute(_printing_context(), shape))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._args()})"
@@ -87,12 +86,11 @@ class TiledLayout(Layout):
     def _dim(dim: PartitionDim) -> int | _mosaic.Replicated:
         return _mosaic.Replicated(dim[1]) if isinstance(dim, tuple) else dim
 
-    def _attribute(self, context: _mosaic.Context, shape: Sequence[int] | None = None,
-                   verify: bool = True) -> _mosaic.Attribute:
+    def _attribute(self, context: _mosaic.Context, shape: Sequence[int] | None = None) -> _mosaic.Attribute:
         return _mosaic.tiled_layout(context, [list(t) for t in self.tiling],
                                     [self._dim(d) for d in self.warp_dims],
                                     [self._dim(d) for d in self.lane_dims],
-                                    self.vector_dim, verify)
+                                    self.vector_dim)
 
     def _args(self) -> str:
         return f"{self.tiling}, {self.warp_dims}, {self.lane_dims}, {self.vector_dim}"
@@ -114,9 +112,8 @@ class Strided(Layout):
     def __init__(self, vector_size: int) -> None:
         self.vector_size = vector_size
 
-    def _attribute(self, context: _mosaic.Context, shape: Sequence[int] | None,
-                   verify: bool = True) -> _mosaic.Attribute:
-        return _mosaic.strided_layout(context, _shape_of(self, shape), self.vector_size, verify)
+    def _attribute(self, context: _mosaic.Context, shape: Sequence[int] | None) -> _mosaic.Attribute:
+        return _mosaic.strided_layout(context, _shape_of(self, shape), self.vector_size)
 
     def _args(self) -> str:
         return str(self.vector_size)
@@ -126,9 +123,8 @@ class _Splat(Layout):
     """``#mosaic_gpu.WGSplatFragLayout<shape>``: every thread holds the one
     value."""
 
-    def _attribute(self, context: _mosaic.Context, shape: Sequence[int] | None,
-                   verify: bool = True) -> _mosaic.Attribute:
-        return _mosaic.splat_layout(context, _shape_of(self, shape), verify)
+    def _attribute(self, context: _mosaic.Context, shape: Sequence[int] | None) -> _mosaic.Attribute:
+        return _mosaic.splat_layout(context, _shape_of(self, shape))
 
     def __repr__(self) -> str:
         return "Splat"

@@ -114,7 +114,11 @@ def test_layouts_and_transforms_print_as_attributes():
         "#mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], "
         "lane_dims = [-3, -2], vector_dim = -1>")
     assert "Replicated<times = 4>" in mgpu.WGMMA_ROW.attribute()
-    assert mgpu.Strided(4).attribute((128,)) == "#mosaic_gpu.WGStridedFragLayout<[128], 4>"
+    assert mgpu.Strided(4).attribute((512,)) == "#mosaic_gpu.WGStridedFragLayout<[512], 4>"
+    # Printing checks the layout as the IR would: 128 elements do not fill a
+    # warpgroup's 128 threads with 4 each.
+    with pytest.raises(mgpu.MosaicError, match="WGStridedFragLayout"):
+        mgpu.Strided(4).attribute((128,))
     assert mgpu.Splat.attribute((2, 8)) == "#mosaic_gpu.WGSplatFragLayout<[2, 8]>"
     assert str(mgpu.Tile((8, 64))) == "#mosaic_gpu.tile<[8, 64]>"
     assert str(mgpu.Swizzle(64)) == "#mosaic_gpu.swizzle<k64ByteSwizzle>"
