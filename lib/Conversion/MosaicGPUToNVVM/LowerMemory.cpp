@@ -149,6 +149,21 @@ LogicalResult KernelLowering::lowerStridedTransfer(Operation *op,
            << "moves a strided vector to or from a tiled shared-memory "
               "buffer; only tiled layouts follow a tiling (use a layout_cast "
               "to WGMMA, or leave the buffer untiled)";
+  // A swizzle permutes addresses without retyping the buffer: the plain
+  // addresses below would read or write other elements than TMA and wgmma.
+  if (!scratch && mosaic_gpu::isSharedBuffer(ref)) {
+    FailureOr<SmemTransforms> transforms =
+        annotatedTransforms(op, kInTransformsAttr, 0);
+    if (failed(transforms))
+      return failure();
+    if (!transforms->isNone())
+      return op->emitOpError()
+             << "moves a strided vector to or from a shared-memory buffer "
+                "with transforms "
+             << transforms->str()
+             << "; only tiled layouts follow a tiling or swizzle (use a "
+                "layout_cast to WGMMA, or drop the buffer's transforms)";
+  }
   int64_t vectorSize = layout.vectorSize();
   int64_t total = refType.getNumElements() / kThreadsPerWarpgroup;
   auto chunkType = VectorType::get({vectorSize}, refType.getElementType());

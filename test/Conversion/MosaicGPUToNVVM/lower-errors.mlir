@@ -326,3 +326,17 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// A swizzle does not retype the buffer, but a strided transfer's plain
+// addresses would ignore it: an error, not a kernel that reads other elements
+// than TMA and wgmma wrote.
+func.func @strided_transfer_of_swizzled_buffer(%ref: memref<64x64xf16, #gpu.address_space<workgroup>>) {
+  %t = mosaic_gpu.with_transforms %ref : memref<64x64xf16, #gpu.address_space<workgroup>> with [#mosaic_gpu.swizzle<k128ByteSwizzle>]
+  // expected-error @+1 {{moves a strided vector to or from a shared-memory buffer with transforms swizzle 128; only tiled layouts follow a tiling or swizzle}}
+  %v = mosaic_gpu.vector_load %t : memref<64x64xf16, #gpu.address_space<workgroup>> -> vector<64x64xf16>
+  %s = mosaic_gpu.layout_cast %v : vector<64x64xf16> to #mosaic_gpu.WGStridedFragLayout<[64, 64], 8>
+  mosaic_gpu.vector_store %s, %ref : vector<64x64xf16>, memref<64x64xf16, #gpu.address_space<workgroup>>
+  return
+}
