@@ -108,8 +108,10 @@ bool isTransferable(const SmemTransforms &transforms,
   if (layout.isSplat())
     return true;
   int64_t bytes = std::max<unsigned>(bitwidth / 8, 1);
+  // A strided transfer addresses the buffer row-major: no tiling, and no
+  // swizzle either (the lowering does not permute its addresses).
   if (layout.isStrided())
-    return !transforms.tile && layout.vectorSize() * bytes <= 16 &&
+    return transforms.isNone() && layout.vectorSize() * bytes <= 16 &&
            16 % (layout.vectorSize() * bytes) == 0;
   const TiledLayout &tiled = layout.tiledLayout();
   int64_t baseRank = tiled.baseTileShape().size();

@@ -329,13 +329,20 @@ gpu.module @kernels {
 
 // -----
 
-// A swizzle does not retype the buffer, but a strided transfer's plain
-// addresses would ignore it: an error, not a kernel that reads other elements
-// than TMA and wgmma wrote.
+// A swizzle does not retype the buffer, and a strided transfer addresses it
+// row-major: inference never picks a strided layout for a swizzled buffer,
+// and here no other layout converts to the cast's.
 func.func @strided_transfer_of_swizzled_buffer(%ref: memref<64x64xf16, #gpu.address_space<workgroup>>) {
   %t = mosaic_gpu.with_transforms %ref : memref<64x64xf16, #gpu.address_space<workgroup>> with [#mosaic_gpu.swizzle<k128ByteSwizzle>]
-  // expected-error @+1 {{moves a strided vector to or from a shared-memory buffer with transforms swizzle 128; only tiled layouts follow a tiling or swizzle}}
+  // expected-note @+1 {{'mosaic_gpu.vector_load' loads arbitrary data, which cannot be Splat}}
   %v = mosaic_gpu.vector_load %t : memref<64x64xf16, #gpu.address_space<workgroup>> -> vector<64x64xf16>
+  // expected-error @+7 {{no layout for operand #0 of 'mosaic_gpu.layout_cast' satisfies every constraint on it}}
+  // expected-note @+6 {{WGMMA is ruled out by}}
+  // expected-note @+5 {{Strided(vector_size = 8) is ruled out by}}
+  // expected-note @+4 {{Splat is ruled out by}}
+  // expected-note @+3 {{Strided(vector_size = 1) is ruled out by}}
+  // expected-note @+2 {{7 other candidate layouts are ruled out as well}}
+  // expected-note @+1 {{'mosaic_gpu.layout_cast' fixes its result's layout: Strided(vector_size = 8)}}
   %s = mosaic_gpu.layout_cast %v : vector<64x64xf16> to #mosaic_gpu.WGStridedFragLayout<[64, 64], 8>
   mosaic_gpu.vector_store %s, %ref : vector<64x64xf16>, memref<64x64xf16, #gpu.address_space<workgroup>>
   return

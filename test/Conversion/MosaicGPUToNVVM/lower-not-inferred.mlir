@@ -42,3 +42,13 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// Annotated by hand past what inference allows: a strided transfer of a
+// swizzled buffer would ignore the swizzle.
+func.func @strided_swizzled(%ref: memref<64x64xf16, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{moves a strided vector to or from a shared-memory buffer with transforms swizzle 128; only tiled layouts follow a tiling or swizzle}}
+  %v = mosaic_gpu.vector_load %ref {in_transforms = [[#mosaic_gpu.swizzle<k128ByteSwizzle>]], out_layouts = [#mosaic_gpu.WGStridedFragLayout<[64, 64], 8>]} : memref<64x64xf16, #gpu.address_space<workgroup>> -> vector<64x64xf16>
+  return
+}

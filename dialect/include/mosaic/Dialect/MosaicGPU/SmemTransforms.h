@@ -63,9 +63,10 @@ bool tilingDivides(const SmemTransforms &transforms,
 
 /// Whether a register vector of `shape` in `layout` can be moved to or from a
 /// buffer stored with `transforms` with whole, bank-conflict-free accesses:
-/// untiled buffers take any layout whose per-thread chunks stay inside one
-/// 16-byte swizzle granule; tiled buffers need a tiled layout whose
-/// per-thread vector runs along the minor dim and fits a tile row.
+/// strided layouts only buffers without transforms, in chunks that stay
+/// inside one 16-byte granule; tiled layouts need their per-thread vector to
+/// run along the minor dim within a 16-byte swizzle granule, and to fit a
+/// tile row of a tiled buffer.
 bool isTransferable(const SmemTransforms &transforms,
                     const RegisterLayout &layout, llvm::ArrayRef<int64_t> shape,
                     unsigned bitwidth);
