@@ -483,15 +483,19 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
           "wgmma",
           [](BuilderState &state, const SourceLocation &at,
              const ValueHandle &acc, const ValueHandle &a,
-             const ValueHandle &b) {
-            return result(state, state.create<mosaic_gpu::WGMMAOp>(
-                                     at, state.use(acc, "acc"),
-                                     state.use(a, "a"), state.use(b, "b"),
-                                     /*in_transforms=*/ArrayAttr(),
-                                     /*transforms_applied=*/UnitAttr()));
+             const ValueHandle &b, bool async) {
+            return result(state,
+                          state.create<mosaic_gpu::WGMMAOp>(
+                              at, state.use(acc, "acc"), state.use(a, "a"),
+                              state.use(b, "b"),
+                              async ? state.builder.getUnitAttr() : UnitAttr(),
+                              /*in_transforms=*/ArrayAttr(),
+                              /*transforms_applied=*/UnitAttr()));
           },
           py::arg("loc"), py::arg("acc"), py::arg("a"), py::arg("b"),
-          "mosaic_gpu.wgmma: acc + a @ b.")
+          py::arg("async_") = false,
+          "mosaic_gpu.wgmma: acc + a @ b; with `async_` it stays in flight "
+          "until a wgmma_wait covers it.")
       .def("multi_reduction", &multiReduction, py::arg("loc"), py::arg("kind"),
            py::arg("x"), py::arg("acc"), py::arg("dims"),
            "vector.multi_reduction of `x` along `dims` into `acc`.")

@@ -705,6 +705,23 @@ LogicalResult WGMMAOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// Warpgroup roles
+//===----------------------------------------------------------------------===//
+
+LogicalResult SetMaxRegistersOp::verify() {
+  uint32_t count = getCount();
+  if (count < kMinRegistersPerThread || count > kMaxRegistersPerThread ||
+      count % kRegisterAllocationGranule != 0)
+    return emitOpError() << "asks for " << count
+                         << " registers per thread; setmaxnreg takes a "
+                            "multiple of "
+                         << kRegisterAllocationGranule << " in "
+                         << kMinRegistersPerThread << ".."
+                         << kMaxRegistersPerThread;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Layout and shape
 //===----------------------------------------------------------------------===//
 

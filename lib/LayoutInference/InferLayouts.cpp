@@ -18,6 +18,7 @@
 #include "mosaic/Dialect/MosaicGPU/Annotations.h"
 #include "mosaic/Dialect/MosaicGPU/AttributeBridge.h"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
+#include "mosaic/Dialect/MosaicGPU/WgmmaInFlight.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -864,6 +865,8 @@ struct InferLayoutsPass
                         << static_cast<int64_t>(fuel);
       return signalPassFailure();
     }
+    if (failed(mosaic_gpu::verifyWgmmaInFlightUses(root)))
+      return signalPassFailure();
     InferenceBuilder builder;
     builder.createSites(root);
     if (failed(builder.applyRules()))

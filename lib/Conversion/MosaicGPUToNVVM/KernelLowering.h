@@ -251,6 +251,10 @@ private:
   mlir::LogicalResult lowerArriveExpectTx(mosaic_gpu::ArriveExpectTxOp op);
   mlir::LogicalResult lowerWait(mosaic_gpu::WaitOp op);
 
+  // Warpgroup roles (LowerBarriers.cpp).
+  mlir::LogicalResult lowerWarpgroupId(mosaic_gpu::WarpgroupIdOp op);
+  mlir::LogicalResult lowerSetMaxRegisters(mosaic_gpu::SetMaxRegistersOp op);
+
   // TMA (LowerTMA.cpp).
   mlir::LogicalResult lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op);
   mlir::LogicalResult lowerAsyncStore(mosaic_gpu::AsyncStoreOp op);
@@ -280,6 +284,7 @@ private:
 
   // wgmma (LowerWgmma.cpp).
   mlir::LogicalResult lowerWgmma(mosaic_gpu::WGMMAOp op);
+  mlir::LogicalResult lowerWgmmaWait(mosaic_gpu::WGMMAWaitOp op);
 
   // Reductions, broadcasts and reshapes (LowerReductions.cpp).
   mlir::LogicalResult lowerMultiReduction(mlir::vector::MultiDimReductionOp op);

@@ -26,6 +26,9 @@ void KernelLowering::addBarrierLowerings(LoweringRegistry &registry) {
   registry.add<mosaic_gpu::ArriveExpectTxOp>(
       &KernelLowering::lowerArriveExpectTx);
   registry.add<mosaic_gpu::WaitOp>(&KernelLowering::lowerWait);
+  registry.add<mosaic_gpu::WarpgroupIdOp>(&KernelLowering::lowerWarpgroupId);
+  registry.add<mosaic_gpu::SetMaxRegistersOp>(
+      &KernelLowering::lowerSetMaxRegisters);
 }
 
 static constexpr int64_t kBarrierBytes = 8;
@@ -154,5 +157,37 @@ LogicalResult KernelLowering::lowerWait(mosaic_gpu::WaitOp op) {
   NVVM::MBarrierTryWaitParityOp::create(
       builder, loc, sharedAddress(builder, loc, op.getBarrier()), parity,
       ticks);
+  return success();
+}
+
+LogicalResult KernelLowering::lowerWarpgroupId(mosaic_gpu::WarpgroupIdOp op) {
+  // Lane 0's value, broadcast with shfl.sync: the same in every lane by
+  // construction, so ptxas treats branches on it as warp-uniform (which
+  // setmaxnreg and the other .aligned instructions in a role need).
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  Type i32 = builder.getI32Type();
+  Value index =
+      arith::IndexCastOp::create(builder, loc, i32, warpgroupIndex(op));
+  Value allLanes = arith::ConstantIntOp::create(builder, loc, -1, 32);
+  Value lane0 = arith::ConstantIntOp::create(builder, loc, 0, 32);
+  Value clamp = arith::ConstantIntOp::create(builder, loc, 0x1f, 32);
+  Value uniform =
+      NVVM::ShflOp::create(builder, loc, i32, allLanes, index, lane0, clamp,
+                           NVVM::ShflKind::idx, /*return_value_and_is_valid=*/
+                           UnitAttr());
+  op.getResult().replaceAllUsesWith(arith::IndexCastOp::create(
+      builder, loc, builder.getIndexType(), uniform));
+  return success();
+}
+
+LogicalResult
+KernelLowering::lowerSetMaxRegisters(mosaic_gpu::SetMaxRegistersOp op) {
+  OpBuilder builder(op);
+  NVVM::SetMaxRegisterOp::create(
+      builder, op.getLoc(), op.getCount(),
+      op.getAction() == mosaic_gpu::RegisterAction::Increase
+          ? NVVM::SetMaxRegisterAction::increase
+          : NVVM::SetMaxRegisterAction::decrease);
   return success();
 }

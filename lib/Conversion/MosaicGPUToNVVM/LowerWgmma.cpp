@@ -17,7 +17,9 @@
 // One instruction spans 32 bytes of K; consecutive K steps move a K-major
 // start address within the swizzled row and an MN-major one by whole row
 // groups. The instructions are bracketed by wgmma.fence, commit_group and
-// wait_group 0, and every register they read is written before the fence.
+// (unless the op is async) wait_group 0, and every register they read is
+// written before the fence. An async op's group completes at the
+// `wgmma_wait` that covers it (lowered to wait_group N).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +36,15 @@ using layout::SmemTransforms;
 
 void KernelLowering::addWgmmaLowerings(LoweringRegistry &registry) {
   registry.add<mosaic_gpu::WGMMAOp>(&KernelLowering::lowerWgmma);
+  registry.add<mosaic_gpu::WGMMAWaitOp>(&KernelLowering::lowerWgmmaWait);
+}
+
+LogicalResult KernelLowering::lowerWgmmaWait(mosaic_gpu::WGMMAWaitOp op) {
+  // Each thread releases what its own warp's groups read (an arrive that
+  // counts 128 per warpgroup), so no warpgroup barrier follows.
+  OpBuilder builder(op);
+  NVVM::WgmmaWaitGroupSyncOp::create(builder, op.getLoc(), op.getPending());
+  return success();
 }
 
 static constexpr int64_t kInstructionM = 64;
@@ -446,11 +457,13 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
     blocks.push_back(packed);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(builder, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(builder, loc, 0);
-  // wait_group covers only the executing warp's part of the MMA: the
-  // barrier orders every warp's completion (its shared-memory reads) before
-  // whatever follows, such as a TMA refill of the operands' stage.
-  warpgroupBarrier(op, builder);
+  if (!op.getAsync()) {
+    NVVM::WgmmaWaitGroupSyncOp::create(builder, loc, 0);
+    // wait_group covers only the executing warp's part of the MMA: the
+    // barrier orders every warp's completion (its shared-memory reads)
+    // before whatever follows, such as a TMA refill of the operands' stage.
+    warpgroupBarrier(op, builder);
+  }
 
   Value result = arith::ConstantOp::create(
       builder, loc, builder.getZeroAttr(accRegisters->getType()));

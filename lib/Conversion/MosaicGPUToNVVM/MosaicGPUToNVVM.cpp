@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelLowering.h"
+#include "mosaic/Dialect/MosaicGPU/WgmmaInFlight.h"
 #include "mosaic/Conversion/MosaicGPUToNVVM/Passes.h"
 #include "mosaic/Dialect/MosaicGPU/AttributeBridge.h"
 
@@ -290,6 +291,9 @@ static const LoweringRegistry &loweringRegistry() {
 }
 
 LogicalResult KernelLowering::run(Operation *root) {
+  // Hand-annotated IR skips inference, which checks this first.
+  if (failed(mosaic_gpu::verifyWgmmaInFlightUses(root)))
+    return failure();
   declareArgumentAlignment(root);
   const LoweringRegistry &registry = loweringRegistry();
   // Pre-order: a loop's block arguments are retyped before its body is

@@ -26,6 +26,12 @@ inline constexpr int64_t kTmaSharedAlignment = 128;
 inline constexpr int64_t swizzleRepeatBytes(int64_t swizzleBytes) {
   return swizzleBytes > 16 ? 8 * swizzleBytes : 1;
 }
+
+/// setmaxnreg's register counts per thread: a multiple of 8 in 24..256 (PTX
+/// ISA, setmaxnreg).
+inline constexpr uint32_t kMinRegistersPerThread = 24;
+inline constexpr uint32_t kMaxRegistersPerThread = 256;
+inline constexpr uint32_t kRegisterAllocationGranule = 8;
 } // namespace mosaic_gpu
 
 #define GET_OP_CLASSES

@@ -139,6 +139,54 @@ def MosaicGPU_WaitOp : MosaicGPU_Op<"wait", [MemoryEffects<[MemRead, MemWrite]>]
 }
 
 //===----------------------------------------------------------------------===//
+// Warpgroup roles
+//===----------------------------------------------------------------------===//
+
+def MosaicGPU_WarpgroupIdOp : MosaicGPU_Op<"warpgroup_id", [Pure]> {
+  let summary = "The index of the executing warpgroup in its block";
+  let description = [{
+    The block's linear thread index divided by 128, the same in every thread
+    of a warp (the lowering broadcasts it from lane 0, so the compiler knows
+    that branches on it do not diverge within a warp). Warp-specialized
+    kernels branch on it to give warpgroups roles:
+
+    ```mlir
+    %wg = mosaic_gpu.warpgroup_id : index
+    scf.index_switch %wg
+    case 0 { mosaic_gpu.set_max_registers decrease 40  ... scf.yield }
+    default { mosaic_gpu.set_max_registers increase 232 ... scf.yield }
+    ```
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def MosaicGPU_SetMaxRegistersOp : MosaicGPU_Op<"set_max_registers"> {
+  let summary = "Reallocates the registers of the executing warpgroup";
+  let description = [{
+    `setmaxnreg.inc` or `.dec`: every thread of the warpgroup ends up with
+    `count` registers (a multiple of 8 in 24..256). A decrease returns
+    registers to the block's pool; an increase takes them from it and waits
+    until the pool has them. All four warps of the warpgroup must execute
+    it, with the same count; an increase must not ask for fewer registers
+    than the warpgroup holds, nor a decrease for more.
+
+    The block starts with the count ptxas gives the kernel, at most
+    65536 / threads per block (rounded down to a multiple of 8; 168 for
+    384 threads). A producer/consumer kernel of one producer and two
+    consumer warpgroups typically moves 168 -> 40 in the producer and
+    168 -> 232 in the consumers: 40 + 2 * 232 = 504 <= 3 * 168.
+
+    ```mlir
+    mosaic_gpu.set_max_registers decrease 40
+    ```
+  }];
+  let arguments = (ins MosaicGPU_RegisterActionAttr:$action, I32Attr:$count);
+  let assemblyFormat = "$action $count attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // TMA
 //===----------------------------------------------------------------------===//
 
@@ -334,24 +382,58 @@ def MosaicGPU_WGMMAOp : MosaicGPU_Op<"wgmma",
     they have their tiled types (M/8, K/64, 8, 64) and the op's
     `in_transforms` records the tiling.
 
+    By default the op is synchronous: the result is ready when it returns.
+    With `async` it only issues the MMA and commits it as one wgmma group:
+    the result is *in flight* until a `wgmma_wait` lets at most N groups
+    stay pending with this one not among them. An in-flight result may only
+    be the accumulator of further `wgmma` ops (which accumulate in the same
+    registers, in order) or be passed through `scf.yield` / loop arguments;
+    any other use, and any use of an accumulator after an async `wgmma`
+    accumulated into it while it was in flight, is an error that
+    mosaic-gpu-infer-layouts and mosaic-gpu-lower report on the reading op.
+    `a` and `b` are read asynchronously too: their shared memory must not
+    be overwritten before a wait covers the op (the consumer-release
+    barriers of a pipeline say when).
+
     ```mlir
     %acc2 = mosaic_gpu.wgmma %acc, %a, %b
         : vector<128x128xf32>, memref<128x64xbf16, #gpu.address_space<workgroup>>,
           memref<64x128xbf16, #gpu.address_space<workgroup>> -> vector<128x128xf32>
+    %acc3 = mosaic_gpu.wgmma async %acc2, %a, %b : ...
+    mosaic_gpu.wgmma_wait 0
     ```
   }];
   let arguments = !con((ins
     VectorOfRankAndType<[2], [MosaicGPU_WGMMAAccumulatorType]>:$accumulator,
     AnyTypeOf<[MemRefOf<[MosaicGPU_WGMMAElementType]>,
                VectorOfRankAndType<[2], [MosaicGPU_WGMMAElementType]>]>:$a,
-    MemRefOf<[MosaicGPU_WGMMAElementType]>:$b
+    MemRefOf<[MosaicGPU_WGMMAElementType]>:$b,
+    UnitAttr:$async
   ), MosaicGPU_TransformAnnotations);
   let results = (outs VectorOfRankAndType<[2], [MosaicGPU_WGMMAAccumulatorType]>:$result);
   let assemblyFormat = [{
-    $accumulator `,` $a `,` $b attr-dict `:`
+    (`async` $async^)? $accumulator `,` $a `,` $b attr-dict `:`
     type($accumulator) `,` type($a) `,` type($b) `->` type($result)
   }];
   let hasVerifier = 1;
+}
+
+def MosaicGPU_WGMMAWaitOp : MosaicGPU_Op<"wgmma_wait"> {
+  let summary = "Waits until at most `pending` wgmma groups are in flight";
+  let description = [{
+    `wgmma.wait_group N`: the executing warp waits until at most `pending`
+    of the groups its async `wgmma` ops committed are still in flight; the
+    results of the older ones become readable and their shared-memory
+    operands free. It covers the executing warp only: each thread that then
+    releases the operands (an `arrive` on a barrier that counts 128
+    arrivals per warpgroup) does so for its own warp.
+
+    ```mlir
+    mosaic_gpu.wgmma_wait 1
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative]>:$pending);
+  let assemblyFormat = "$pending attr-dict";
 }
 
 //===----------------------------------------------------------------------===//
