@@ -181,7 +181,7 @@ def MosaicGPU_SetMaxRegistersOp : MosaicGPU_Op<"set_max_registers"> {
     mosaic_gpu.set_max_registers decrease 40
     ```
   }];
-  let arguments = (ins MosaicGPU_RegisterActionAttr:$action, I32Attr:$count);
+  let arguments = (ins MosaicGPU_RegisterAction:$action, I32Attr:$count);
   let assemblyFormat = "$action $count attr-dict";
   let hasVerifier = 1;
 }
