@@ -14,7 +14,7 @@
 //    each computes one 64x256 half of the tile with wgmma that stays in
 //    flight: after issuing K step k they wait for step k-1 only, then
 //    release its stage. The epilogue stores the half through shared memory
-//    with TMA.
+//    with TMA, whose reads of the buffer overlap the next tile's main loop.
 // `full[s]` (1 producer arrival + 48 KiB of TMA bytes, half of B from the
 // peer block) says stage s holds data; `empty[s]` (2 consumer arrivals from
 // each block of the cluster) says every consumer that reads what this
@@ -171,11 +171,14 @@ gpu.module @kernels {
         %last_stage = arith.remui %last, %stages : index
         %empty_l = memref.subview %empty[%last_stage] [1] [1] : !barriers to !barrier
         mosaic_gpu.arrive %empty_l {collective = [#mosaic_gpu.dim<x>]} : !barrier
-        // Epilogue: this consumer's 64x256 half, through shared memory.
+        // Epilogue: this consumer's 64x256 half, through shared memory. The
+        // previous tile's store has had this whole main loop to read the
+        // buffer; the new one runs during the next tile's.
         %acc_bf16 = arith.truncf %acc : vector<64x256xf32> to vector<64x256xbf16>
+        mosaic_gpu.async_store_wait 0
         mosaic_gpu.vector_store %acc_bf16, %c_s : vector<64x256xbf16>, !c_half
         mosaic_gpu.async_store %c_s to %c[%m0, %n0] slice_lengths [64, 256]
-            : !c_half, !c_type
+            {defer_wait} : !c_half, !c_type
         scf.yield %next : index
       }
     }

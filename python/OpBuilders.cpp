@@ -302,12 +302,14 @@ void asyncPrefetch(BuilderState &state, const SourceLocation &at,
 void asyncStore(BuilderState &state, const SourceLocation &at,
                 const ValueHandle &src, const ValueHandle &dst,
                 const std::vector<ValueHandle> &indices,
-                const std::vector<int64_t> &sliceLengths) {
+                const std::vector<int64_t> &sliceLengths, bool deferWait) {
   state.create<mosaic_gpu::AsyncStoreOp>(
       at, state.use(src, "src"), state.use(dst, "dst"),
       state.use(indices, "indices"), /*predicate=*/Value(),
       DenseI64ArrayAttr::get(state.mlirContext(), sliceLengths), BoolAttr(),
-      mosaic_gpu::TMAReductionAttr(), /*in_transforms=*/ArrayAttr(),
+      mosaic_gpu::TMAReductionAttr(),
+      deferWait ? state.builder.getUnitAttr() : UnitAttr(),
+      /*in_transforms=*/ArrayAttr(),
       /*transforms_applied=*/UnitAttr());
 }
 
@@ -483,7 +485,21 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
            "mosaic_gpu.async_prefetch; `predicate` None: unguarded.")
       .def("async_store", &asyncStore, py::arg("loc"), py::arg("src"),
            py::arg("dst"), py::arg("indices"), py::arg("slice_lengths"),
-           "mosaic_gpu.async_store.")
+           py::arg("defer_wait") = false,
+           "mosaic_gpu.async_store; with `defer_wait` the source may be "
+           "written again only after an async_store_wait.")
+      .def(
+          "async_store_wait",
+          [](BuilderState &state, const SourceLocation &at, int32_t pending) {
+            if (pending < 0)
+              throw py::value_error("async_store_wait: `pending` must be >= "
+                                    "0, got " +
+                                    std::to_string(pending));
+            state.create<mosaic_gpu::AsyncStoreWaitOp>(at, pending);
+          },
+          py::arg("loc"), py::arg("pending"),
+          "mosaic_gpu.async_store_wait: at most `pending` store groups still "
+          "read shared memory.")
       .def(
           "wgmma",
           [](BuilderState &state, const SourceLocation &at,

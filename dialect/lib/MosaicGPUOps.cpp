@@ -467,6 +467,10 @@ LogicalResult AsyncStoreOp::verify() {
                             getIndices().size())) ||
       failed(verifyTmaAlignment(*this, "source", getSource())))
     return failure();
+  if (getDeferWait() && !getCommitGroup())
+    return emitOpError() << "defers its wait (`defer_wait`) but commits no "
+                            "group (`commit_group = false`): "
+                            "async_store_wait waits for committed groups";
   return verifyReduction(*this);
 }
 

@@ -269,6 +269,9 @@ private:
   // TMA (LowerTMA.cpp).
   mlir::LogicalResult lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op);
   mlir::LogicalResult lowerAsyncStore(mosaic_gpu::AsyncStoreOp op);
+  mlir::LogicalResult lowerAsyncStoreWait(mosaic_gpu::AsyncStoreWaitOp op);
+  /// Ends every kernel with deferred-wait stores with a wait for them.
+  void waitForDeferredStoresBeforeExit();
   mlir::LogicalResult lowerAsyncPrefetch(mosaic_gpu::AsyncPrefetchOp op);
   /// The shared buffer's transforms for a TMA transfer, once the box is
   /// checked against the buffer.
@@ -339,6 +342,8 @@ private:
   llvm::SmallVector<mlir::Operation *> lowered;
   /// Kernels whose blocks arrive on their peers' barriers.
   llvm::SetVector<mlir::Operation *> remoteArrivalKernels;
+  /// Kernels with stores whose reads of shared memory are not waited for.
+  llvm::SetVector<mlir::Operation *> deferredStoreKernels;
   /// Scratch bytes each function's reductions need.
   llvm::DenseMap<mlir::Operation *, int64_t> scratchBytes;
   llvm::DenseMap<mlir::Operation *, int64_t> scratchOffsets;

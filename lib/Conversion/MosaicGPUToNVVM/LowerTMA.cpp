@@ -31,6 +31,8 @@ using layout::SmemTransforms;
 void KernelLowering::addTMALowerings(LoweringRegistry &registry) {
   registry.add<mosaic_gpu::AsyncLoadOp>(&KernelLowering::lowerAsyncLoad);
   registry.add<mosaic_gpu::AsyncStoreOp>(&KernelLowering::lowerAsyncStore);
+  registry.add<mosaic_gpu::AsyncStoreWaitOp>(
+      &KernelLowering::lowerAsyncStoreWait);
   registry.add<mosaic_gpu::AsyncPrefetchOp>(
       &KernelLowering::lowerAsyncPrefetch);
 }
@@ -529,6 +531,9 @@ LogicalResult KernelLowering::lowerAsyncStore(mosaic_gpu::AsyncStoreOp op) {
   Value source = sharedAddress(builder, loc, op.getSource());
   SmallVector<Value> coords = coordinates(op.getIndices());
   bool commit = op.getCommitGroup();
+  bool waitForReads = commit && !op.getDeferWait();
+  if (op.getDeferWait())
+    deferredStoreKernels.insert(op->getParentOfType<FunctionOpInterface>());
   inLeader(builder, loc, isWarpgroupLeader(op), op.getPredicate(),
            [&](OpBuilder &inside) {
              if (reduction)
@@ -544,17 +549,45 @@ LogicalResult KernelLowering::lowerAsyncStore(mosaic_gpu::AsyncStoreOp op) {
                    NVVM::TMAStoreMode::TILE, /*predicate=*/Value());
              if (!commit)
                return;
-             // The dialect has no op to wait for stores, so a committed store
-             // completes its reads of shared memory before the warpgroup
-             // goes on: the buffer may then be reused, and the block may
-             // exit.
+             // Unless the wait is deferred to an async_store_wait, a
+             // committed store completes its reads of shared memory before
+             // the warpgroup goes on: the buffer may then be reused, and
+             // the block may exit.
              NVVM::CpAsyncBulkCommitGroupOp::create(inside, loc);
-             NVVM::CpAsyncBulkWaitGroupOp::create(inside, loc, 0,
-                                                  inside.getUnitAttr());
+             if (waitForReads)
+               NVVM::CpAsyncBulkWaitGroupOp::create(inside, loc, 0,
+                                                    inside.getUnitAttr());
            });
-  if (commit)
+  if (waitForReads)
     warpgroupBarrier(op, builder);
   return success();
+}
+
+LogicalResult
+KernelLowering::lowerAsyncStoreWait(mosaic_gpu::AsyncStoreWaitOp op) {
+  // The leader issued (and committed) the stores; the barrier tells the
+  // rest of the warpgroup that the sources are free.
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  inLeader(builder, loc, isWarpgroupLeader(op), /*predicate=*/Value(),
+           [&](OpBuilder &inside) {
+             NVVM::CpAsyncBulkWaitGroupOp::create(
+                 inside, loc, op.getPending(), inside.getUnitAttr());
+           });
+  warpgroupBarrier(op, builder);
+  return success();
+}
+
+void KernelLowering::waitForDeferredStoresBeforeExit() {
+  // Shared memory must outlive the stores that read it: each thread waits
+  // for the groups it committed (none, but for the leaders) before the
+  // block exits.
+  for (Operation *function : deferredStoreKernels)
+    function->walk([](gpu::ReturnOp ret) {
+      OpBuilder builder(ret);
+      NVVM::CpAsyncBulkWaitGroupOp::create(builder, ret.getLoc(), 0,
+                                           /*read=*/UnitAttr());
+    });
 }
 
 LogicalResult

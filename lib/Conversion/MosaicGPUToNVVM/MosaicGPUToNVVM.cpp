@@ -344,6 +344,7 @@ LogicalResult KernelLowering::run(Operation *root) {
   });
   if (walk.wasInterrupted())
     return failure();
+  waitForDeferredStoresBeforeExit();
   syncClusterBeforeExit();
   // Record the dynamic shared memory each kernel needs (slices and scratch)
   // while the slices still exist.

@@ -65,3 +65,32 @@ func.func @negative_pending() {
   mosaic_gpu.wgmma_wait -1
   return
 }
+
+// -----
+
+!smem = memref<64x256xbf16, #gpu.address_space<workgroup>>
+// CHECK-LABEL: func @deferred_store
+func.func @deferred_store(%src: !smem, %dst: memref<256x256xbf16>, %i: i32) {
+  // CHECK: mosaic_gpu.async_store_wait 0
+  mosaic_gpu.async_store_wait 0
+  // CHECK: mosaic_gpu.async_store %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}] slice_lengths [64, 256] {defer_wait}
+  mosaic_gpu.async_store %src to %dst[%i, %i] slice_lengths [64, 256] {defer_wait} : !smem, memref<256x256xbf16>
+  return
+}
+
+// -----
+
+!smem = memref<64x256xbf16, #gpu.address_space<workgroup>>
+func.func @deferred_without_commit(%src: !smem, %dst: memref<256x256xbf16>, %i: i32) {
+  // expected-error @+1 {{defers its wait (`defer_wait`) but commits no group (`commit_group = false`): async_store_wait waits for committed groups}}
+  mosaic_gpu.async_store %src to %dst[%i, %i] slice_lengths [64, 256] {defer_wait, commit_group = false} : !smem, memref<256x256xbf16>
+  return
+}
+
+// -----
+
+func.func @negative_store_pending() {
+  // expected-error @+1 {{attribute 'pending' failed to satisfy constraint}}
+  mosaic_gpu.async_store_wait -2
+  return
+}

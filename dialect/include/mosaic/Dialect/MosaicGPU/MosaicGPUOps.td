@@ -284,6 +284,13 @@ def MosaicGPU_AsyncStoreOp : MosaicGPU_Op<"async_store", [AttrSizedOperandSegmen
     a bulk async group. `source` is aligned as `async_load` requires of its
     `destination`.
 
+    By default the warpgroup waits until TMA has read `source` before it
+    goes on, so the buffer may be written again at once. With `defer_wait`
+    it does not: the store's reads overlap whatever follows (the next tile's
+    main loop, in a persistent kernel), and an `async_store_wait` must come
+    before `source` is written again. A kernel with deferred stores waits
+    for them all before it exits.
+
     `reduction_op` combines the data with what is in global memory instead
     of overwriting it (`cp.reduce.async.bulk.tensor`). The instruction takes
     its element type from the tensor map, and the PTX ISA defines each
@@ -317,7 +324,8 @@ def MosaicGPU_AsyncStoreOp : MosaicGPU_Op<"async_store", [AttrSizedOperandSegmen
     Optional<I1>:$predicate,
     DenseI64ArrayAttr:$slice_lengths,
     DefaultValuedAttr<BoolAttr, "true">:$commit_group,
-    OptionalAttr<MosaicGPU_TMAReductionAttr>:$reduction_op
+    OptionalAttr<MosaicGPU_TMAReductionAttr>:$reduction_op,
+    UnitAttr:$defer_wait
   ), MosaicGPU_TransformAnnotations);
   let assemblyFormat = [{
     $source `to` $destination `[` $indices `]` (`if` $predicate^)?
@@ -325,6 +333,23 @@ def MosaicGPU_AsyncStoreOp : MosaicGPU_Op<"async_store", [AttrSizedOperandSegmen
     type($source) `,` type($destination)
   }];
   let hasVerifier = 1;
+}
+
+def MosaicGPU_AsyncStoreWaitOp : MosaicGPU_Op<"async_store_wait"> {
+  let summary = "Waits until at most `pending` TMA store groups still read shared memory";
+  let description = [{
+    The warpgroup waits until at most `pending` of the store groups it
+    committed (`async_store` with `defer_wait`) are still reading their
+    shared-memory source (`cp.async.bulk.wait_group.read N` by the thread
+    that issued them, then a warpgroup barrier): the older sources may be
+    written again.
+
+    ```mlir
+    mosaic_gpu.async_store_wait 0
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative]>:$pending);
+  let assemblyFormat = "$pending attr-dict";
 }
 
 //===----------------------------------------------------------------------===//
