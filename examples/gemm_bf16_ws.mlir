@@ -1,9 +1,12 @@
 // Warp-specialized, persistent bf16 GEMM, C = A * B with an f32 accumulator
 // (8192^3). See docs/GemmWalkthrough.md for why each barrier exists.
 //
-// One block per SM (132) walks the 64 x 32 output tiles of 128x256 in
-// grouped order (8 tile rows at a time, so neighbouring blocks share the
-// A rows and B columns in L2). Three warpgroups per block:
+// One block per SM (132), in clusters of 2 along x: the cluster walks the
+// 32 x 32 output tiles of 256x256 in grouped order (8 tile rows at a time,
+// so neighbouring clusters share A rows and B columns in L2), and block r of
+// the cluster computes rows [128 r, +128) of each. The two blocks need the
+// same B slice: each loads half of it and multicasts it to both. Three
+// warpgroups per block:
 //  - warpgroup 0, the producer, gives back registers (40 left) and only
 //    issues TMA: for every K step of every tile it waits until the stage is
 //    empty, then loads A (two 64x64 halves) and B (64x256) into it;
@@ -12,10 +15,11 @@
 //    flight: after issuing K step k they wait for step k-1 only, then
 //    release its stage. The epilogue stores the half through shared memory
 //    with TMA.
-// `full[s]` (1 producer arrival + 48 KiB of TMA bytes) says stage s holds
-// data; `empty[s]` (2 consumer arrivals) says both consumers are done
-// reading it. Both count the K steps of all tiles together, so stage and
-// phase follow from one running step counter.
+// `full[s]` (1 producer arrival + 48 KiB of TMA bytes, half of B from the
+// peer block) says stage s holds data; `empty[s]` (2 consumer arrivals from
+// each block of the cluster) says every consumer that reads what this
+// block's producer writes is done with it. Both count the K steps of all
+// tiles together, so stage and phase follow from one running step counter.
 !a_ring = memref<3x2x64x64xbf16, #gpu.address_space<workgroup>>
 !b_ring = memref<3x64x256xbf16, #gpu.address_space<workgroup>>
 !c_halves = memref<2x64x256xbf16, #gpu.address_space<workgroup>>
@@ -31,15 +35,16 @@
 gpu.module @kernels {
   gpu.func @gemm_ws(%a: !a_type, %b: !b_type, %c: !c_type) kernel
       attributes {known_block_size = array<i32: 384, 1, 1>,
-                  known_grid_size = array<i32: 132, 1, 1>} {
+                  known_grid_size = array<i32: 132, 1, 1>,
+                  mosaic_gpu.cluster = array<i32: 2, 1, 1>} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
     %stages = arith.constant 3 : index
     %k_steps = arith.constant 128 : index      // K / 64
-    %tiles_m = arith.constant 64 : index       // M / 128
+    %tiles_m = arith.constant 32 : index       // M / 256
     %tiles_n = arith.constant 32 : index       // N / 256
-    %tiles = arith.constant 2048 : index
+    %tiles = arith.constant 1024 : index
     %group_m = arith.constant 8 : index
     %c64_i32 = arith.constant 64 : i32
     %c128_i32 = arith.constant 128 : i32
@@ -52,10 +57,15 @@ gpu.module @kernels {
     %full = mosaic_gpu.slice_smem 212992 : !barriers
     %empty = mosaic_gpu.slice_smem 213016 : !barriers
     mosaic_gpu.initialize_barrier %full, arrival_count = 1, num_barriers = 3 : !barriers
-    mosaic_gpu.initialize_barrier %empty, arrival_count = 2, num_barriers = 3 : !barriers
+    mosaic_gpu.initialize_barrier %empty, arrival_count = 4, num_barriers = 3 : !barriers
 
-    %block = gpu.block_id x
-    %blocks = gpu.grid_dim x
+    %block_x = gpu.block_id x
+    %blocks_x = gpu.grid_dim x
+    %block = arith.divui %block_x, %c2 : index    // the cluster
+    %blocks = arith.divui %blocks_x, %c2 : index
+    %rank = gpu.cluster_block_id x
+    %rank_i32 = arith.index_cast %rank : index to i32
+    %rank_rows = arith.muli %rank_i32, %c128_i32 : i32
     %wg = mosaic_gpu.warpgroup_id : index
     %is_producer = arith.cmpi eq, %wg, %c0 : index
     scf.if %is_producer {
@@ -74,7 +84,8 @@ gpu.module @kernels {
         %tn = arith.divui %in_group, %rows : index
         %tm_i32 = arith.index_cast %tm : index to i32
         %tn_i32 = arith.index_cast %tn : index to i32
-        %m0 = arith.muli %tm_i32, %c128_i32 : i32
+        %m_tile = arith.muli %tm_i32, %c256_i32 : i32
+        %m0 = arith.addi %m_tile, %rank_rows : i32
         %m1 = arith.addi %m0, %c64_i32 : i32
         %n0 = arith.muli %tn_i32, %c256_i32 : i32
         scf.for %k = %c0 to %k_steps step %c1 {
@@ -101,7 +112,7 @@ gpu.module @kernels {
           mosaic_gpu.async_load %a[%m1, %k0] to %a1, %full_s slice_lengths [64, 64]
               : !a_type, !a_half, !barrier
           mosaic_gpu.async_load %b[%k0, %n0] to %b_s, %full_s slice_lengths [64, 256]
-              : !b_type, !b_stage, !barrier
+              {collective = [#mosaic_gpu.dim<x>]} : !b_type, !b_stage, !barrier
         }
         %next = arith.addi %step0, %k_steps : index
         scf.yield %next : index
@@ -126,8 +137,9 @@ gpu.module @kernels {
         %tn = arith.divui %in_group, %rows : index
         %tm_i32 = arith.index_cast %tm : index to i32
         %tn_i32 = arith.index_cast %tn : index to i32
-        %m_tile = arith.muli %tm_i32, %c128_i32 : i32
-        %m0 = arith.addi %m_tile, %row_offset : i32
+        %m_tile = arith.muli %tm_i32, %c256_i32 : i32
+        %m_block = arith.addi %m_tile, %rank_rows : i32
+        %m0 = arith.addi %m_block, %row_offset : i32
         %n0 = arith.muli %tn_i32, %c256_i32 : i32
         %acc = scf.for %k = %c0 to %k_steps step %c1
             iter_args(%acc_in = %zero) -> (vector<64x256xf32>) {
@@ -149,7 +161,7 @@ gpu.module @kernels {
             %previous = arith.subi %step, %c1 : index
             %previous_stage = arith.remui %previous, %stages : index
             %empty_p = memref.subview %empty[%previous_stage] [1] [1] : !barriers to !barrier
-            mosaic_gpu.arrive %empty_p : !barrier
+            mosaic_gpu.arrive %empty_p {collective = [#mosaic_gpu.dim<x>]} : !barrier
           }
           scf.yield %acc_out : vector<64x256xf32>
         }
@@ -158,7 +170,7 @@ gpu.module @kernels {
         %last = arith.subi %next, %c1 : index
         %last_stage = arith.remui %last, %stages : index
         %empty_l = memref.subview %empty[%last_stage] [1] [1] : !barriers to !barrier
-        mosaic_gpu.arrive %empty_l : !barrier
+        mosaic_gpu.arrive %empty_l {collective = [#mosaic_gpu.dim<x>]} : !barrier
         // Epilogue: this consumer's 64x256 half, through shared memory.
         %acc_bf16 = arith.truncf %acc : vector<64x256xf32> to vector<64x256xbf16>
         mosaic_gpu.vector_store %acc_bf16, %c_s : vector<64x256xbf16>, !c_half

@@ -480,12 +480,17 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
       .def(
           "arrive",
           [](BuilderState &state, const SourceLocation &at,
-             const ValueHandle &barrier) {
-            state.create<mosaic_gpu::ArriveOp>(at,
-                                               state.use(barrier, "barrier"),
-                                               /*orders_tensor_core=*/false);
+             const ValueHandle &barrier,
+             const std::vector<mosaic_gpu::Dimension> &collective) {
+            state.create<mosaic_gpu::ArriveOp>(
+                at, state.use(barrier, "barrier"),
+                /*orders_tensor_core=*/false,
+                clusterDims(state.builder.getContext(), collective));
           },
-          py::arg("loc"), py::arg("barrier"), "mosaic_gpu.arrive.")
+          py::arg("loc"), py::arg("barrier"),
+          py::arg("collective") = std::vector<mosaic_gpu::Dimension>{},
+          "mosaic_gpu.arrive; `collective` cluster dims: arrive in every "
+          "block along them.")
       .def(
           "warpgroup_id",
           [](BuilderState &state, const SourceLocation &at) {

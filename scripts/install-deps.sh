@@ -39,6 +39,16 @@ if ! /usr/bin/python3 -c "import ml_dtypes" 2>/dev/null; then
     "ml_dtypes==0.3.2"
 fi
 
+# nvdisasm for the SASS test (test/Examples/SASS/): NVIDIA ships it on PyPI
+# (the binary lands in site-packages/nvidia/cu13/bin/); a CUDA install that
+# has ptxas need not have it. Without it the SASS checks are skipped.
+if ! /usr/bin/python3 -c "import importlib.metadata as m; m.distribution('nvidia-cuda-nvdisasm')" \
+    2>/dev/null; then
+  echo "Installing nvidia-cuda-nvdisasm 13.5.37 from PyPI"
+  /usr/bin/python3 -m pip install --quiet --break-system-packages \
+    "nvidia-cuda-nvdisasm==13.5.37"
+fi
+
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 if [[ -x "$cuda_home/bin/ptxas" ]]; then
   echo "CUDA: $("$cuda_home/bin/ptxas" --version | tail -n 1)"

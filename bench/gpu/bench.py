@@ -4,34 +4,101 @@
 For every manifest in a folder of precompiled kernels, runs mosaic-run
 (which checks the kernel against a float64 reference and times it), then
 checks and times the peers of that kernel on the same shapes in this
-process: PyTorch (cuBLAS for the GEMM) and small Triton kernels. Every time,
-ours and the peers', is the median of many runs timed with CUDA events after
-a warm-up, with the L2 cache flushed before each run, on fresh random inputs.
-Prints a table (kernel, shape, ours, peer, ratio), appends it to
-docs/BENCHMARKS.md with the date, the GPU and the command when every check
-passed, and exits non-zero when one failed.
+process: PyTorch and small Triton kernels. Every time, ours and the peers',
+is the median of many runs timed with CUDA events after a warm-up, with the
+L2 cache flushed before each run, on fresh random inputs; every output is
+poisoned (NaN) before the checked run.
+
+The GEMMs make a table of their own, one row per shape of GEMM_SHAPES (and
+any other shape a kernel of ours was compiled for), one column per
+implementation: cuBLAS (torch.matmul), each of our GEMM kernels (the
+warp-specialized gemm_bf16_ws, compiled per shape by compile-kernels.sh,
+and the simple gemm_bf16, 4096^3 only), Triton's persistent TMA GEMM and a
+blocked Triton GEMM (triton_peers.py). Each cell gives the time, TFLOP/s
+and cuBLAS's time over that time (above 1: faster than cuBLAS).
+
+Prints the tables, appends them to docs/BENCHMARKS.md with the date, the GPU
+and the command when every check passed, and exits non-zero when one failed.
+A peer that cannot run here (Triton missing, an API it lacks) leaves its
+cells `-` or `unavailable` with a note saying why; that is not a failure.
 
 Usage (normally through bench/gpu/run.sh, which builds mosaic-run first):
   bench/gpu/bench.py --kernels DIR --mosaic-run PATH [--docs FILE]
       [--out DIR] [--warmup N] [--reps N] [--seed S] [--command TEXT]
+  bench/gpu/bench.py --list-gemm-shapes     (M N K per line, for
+      compile-kernels.sh; needs no GPU)
 """
 import argparse
+import dataclasses
 import datetime
 import json
+import math
 import os
 import pathlib
+import re
 import statistics
 import subprocess
 import sys
+import typing
 
 # Relative-error tolerances, as in mosaic-run (docs/RationaleRuntime.md).
 F32_TOLERANCE = 1e-5
 BF16_TOLERANCE = 1e-2
 
-# GEMM sizes timed for the peers even when no kernel of ours has them.
-GEMM_SIZES = [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048)]
-
 FLUSH_BYTES = 256 << 20
+
+# mosaic-run's references (--check=NAME). A kernel is checked against the
+# one its entry names, or the one its entry starts with ("gemm_ws": gemm).
+REFERENCES = ("elementwise", "softmax", "tma_roundtrip", "gemm")
+
+
+class GemmShape(typing.NamedTuple):
+    m: int
+    n: int
+    k: int
+    why: str
+
+
+# The GEMM table's shapes. Each is a multiple of the warp-specialized
+# kernel's cluster tile (two 128x256 CTA tiles: 256 in M and N) and of its
+# 64-wide K step. Tile counts are of 128x256 tiles, waves of 132 SMs (H100).
+GEMM_SHAPES = [
+    GemmShape(8192, 8192, 8192,
+              "the headline: square, compute-bound, 2048 tiles (15.5 waves)"),
+    GemmShape(4096, 4096, 4096,
+              "gemm_bf16's shape, so that every column has a number; 512 tiles "
+              "(3.9 waves)"),
+    GemmShape(4096, 4096, 512,
+              "short K: 8 K steps per tile, so the prologue and the epilogue weigh "
+              "as much as the main loop; what persistence and overlapping a tile's "
+              "stores with the next tile's loads are for"),
+    GemmShape(8192, 8192, 1024,
+              "short K with a large C: 128 MiB of stores against 32 MiB of loads; "
+              "the epilogue's bandwidth"),
+    GemmShape(16384, 1024, 8192,
+              "tall and skinny: 4 tile columns; B (16 MiB) stays in L2 while A "
+              "streams"),
+    GemmShape(1024, 16384, 8192,
+              "short and wide: 8 tile rows; A stays in L2 while B streams"),
+    GemmShape(1024, 1024, 32768,
+              "deep K, small C: 32 tiles for 132 SMs; without split-K most SMs "
+              "idle, which cuBLAS avoids"),
+]
+
+# Our GEMM kernels, by family (the manifest's file name less a trailing
+# _MxNxK): always columns of the GEMM table, with where their kernels come
+# from for the note when none was compiled.
+OUR_GEMMS = {
+    "gemm_bf16_ws": "examples/gemm_bf16_ws.mlir, and python/examples/gemm_ws.py "
+                    "per shape",
+    "gemm_bf16": "examples/gemm_bf16.mlir",
+}
+
+CUBLAS = "cuBLAS (torch.matmul)"
+TRITON_TMA = "Triton persistent TMA"
+TRITON_BLOCKED = "Triton blocked"
+FAILED = "FAILED"
+UNAVAILABLE = "unavailable"
 
 
 # ---------------------------------------------------------------------------
@@ -63,11 +130,59 @@ def gemm_dims(manifest):
     return a[0], b[1], a[1]
 
 
-def describe_shape(kind, manifest):
-    """The shape column: MxNxK for a GEMM, the first buffer's shape otherwise."""
-    if kind == "gemm":
-        return "x".join(str(d) for d in gemm_dims(manifest))
-    return "x".join(str(d) for d in buffers(manifest)[0][1])
+def shape_label(dims):
+    return "x".join(str(d) for d in dims)
+
+
+def describe_shape(manifest):
+    """The shape column of a kernel other than a GEMM: its first buffer's."""
+    return shape_label(buffers(manifest)[0][1])
+
+
+def reference_kind(entry):
+    """The mosaic-run reference that checks a kernel with this entry name,
+    or None."""
+    for name in REFERENCES:
+        if entry == name or entry.startswith(name + "_"):
+            return name
+    return None
+
+
+def kernel_family(stem):
+    """gemm_bf16_ws_4096x4096x512 -> gemm_bf16_ws; other names unchanged."""
+    return re.sub(r"_\d+x\d+x\d+$", "", stem)
+
+
+def group_gemms(kernels):
+    """kernels: (file stem, (M, N, K)) of each GEMM kernel. Returns
+    ({(family, dims): stem}, notes): one kernel per family and shape, the
+    example's (stem == family) where a generated one has the same shape."""
+    chosen, notes = {}, []
+    for stem, dims in sorted(kernels, key=lambda kernel: kernel_family(kernel[0]) != kernel[0]):
+        key = (kernel_family(stem), dims)
+        if key in chosen:
+            notes.append(f"{stem} not run: {chosen[key]} has the same shape "
+                         f"({shape_label(dims)}).")
+        else:
+            chosen[key] = stem
+    return chosen, notes
+
+
+def gemm_table_shapes(our_dims):
+    """GEMM_SHAPES in order, then the other shapes our kernels have."""
+    shapes = [(s.m, s.n, s.k) for s in GEMM_SHAPES]
+    return shapes + sorted(set(our_dims) - set(shapes))
+
+
+def gemm_columns(families):
+    """cuBLAS, our GEMM families (OUR_GEMMS first), then the Triton peers."""
+    ours = list(OUR_GEMMS) + sorted(set(families) - set(OUR_GEMMS))
+    return [CUBLAS] + ours + [TRITON_TMA, TRITON_BLOCKED]
+
+
+def gemm_flops(dims):
+    m, n, k = dims
+    return 2 * m * n * k
 
 
 def format_time(ms):
@@ -88,7 +203,7 @@ def format_rate(ms, flops, bytes_moved):
 
 def format_cell(ms, flops, bytes_moved, failed=False):
     if failed:
-        return "FAILED"
+        return FAILED
     if ms is None:
         return "-"
     return f"{format_time(ms)} ({format_rate(ms, flops, bytes_moved)})"
@@ -101,6 +216,31 @@ def format_ratio(ours_ms, peer_ms):
     return f"{peer_ms / ours_ms:.2f}x"
 
 
+def format_gemm_cell(value, flops, cublas_ms):
+    """A GEMM table cell: a time in ms as 'time, TFLOP/s, cuBLAS time / time';
+    FAILED or unavailable as they are; None (not run) as '-'."""
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    cell = f"{format_time(value)}, {format_rate(value, flops, 0)}"
+    ratio = format_ratio(value, cublas_ms)
+    return cell if ratio == "-" else f"{cell}, {ratio}"
+
+
+def gemm_markdown(columns, rows):
+    """rows: ((M, N, K), {column: ms, FAILED, UNAVAILABLE or None})."""
+    lines = ["| M x N x K | " + " | ".join(columns) + " |",
+             "|---|" + "---:|" * len(columns)]
+    for dims, cells in rows:
+        cublas = cells.get(CUBLAS)
+        cublas_ms = cublas if isinstance(cublas, float) else None
+        formatted = [format_gemm_cell(cells.get(column), gemm_flops(dims), cublas_ms)
+                     for column in columns]
+        lines.append(f"| {shape_label(dims)} | " + " | ".join(formatted) + " |")
+    return "\n".join(lines)
+
+
 def markdown_table(rows):
     """rows: dicts with kernel, shape, ours, peer, peer_time, ratio (strings)."""
     lines = ["| kernel | shape | ours | peer | peer time | ratio (peer / ours) |",
@@ -111,8 +251,21 @@ def markdown_table(rows):
     return "\n".join(lines)
 
 
-def docs_section(date, gpu, command, warmup, reps, table, notes):
-    return "\n".join([
+def unavailable_notes(entries):
+    """entries: (why a peer could not run, shape label). One note per
+    reason, naming its shapes in order."""
+    shapes = {}
+    for why, label in entries:
+        shapes.setdefault(why, []).append(label)
+    return [f"Unavailable at {', '.join(labels)}: {why}" for why, labels in shapes.items()]
+
+
+def gemm_shape_notes():
+    return [f"{shape_label((s.m, s.n, s.k))}: {s.why}." for s in GEMM_SHAPES]
+
+
+def docs_section(date, gpu, command, warmup, reps, gemm_table, gemm_notes, table, notes):
+    lines = [
         f"## Kernel time on {gpu} ({date})",
         "",
         f"Measured {date} on {gpu} with:",
@@ -124,20 +277,48 @@ def docs_section(date, gpu, command, warmup, reps, table, notes):
         f"Each time is the median of {reps} runs after {warmup} warm-up runs, "
         "each run timed with CUDA events after 256 MiB were written to flush "
         "the L2 cache, on fresh random inputs (standard normal); every kernel "
-        "and peer was first checked against a float64 reference. The ratio is "
-        "the peer's time over ours: above 1, ours is faster.",
+        "and peer was first checked against a float64 reference, its output "
+        "poisoned with NaN before the checked run.",
         "",
-        table,
-        "",
-    ] + [f"- {note}" for note in notes] + ([""] if notes else []))
-
-
-def gemm_sizes_without_ours(our_sizes):
-    return [size for size in GEMM_SIZES if size not in set(our_sizes)]
+    ]
+    if gemm_table:
+        lines += [
+            "### GEMM (bf16 in, f32 accumulation, bf16 out)",
+            "",
+            "Each cell: the time, TFLOP/s, and cuBLAS's time over this time (above 1, "
+            "faster than cuBLAS); `-`: no kernel of that column for the shape.",
+            "",
+            gemm_table,
+            "",
+        ] + [f"- {note}" for note in gemm_notes] + ([""] if gemm_notes else [])
+    if table:
+        lines += [
+            "### The other examples",
+            "",
+            "The ratio is the peer's time over ours: above 1, ours is faster.",
+            "",
+            table,
+            "",
+        ]
+    return "\n".join(lines + [f"- {note}" for note in notes] + ([""] if notes else []))
 
 
 # ---------------------------------------------------------------------------
 # GPU side.
+
+
+@dataclasses.dataclass
+class Peer:
+    """A peer implementation: `run()` computes into `output`, which is
+    poisoned before the checked run unless None (a peer that allocates its
+    output); `check()` returns the relative error of the last run's output."""
+    name: str
+    run: typing.Callable[[], object]
+    check: typing.Callable[[], float]
+    tolerance: float
+    flops: float
+    moved: int
+    output: object = None
 
 
 def gpu_model():
@@ -175,80 +356,20 @@ def relative_error(torch, out, ref):
     return (torch.linalg.vector_norm(out - ref) / torch.linalg.vector_norm(ref)).item()
 
 
-def triton_kernels():
-    """The Triton peers, or None where Triton is missing."""
+def load_triton(torch):
+    """(Triton launchers by name, or None; notes on what is missing)."""
     try:
-        import triton
-        import triton.language as tl
-    except ImportError:
-        return None
-
-    @triton.jit
-    def elementwise(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offsets < n
-        x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x * y + x, mask=mask)
-
-    @triton.jit
-    def softmax(x_ptr, out_ptr, columns, BLOCK: tl.constexpr):
-        row = tl.program_id(0)
-        offsets = tl.arange(0, BLOCK)
-        mask = offsets < columns
-        x = tl.load(x_ptr + row * columns + offsets, mask=mask, other=-float("inf"))
-        e = tl.exp(x - tl.max(x, axis=0))
-        tl.store(out_ptr + row * columns + offsets, e / tl.sum(e, axis=0), mask=mask)
-
-    @triton.jit
-    def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-               BK: tl.constexpr, GROUP: tl.constexpr):
-        # Blocks walk C in groups of GROUP block-rows so that neighbours
-        # share A and B tiles in L2. M, N, K are multiples of the blocks.
-        pid = tl.program_id(0)
-        blocks_m = M // BM
-        blocks_n = N // BN
-        per_group = GROUP * blocks_n
-        first_m = (pid // per_group) * GROUP
-        rows = tl.minimum(blocks_m - first_m, GROUP)
-        pid_m = first_m + (pid % per_group) % rows
-        pid_n = (pid % per_group) // rows
-        offs_m = pid_m * BM + tl.arange(0, BM)
-        offs_n = pid_n * BN + tl.arange(0, BN)
-        offs_k = tl.arange(0, BK)
-        a = a_ptr + offs_m[:, None] * K + offs_k[None, :]
-        b = b_ptr + offs_k[:, None] * N + offs_n[None, :]
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for _ in range(0, K, BK):
-            acc = tl.dot(tl.load(a), tl.load(b), acc)
-            a += BK
-            b += BK * N
-        tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc.to(tl.bfloat16))
-
-    def run_elementwise(x, y, out):
-        n = x.numel()
-        elementwise[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
-
-    def run_softmax(x, out):
-        rows, columns = x.shape
-        softmax[(rows,)](x, out, columns, BLOCK=triton.next_power_of_2(columns))
-
-    def run_matmul(a, b, c):
-        (m, k), n = a.shape, b.shape[1]
-        bm, bn, bk = 128, 128, 64
-        if m % bm or n % bn or k % bk:
-            raise ValueError(f"the Triton matmul needs multiples of {bm}x{bn}x{bk}")
-        matmul[(m // bm * (n // bn),)](a, b, c, m, n, k, BM=bm, BN=bn, BK=bk, GROUP=8,
-                                       num_warps=8, num_stages=4)
-
-    return {"elementwise": run_elementwise, "softmax": run_softmax, "matmul": run_matmul,
-            "version": triton.__version__}
+        import triton_peers
+    except Exception as error:  # noqa: BLE001: Triton missing, or an API it lacks
+        return None, [f"Triton peers not loaded ({type(error).__name__}: {error}); "
+                      "their columns are empty."]
+    num_sms = torch.cuda.get_device_properties(0).multi_processor_count
+    return triton_peers.load(num_sms)
 
 
 def peers(torch, triton, kind, shapes, generator):
-    """(name, run, check, tolerance, flops, bytes) for each peer of a kernel
-    of `kind` on `shapes` (the buffers' shapes); `check()` returns the
-    relative error of the output of the last `run()`."""
+    """The peers of a kernel of `kind` (not a GEMM: gemm_peers) on `shapes`,
+    the buffers' shapes."""
     def randn(shape, dtype):
         return torch.randn(shape, generator=generator, device="cuda").to(dtype)
 
@@ -257,14 +378,14 @@ def peers(torch, triton, kind, shapes, generator):
         (shape, *_) = shapes
         x, y = randn(shape, torch.float32), randn(shape, torch.float32)
         out = torch.empty_like(x)
-        ref = lambda: x.double() * y.double() + x.double()
+        check = lambda: relative_error(torch, out, x.double() * y.double() + x.double())
         moved = 3 * x.numel() * 4
         flops = 2 * x.numel()
-        result.append(("torch.addcmul", lambda: torch.addcmul(x, x, y, out=out),
-                       lambda: relative_error(torch, out, ref()), F32_TOLERANCE, flops, moved))
+        result.append(Peer("torch.addcmul", lambda: torch.addcmul(x, x, y, out=out), check,
+                           F32_TOLERANCE, flops, moved, out))
         if triton:
-            result.append(("Triton", lambda: triton["elementwise"](x, y, out),
-                           lambda: relative_error(torch, out, ref()), F32_TOLERANCE, flops, moved))
+            result.append(Peer("Triton", lambda: triton["elementwise"](x, y, out), check,
+                               F32_TOLERANCE, flops, moved, out))
     elif kind == "softmax":
         (shape, *_) = shapes
         x = randn(shape, torch.float32)
@@ -276,36 +397,71 @@ def peers(torch, triton, kind, shapes, generator):
         def run_torch():
             last["out"] = torch.softmax(x, dim=-1)
 
-        result.append(("torch.softmax", run_torch,
-                       lambda: relative_error(torch, last["out"], ref()), F32_TOLERANCE, 0,
-                       moved))
+        result.append(Peer("torch.softmax", run_torch,
+                           lambda: relative_error(torch, last["out"], ref()), F32_TOLERANCE, 0,
+                           moved))
         if triton:
-            result.append(("Triton", lambda: triton["softmax"](x, out),
-                           lambda: relative_error(torch, out, ref()), F32_TOLERANCE, 0, moved))
+            result.append(Peer("Triton", lambda: triton["softmax"](x, out),
+                               lambda: relative_error(torch, out, ref()), F32_TOLERANCE, 0, moved,
+                               out))
     elif kind == "tma_roundtrip":
         (shape, *_) = shapes
         x = randn(shape, torch.bfloat16)
         out = torch.empty_like(x)
         moved = 2 * x.numel() * 2
-        result.append(("torch copy_ (device to device)", lambda: out.copy_(x),
-                       lambda: relative_error(torch, out, x.double()), BF16_TOLERANCE, 0, moved))
-        result.append(("torch.add(x, x)", lambda: torch.add(x, x, out=out),
-                       lambda: relative_error(torch, out, 2 * x.double()), BF16_TOLERANCE, 0,
-                       moved))
-    elif kind == "gemm":
-        (m, k), (_, n) = shapes[0], shapes[1]
-        a, b = randn((m, k), torch.bfloat16), randn((k, n), torch.bfloat16)
-        c = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
-        ref = lambda: a.double() @ b.double()
-        flops = 2 * m * n * k
-        moved = (m * k + k * n + m * n) * 2
-        result.append(("torch.matmul (cuBLAS)", lambda: torch.matmul(a, b, out=c),
-                       lambda: relative_error(torch, c, ref()), BF16_TOLERANCE, flops, moved))
-        if triton and not (m % 128 or n % 128 or k % 64):
-            result.append(("Triton matmul", lambda: triton["matmul"](a, b, c),
-                           lambda: relative_error(torch, c, ref()), BF16_TOLERANCE, flops,
-                           moved))
+        result.append(Peer("torch copy_ (device to device)", lambda: out.copy_(x),
+                           lambda: relative_error(torch, out, x.double()), BF16_TOLERANCE, 0,
+                           moved, out))
+        result.append(Peer("torch.add(x, x)", lambda: torch.add(x, x, out=out),
+                           lambda: relative_error(torch, out, 2 * x.double()), BF16_TOLERANCE, 0,
+                           moved, out))
     return result
+
+
+def gemm_peers(torch, triton, dims, generator):
+    """(column, Peer) for each GEMM peer at dims = (M, N, K): fresh random
+    bf16 A [M, K] and B [K, N], one float64 reference for all of them."""
+    m, n, k = dims
+    a = torch.randn((m, k), generator=generator, device="cuda").to(torch.bfloat16)
+    b = torch.randn((k, n), generator=generator, device="cuda").to(torch.bfloat16)
+    c = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
+    reference = {}
+
+    def check():
+        if "c" not in reference:
+            reference["c"] = a.double() @ b.double()
+        return relative_error(torch, c, reference["c"])
+
+    flops = gemm_flops(dims)
+    moved = (m * k + k * n + m * n) * 2
+    result = [(CUBLAS, Peer(CUBLAS, lambda: torch.matmul(a, b, out=c), check, BF16_TOLERANCE,
+                            flops, moved, c))]
+    if triton and "matmul_tma_persistent" in triton:
+        result.append((TRITON_TMA, Peer(TRITON_TMA,
+                                        lambda: triton["matmul_tma_persistent"](a, b, c),
+                                        check, BF16_TOLERANCE, flops, moved, c)))
+    if triton and not (m % 128 or n % 128 or k % 64):
+        result.append((TRITON_BLOCKED, Peer(TRITON_BLOCKED, lambda: triton["matmul"](a, b, c),
+                                            check, BF16_TOLERANCE, flops, moved, c)))
+    return result
+
+
+def measure_peer(torch, peer, args):
+    """Checks, then times a peer: (median ms, FAILED or UNAVAILABLE;
+    relative error or None; a failure or a note, or None)."""
+    try:
+        peer.run()  # warm-up: compilation, autotuning
+        if peer.output is not None:
+            peer.output.fill_(math.nan)
+        peer.run()
+        torch.cuda.synchronize()
+    except Exception as error:  # noqa: BLE001: a peer that cannot run here
+        first_line = (str(error).strip().splitlines() or [""])[0]
+        return UNAVAILABLE, None, f"{peer.name}: {type(error).__name__}: {first_line}"
+    error = peer.check()
+    if error > peer.tolerance:
+        return FAILED, error, f"{peer.name} relative error {error:.3g} exceeds {peer.tolerance:g}"
+    return time_ms(torch, peer.run, args.warmup, args.reps), error, None
 
 
 def run_ours(mosaic_run, manifest_path, kind, args, out_dir):
@@ -329,15 +485,23 @@ def run_ours(mosaic_run, manifest_path, kind, args, out_dir):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kernels", required=True, help="folder of CUBINs and manifests")
-    parser.add_argument("--mosaic-run", required=True, help="the mosaic-run binary")
-    parser.add_argument("--docs", help="append the table to this file (docs/BENCHMARKS.md)")
+    parser.add_argument("--kernels", help="folder of CUBINs and manifests")
+    parser.add_argument("--mosaic-run", help="the mosaic-run binary")
+    parser.add_argument("--docs", help="append the tables to this file (docs/BENCHMARKS.md)")
     parser.add_argument("--out", help="also write the section and results here")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--seed", type=int)
     parser.add_argument("--command", help="the command to record (default: this one)")
+    parser.add_argument("--list-gemm-shapes", action="store_true",
+                        help="print the GEMM table's shapes, M N K per line, and exit")
     args = parser.parse_args()
+    if args.list_gemm_shapes:
+        for shape in GEMM_SHAPES:
+            print(shape.m, shape.n, shape.k)
+        return 0
+    if not args.kernels or not args.mosaic_run:
+        parser.error("--kernels and --mosaic-run are required")
     command = args.command or " ".join(sys.argv)
 
     import torch
@@ -348,7 +512,7 @@ def main():
     manifests = find_manifests(args.kernels)
     if not manifests:
         sys.exit(f"bench.py: error: no kernel manifests in {args.kernels}")
-    triton = triton_kernels()
+    triton, triton_notes = load_triton(torch)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     generator = torch.Generator(device="cuda").manual_seed(seed)
     print(f"GPU: {gpu_model()}; torch {torch.__version__}; "
@@ -356,55 +520,110 @@ def main():
 
     rows, failures, results, notes = [], [], [], []
 
-    def add_peer_rows(kernel, shape, kind, shapes, ours_ms, ours_cell):
-        kernel_peers = peers(torch, triton, kind, shapes, generator)
-        if not kernel_peers:
-            rows.append({"kernel": kernel, "shape": shape, "ours": ours_cell, "peer": "-",
-                         "peer_time": "-", "ratio": "-"})
-        for name, run, check, tolerance, flops, moved in kernel_peers:
-            run()
-            torch.cuda.synchronize()
-            error = check()
-            peer_ms = None
-            if error <= tolerance:
-                peer_ms = time_ms(torch, run, args.warmup, args.reps)
-            else:
-                failures.append(f"{kernel} {shape}: {name} relative error {error:.3g} "
-                                f"exceeds {tolerance:g}")
-            rows.append({"kernel": kernel, "shape": shape, "ours": ours_cell, "peer": name,
-                         "peer_time": format_cell(peer_ms, flops, moved,
-                                                  failed=peer_ms is None),
-                         "ratio": format_ratio(ours_ms, peer_ms)})
-            results.append({"kernel": kernel, "shape": shape, "ours_ms": ours_ms,
-                            "peer": name, "peer_ms": peer_ms, "peer_relative_error": error})
-
-    our_gemms = []
-    for path, manifest in manifests:
-        kind, kernel = manifest["entry"], path.stem
-        shape = describe_shape(kind, manifest)
+    def measure_ours(path, kind, label):
+        """Runs one kernel of ours: (median ms or None, the result)."""
         ours = run_ours(args.mosaic_run, path, kind, args, out_dir)
-        passed = bool(ours.get("passed"))
-        if not passed:
-            failures += [f"{kernel} {shape}: {why}"
-                         for why in ours.get("failures") or ["mosaic-run failed"]]
-        ours_ms = ours.get("median_ms") if passed else None
-        ours_cell = format_cell(ours_ms, ours.get("flops"), ours.get("bytes"),
-                                failed=not passed)
-        if kind == "gemm":
-            our_gemms.append(gemm_dims(manifest))
-        add_peer_rows(kernel, shape, kind, [s for _, s in buffers(manifest)], ours_ms,
-                      ours_cell)
-    for m, n, k in gemm_sizes_without_ours(our_gemms):
-        add_peer_rows("gemm (peers only)", f"{m}x{n}x{k}", "gemm", [(m, k), (k, n), (m, n)],
-                      None, "-")
-    if not triton:
-        notes.append("Triton was not importable; its rows are missing.")
+        if not ours.get("passed"):
+            failures.extend(f"{path.stem} {label}: {why}"
+                            for why in ours.get("failures") or ["mosaic-run failed"])
+            return None, ours
+        if ours.get("median_ms") is None:
+            failures.append(f"{path.stem} {label}: mosaic-run reported no time "
+                            f"(emulated: {ours.get('emulated')})")
+        return ours.get("median_ms"), ours
 
-    table = markdown_table(rows)
+    # The examples other than GEMMs: one row per peer.
+    gemms = []
+    for path, manifest in manifests:
+        kind = reference_kind(manifest["entry"])
+        if kind == "gemm":
+            gemms.append((path, manifest))
+            continue
+        shape = describe_shape(manifest)
+        if kind is None:
+            failures.append(f"{path.stem}: mosaic-run has no reference for entry "
+                            f"`{manifest['entry']}` (references: {', '.join(REFERENCES)})")
+            continue
+        ours_ms, ours = measure_ours(path, kind, shape)
+        ours_cell = format_cell(ours_ms, ours.get("flops"), ours.get("bytes"),
+                                failed=ours_ms is None)
+        kernel_peers = peers(torch, triton, kind, [s for _, s in buffers(manifest)], generator)
+        for peer in kernel_peers:
+            peer_ms, error, why = measure_peer(torch, peer, args)
+            if peer_ms == FAILED:
+                failures.append(f"{path.stem} {shape}: {why}")
+            elif why:
+                notes.append(f"{path.stem} {shape}: {why}")
+            timed = peer_ms if isinstance(peer_ms, float) else None
+            rows.append({"kernel": path.stem, "shape": shape, "ours": ours_cell,
+                         "peer": peer.name,
+                         "peer_time": peer_ms if isinstance(peer_ms, str)
+                         else format_cell(timed, peer.flops, peer.moved),
+                         "ratio": format_ratio(ours_ms, timed)})
+            results.append({"kernel": path.stem, "shape": shape, "ours_ms": ours_ms,
+                            "peer": peer.name, "peer_ms": timed,
+                            "peer_relative_error": error})
+
+    # The GEMM table.
+    paths = {path.stem: path for path, _ in gemms}
+    chosen, gemm_notes = group_gemms([(path.stem, gemm_dims(m)) for path, m in gemms])
+    families = {family for family, _ in chosen}
+    columns = gemm_columns(families)
+    gemm_rows, unavailable = [], []
+
+    def measure_gemm_peers(dims):
+        """The peers' cells of one shape; their tensors are freed on return."""
+        label, cells = shape_label(dims), {}
+        for column, peer in gemm_peers(torch, triton, dims, generator):
+            value, error, why = measure_peer(torch, peer, args)
+            cells[column] = value
+            if value == FAILED:
+                failures.append(f"GEMM {label}: {why}")
+            elif why:
+                unavailable.append((why, label))
+            results.append({"gemm": label, "implementation": column,
+                            "ms": value if isinstance(value, float) else None,
+                            "relative_error": error})
+        if isinstance(cells.get(TRITON_TMA), float):
+            gemm_notes.append(f"{label}: {TRITON_TMA} tuned to "
+                              f"{triton['matmul_tma_persistent'].config()}.")
+        return cells
+
+    for dims in gemm_table_shapes([d for _, d in chosen]):
+        label = shape_label(dims)
+        cells = measure_gemm_peers(dims)
+        torch.cuda.empty_cache()  # for mosaic-run, another process
+        for family in columns:
+            stem = chosen.get((family, dims))
+            if stem is None:
+                continue
+            ours_ms, ours = measure_ours(paths[stem], "gemm", label)
+            cells[family] = FAILED if ours_ms is None else ours_ms
+            results.append({"gemm": label, "implementation": family, "kernel": stem,
+                            "ms": ours_ms, "passed": bool(ours.get("passed"))})
+        gemm_rows.append((dims, cells))
+    for family, source in OUR_GEMMS.items():
+        if family not in families:
+            gemm_notes.append(f"{family}: no kernel in {args.kernels} (compiled by "
+                              f"compile-kernels.sh from {source} where they exist).")
+    gemm_notes += triton_notes + unavailable_notes(unavailable)
+    # cuBLAS may reduce split-K partial sums in bf16 unless this is off;
+    # ours and Triton's accumulate in f32 throughout.
+    try:
+        reduced = torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction
+    except AttributeError:
+        reduced = "unknown"
+    gemm_notes.append(f"{CUBLAS} with PyTorch's settings as found: "
+                      f"allow_bf16_reduced_precision_reduction={reduced}.")
+    gemm_notes += gemm_shape_notes()
+
+    gemm_table = gemm_markdown(columns, gemm_rows)
+    table = markdown_table(rows) if rows else ""
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    section = docs_section(date, gpu_model(), command, args.warmup, args.reps, table, notes)
+    section = docs_section(date, gpu_model(), command, args.warmup, args.reps, gemm_table,
+                           gemm_notes, table, notes)
     print()
-    print(table)
+    print(section)
     if args.out:
         (out_dir / "benchmarks-section.md").write_text(section)
         (out_dir / "benchmarks-results.json").write_text(json.dumps(results, indent=2))

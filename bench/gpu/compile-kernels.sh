@@ -1,28 +1,67 @@
 #!/usr/bin/env bash
-# Compiles every example kernel to a CUBIN, its PTX and its manifest, on the
-# build machine (it needs mosaic-compile and ptxas), for bench/gpu/run.sh.
+# Compiles the kernels bench/gpu/run.sh times, on the build machine (it needs
+# mosaic-compile and ptxas; no GPU):
+#  - every example kernel, examples/NAME.mlir, to NAME.cubin, NAME.ptx and
+#    the manifest NAME.json;
+#  - the warp-specialized GEMM at each shape of bench.py's GEMM table
+#    (bench.py --list-gemm-shapes), written as MLIR by
+#    `python/examples/gemm_ws.py --m M --n N --k K --emit-mlir PATH` and
+#    compiled to gemm_bf16_ws_MxNxK.{mlir,cubin,ptx,json}; skipped, with a
+#    message, where that script does not exist.
 #
 #   bench/gpu/compile-kernels.sh [OUT_DIR]   (default build/kernels)
 #
-# MOSAIC_COMPILE names the compiler (default build/bin/mosaic-compile). Every
-# example must compile: a failure is reported, the others still compile,
-# and the script fails.
+# MOSAIC_COMPILE names the compiler (default build/bin/mosaic-compile);
+# gemm_ws.py runs on MOSAIC_PYTHON (default /usr/bin/python3) with the
+# mosaic_gpu module of the same build (BUILD/python, BUILD being the folder
+# above the compiler's bin/). Every kernel must compile: a failure is
+# reported, the others still compile, and the script fails.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/build/kernels}
 compiler=${MOSAIC_COMPILE:-$root/build/bin/mosaic-compile}
+python=${MOSAIC_PYTHON:-/usr/bin/python3}
+build=$(cd "$(dirname "$compiler")/.." && pwd)
 mkdir -p "$out"
 compiled=0
 total=0
-for source in "$root"/examples/*.mlir; do
-  name=$(basename "$source" .mlir)
-  total=$((total + 1))
+
+# compile NAME SOURCE: SOURCE to OUT/NAME.{cubin,ptx,json}, logged to OUT/NAME.log.
+compile() {
+  local name=$1 source=$2
   rm -f "$out/$name.cubin" "$out/$name.ptx" "$out/$name.json"
-  if "$compiler" "$source" -o "$out/$name.cubin" >"$out/$name.log" 2>&1; then
+  if "$compiler" "$source" -o "$out/$name.cubin" >>"$out/$name.log" 2>&1; then
     echo "compiled $name -> $out/$name.cubin, $out/$name.ptx, $out/$name.json"
     compiled=$((compiled + 1))
   else
     echo "not compiled: $name (see $out/$name.log)"
   fi
+}
+
+for source in "$root"/examples/*.mlir; do
+  name=$(basename "$source" .mlir)
+  total=$((total + 1))
+  : >"$out/$name.log"
+  compile "$name" "$source"
 done
+
+generator=$root/python/examples/gemm_ws.py
+if [ -f "$generator" ]; then
+  while read -r m n k; do
+    name=gemm_bf16_ws_${m}x${n}x${k}
+    total=$((total + 1))
+    rm -f "$out/$name.mlir"
+    if PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" "$python" "$generator" \
+        --m "$m" --n "$n" --k "$k" --emit-mlir "$out/$name.mlir" >"$out/$name.log" 2>&1 &&
+        [ -s "$out/$name.mlir" ]; then
+      compile "$name" "$out/$name.mlir"
+    else
+      echo "not generated: $name (see $out/$name.log)"
+    fi
+  done < <("$python" "$root/bench/gpu/bench.py" --list-gemm-shapes)
+else
+  echo "not generated: the warp-specialized GEMM per shape" \
+    "(python/examples/gemm_ws.py does not exist in this tree)"
+fi
+echo "compile-kernels.sh: $compiled of $total kernels compiled into $out"
 [ "$compiled" -eq "$total" ]

@@ -4,11 +4,18 @@
 #
 #   bench/gpu/run.sh KERNEL_DIR [bench.py options: --reps N --warmup N --seed S]
 #
+# The GEMM table (our warp-specialized and simple GEMMs against cuBLAS and
+# Triton's persistent TMA GEMM at 8192^3 and the shape sweep of bench.py's
+# GEMM_SHAPES) comes from two commands:
+#
+#   bench/gpu/compile-kernels.sh build/kernels   # build machine: mosaic-compile, ptxas
+#   bench/gpu/run.sh build/kernels               # GPU machine: this tree + build/kernels
+#
 # KERNEL_DIR holds CUBINs and their JSON manifests, compiled beforehand on a
 # build machine with bench/gpu/compile-kernels.sh. This script builds
 # runtime/ on its own (no LLVM), runs its tests (the GPU ones run here),
 # checks and times every kernel with mosaic-run and its peers with
-# bench/gpu/bench.py, and appends the table to docs/BENCHMARKS.md when every
+# bench/gpu/bench.py, and appends the tables to docs/BENCHMARKS.md when every
 # kernel and peer passed its check. With $OUT set (the device tool's output
 # folder) it also writes the table and the raw results there. It exits
 # non-zero when the build, a test or a numerical check failed.

@@ -45,7 +45,58 @@ void maybeCompletePhase(Cluster &cluster, Cta &cta, uint32_t offset,
   }
 }
 
+/// complete_tx of `bytes` on the mbarrier at `offset` of `target`, by the
+/// copy `what` when it completes.
+void completeTransactions(Cluster &cluster, Cta &target, uint32_t offset,
+                          uint64_t bytes, const AsyncClock &clock,
+                          const std::string &what) {
+  MbarrierState &m = target.mbarriers[offset];
+  if (!m.initialized) {
+    if (cluster.hazards)
+      cluster.hazards->flag(
+          "hazard: mbarrier misuse: " + what +
+          " completes bytes on the mbarrier at shared address " +
+          std::to_string(offset) + " of CTA rank " +
+          std::to_string(target.rank) + ", which is not initialized");
+    return;
+  }
+  m.tx -= static_cast<int64_t>(bytes);
+  if (cluster.hazards)
+    cluster.hazards->onAsyncRelease(target, offset, clock);
+  maybeCompletePhase(cluster, target, offset, m);
+}
+
 } // namespace
+
+bool Exec::copyTargets(const SharedLocation &destination,
+                       const SharedLocation &barrier, size_t maskIndex,
+                       uint32_t lane, std::vector<Cta *> &targets) {
+  if (!in.multicast) {
+    if (barrier.cta != destination.cta)
+      return fail("a copy into the shared memory of CTA rank " +
+                      std::to_string(destination.cta->rank) +
+                      " completes on an mbarrier of CTA rank " +
+                      std::to_string(barrier.cta->rank) +
+                      " (they must be in the same CTA)",
+                  static_cast<int>(lane));
+    targets.push_back(destination.cta);
+    return true;
+  }
+  if (maskIndex >= in.operands.size())
+    return fail(".multicast::cluster without a ctaMask operand",
+                static_cast<int>(lane));
+  uint16_t ctaMask = static_cast<uint16_t>(read(in.operands[maskIndex], lane));
+  for (uint32_t r = 0; r < 16; ++r)
+    if (ctaMask >> r & 1) {
+      if (r >= cluster.ctas.size())
+        return fail("multicast mask " + hex(ctaMask) + " names CTA rank " +
+                        std::to_string(r) + " of a cluster of " +
+                        std::to_string(cluster.ctas.size()),
+                    static_cast<int>(lane));
+      targets.push_back(cluster.ctas[r].get());
+    }
+  return true;
+}
 
 std::optional<SharedLocation> Exec::sharedOperand(const Operand &operand,
                                                   Space space, unsigned bytes,
@@ -113,6 +164,8 @@ bool Exec::mbarrier(uint32_t mask, uint32_t active) {
                   static_cast<int>(lane));
     Cta &target = *location->cta;
     uint32_t offset = location->offset;
+    if (cluster.hazards && &target != &cta)
+      cluster.hazards->onPeerAccess(target, warp, lane, pc);
     MbarrierState &m = target.mbarriers[offset];
     std::string where = "the mbarrier at shared address " +
                         std::to_string(offset) +
@@ -474,21 +527,9 @@ bool Exec::tensorCopy(uint32_t mask) {
       if (!barrierLocation)
         return false;
       std::vector<Cta *> targets;
-      if (in.multicast) {
-        uint16_t ctaMask = static_cast<uint16_t>(read(in.operands[mapIndex + 3], lane));
-        for (uint32_t r = 0; r < 16; ++r)
-          if (ctaMask >> r & 1) {
-            if (r >= cluster.ctas.size())
-              return fail("multicast mask " + hex(ctaMask) +
-                              " names CTA rank " + std::to_string(r) +
-                              " of a cluster of " +
-                              std::to_string(cluster.ctas.size()),
-                          static_cast<int>(lane));
-            targets.push_back(cluster.ctas[r].get());
-          }
-      } else {
-        targets.push_back(destination->cta);
-      }
+      if (!copyTargets(*destination, *barrierLocation, mapIndex + 3, lane,
+                       targets))
+        return false;
       uint32_t dstOffset = destination->offset;
       uint32_t barOffset = barrierLocation->offset;
       async.what = "the TMA load issued by " +
@@ -539,20 +580,7 @@ bool Exec::tensorCopy(uint32_t mask) {
               owner->hazards->onAsyncAccess(*target, clock, address, 16, true,
                                             what);
           }
-          MbarrierState &m = target->mbarriers[barOffset];
-          if (!m.initialized) {
-            if (owner->hazards)
-              owner->hazards->flag(
-                  "hazard: mbarrier misuse: " + what +
-                  " completes bytes on the mbarrier at shared address " +
-                  std::to_string(barOffset) + " of CTA rank " +
-                  std::to_string(target->rank) + ", which is not initialized");
-            continue;
-          }
-          m.tx -= static_cast<int64_t>(bytes);
-          if (owner->hazards)
-            owner->hazards->onAsyncRelease(*target, barOffset, clock);
-          maybeCompletePhase(*owner, *target, barOffset, m);
+          completeTransactions(*owner, *target, barOffset, bytes, clock, what);
         }
         return Status();
       };
@@ -716,7 +744,7 @@ bool Exec::bulkGroups(uint32_t mask) {
 
 bool Exec::bulkCopy(uint32_t mask) {
   // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
-  //   [dst], [src], size, [mbar]
+  //   {.multicast::cluster} [dst], [src], size, [mbar] {, ctaMask}
   // cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size
   bool toShared = in.space == Space::SharedCluster || in.space == Space::Shared;
   for (uint32_t lanes = mask; lanes; lanes &= lanes - 1) {
@@ -740,23 +768,28 @@ bool Exec::bulkCopy(uint32_t mask) {
           sharedOperand(in.operands[3], Space::SharedCluster, 8, lane);
       if (!destination || !barrierLocation)
         return false;
+      std::vector<Cta *> targets;
+      if (!copyTargets(*destination, *barrierLocation, 4, lane, targets))
+        return false;
       uint64_t source = address(in.operands[1], lane);
       uint8_t *host = memory(Space::Global, source, size, false, lane);
       if (!host)
         return false;
-      async.complete = [owner, destination = *destination,
-                        barrier = *barrierLocation, host, size,
-                        clock, what = async.what]() -> Status {
-        std::memcpy(destination.cta->shared.data() + destination.offset, host,
-                    size);
-        if (owner->hazards)
-          owner->hazards->onAsyncAccess(*destination.cta, clock,
-                                        destination.offset, size, true, what);
-        MbarrierState &m = barrier.cta->mbarriers[barrier.offset];
-        m.tx -= size;
-        if (owner->hazards)
-          owner->hazards->onAsyncRelease(*barrier.cta, barrier.offset, clock);
-        maybeCompletePhase(*owner, *barrier.cta, barrier.offset, m);
+      async.complete = [owner, targets, offset = destination->offset,
+                        barOffset = barrierLocation->offset, host, size, clock,
+                        what = async.what]() -> Status {
+        for (Cta *target : targets) {
+          if (uint64_t(offset) + size > target->sharedEnd)
+            return Error{what + ": the " + std::to_string(size) +
+                         " bytes at shared address " + std::to_string(offset) +
+                         " overrun the shared memory of CTA rank " +
+                         std::to_string(target->rank)};
+          std::memcpy(target->shared.data() + offset, host, size);
+          if (owner->hazards)
+            owner->hazards->onAsyncAccess(*target, clock, offset, size, true,
+                                          what);
+          completeTransactions(*owner, *target, barOffset, size, clock, what);
+        }
         return Status();
       };
     } else {

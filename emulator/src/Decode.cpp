@@ -507,6 +507,20 @@ Status decodeInstruction(Instruction &instruction, const std::string &opcode) {
     if (in.type == Type::None)
       return Error{"`" + opcode + "` has no type"};
   }
+  if (in.op == Op::Setmaxnreg) {
+    // PTX ISA, setmaxnreg: `.inc` or `.dec`, and an integer constant
+    // imm-reg-count, a multiple of 8 in 24..256.
+    if (in.variant == 0)
+      return Error{"`" + opcode + "` needs .inc or .dec"};
+    if (in.operands.size() != 1 ||
+        in.operands[0].kind != Operand::Kind::Immediate)
+      return Error{"`" + opcode +
+                   "` takes one operand, an integer constant register count"};
+    uint64_t count = in.operands[0].bits;
+    if (count < 24 || count > 256 || count % 8 != 0)
+      return Error{"`" + opcode + "` register count " + std::to_string(count) +
+                   " is not a multiple of 8 in 24..256"};
+  }
   return Status();
 }
 

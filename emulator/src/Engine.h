@@ -55,6 +55,7 @@ enum class BlockKind : uint8_t {
   ClusterBarrier, // barrier.cluster.wait
   Mbarrier,       // try_wait: ready when the phase completes
   WgmmaRendezvous,
+  Registers, // setmaxnreg.inc: ready when the CTA's pool holds the registers
 };
 
 struct WgmmaOp;
@@ -85,7 +86,11 @@ struct Warp {
   bool spinning = false;
   std::vector<uint64_t> regs;
   std::vector<uint8_t> local; // 32 lanes x localBytes
+  /// Per-thread registers the warp owns (setmaxnreg moves them), or 0 when
+  /// the kernel fixes no count at launch (KernelInfo::entryRegisters).
   uint32_t maxRegisters = 0;
+  /// barrier.cluster: arrived in phase `clusterArrivalPhase`, not yet
+  /// waited.
   bool clusterArrived = false;
   uint32_t clusterArrivalPhase = 0;
 
@@ -112,6 +117,8 @@ struct Warp {
 struct NamedBarrier {
   uint32_t arrived = 0; // threads
   uint32_t expected = 0;
+  uint32_t arrivedWarps = 0; // by warp index (a CTA has at most 32 warps)
+  uint32_t firstPc = 0;      // the arrival that set `expected`
   uint32_t generation = 0; // completions
   // bar.red: the reduction so far and where each participant wants it.
   uint32_t popc = 0;
@@ -141,6 +148,18 @@ struct Cta {
     uint32_t arrivedMask = 0;
   };
   std::vector<Rendezvous> rendezvous;
+  /// setmaxnreg: registers released by `.dec` and not yet taken by `.inc`.
+  uint32_t registerPool = 0;
+  /// Per warpgroup, the setmaxnreg its warps are executing: the first warp
+  /// to reach one (`firstWarp`) sets `pc`; `doneMask` has a bit per warp
+  /// that executed it, and once all four have, the next one starts over.
+  struct RegisterChange {
+    static constexpr uint32_t kNone = UINT32_MAX;
+    uint32_t pc = kNone;
+    uint32_t firstWarp = 0;
+    uint32_t doneMask = 0;
+  };
+  std::vector<RegisterChange> registerChanges;
 };
 
 /// An operation in flight in the asynchronous proxy.
@@ -178,9 +197,7 @@ struct Cluster {
   std::vector<std::unique_ptr<Cta>> ctas;
   std::deque<AsyncOp> async;
   uint64_t nextAsyncId = 1;
-  // barrier.cluster: arrivals (threads) of the current phase and phase.
-  uint32_t clusterArrived = 0;
-  uint32_t clusterExpected = 0;
+  // barrier.cluster: completed phases (arrivals are Warp::clusterArrived).
   uint32_t clusterPhase = 0;
   std::mt19937_64 random;
   uint64_t instructions = 0, threadInstructions = 0;
@@ -215,6 +232,18 @@ StepResult executeInstruction(Cluster &cluster, Cta &cta, Warp &warp,
 
 /// Completes asynchronous operation `id` if still pending.
 Status completeAsync(Cluster &cluster, uint64_t id);
+
+/// The registers a warp blocked at setmaxnreg.inc (at `warp.blockPc`)
+/// needs from its CTA's pool: 32 threads x (the new count - its count).
+uint32_t registersRequested(const LaunchState &launch, const Warp &warp);
+
+/// The current phase of barrier.cluster: the threads of non-exited warps
+/// that arrived, of all non-exited threads (which it waits for).
+struct ClusterArrivals {
+  uint32_t arrived = 0;
+  uint32_t expected = 0;
+};
+ClusterArrivals clusterArrivals(const Cluster &cluster);
 
 std::string describeLocation(const LaunchState &launch, const Cta &cta,
                              uint32_t warp, int lane, uint32_t pc);

@@ -396,6 +396,8 @@ uint8_t *Exec::memory(Space space, uint64_t address, unsigned bytes,
     // Atomics and volatile/relaxed/acquire/release accesses are strong
     // operations: by the PTX memory model they do not race.
     bool strong = in.strong || in.op == Op::Atom || in.op == Op::Red;
+    if (cluster.hazards && location->cta != &cta)
+      cluster.hazards->onPeerAccess(*location->cta, warp, lane, pc);
     if (cluster.hazards && !strong)
       cluster.hazards->onSharedAccess(*location->cta, warp, lane,
                                       location->offset, bytes, write, pc);
@@ -1715,6 +1717,10 @@ bool Exec::barrier(uint32_t mask, bool wait) {
     if (expected == 0 || expected % 32 != 0)
       return fail("barrier thread count " + std::to_string(expected) +
                   " is not a positive multiple of 32");
+    if (expected > 32 * launch.warpsPerCta)
+      return fail("barrier thread count " + std::to_string(expected) +
+                  " exceeds the CTA's " + std::to_string(launch.threadsPerCta) +
+                  " threads");
   } else {
     expected = 0;
     for (const Warp &other : cta.warps)
@@ -1722,19 +1728,27 @@ bool Exec::barrier(uint32_t mask, bool wait) {
         expected += 32;
   }
   NamedBarrier &b = cta.barriers[id];
-  if (b.arrived == 0)
-    b.expected = expected;
-  else if (b.expected != expected)
+  // PTX ISA, barrier: every arrival in a phase names the same thread count,
+  // and a warp arrives once before the barrier completes.
+  if (b.arrived != 0 && b.expected != expected)
     return fail("barrier " + std::to_string(id) + " expects " +
-                std::to_string(b.expected) + " threads, this arrival says " +
-                std::to_string(expected));
+                std::to_string(b.expected) +
+                " threads (set by the arrival at line " +
+                std::to_string(function.code[b.firstPc].line) +
+                "), this arrival says " + std::to_string(expected));
+  if (b.arrivedWarps >> warp.index & 1)
+    return fail("warp " + std::to_string(warp.index) + " arrives at barrier " +
+                std::to_string(id) + " again before the barrier completes");
   if (b.arrived == 0) {
+    b.expected = expected;
+    b.firstPc = pc;
     b.popc = 0;
     b.all = true;
     b.any = false;
     b.destinations.clear();
   }
   b.arrived += 32;
+  b.arrivedWarps |= 1u << warp.index;
   if (reduction) {
     const Operand &predicate = in.operands.back();
     for (uint32_t lanes = mask; lanes; lanes &= lanes - 1) {
@@ -1751,6 +1765,7 @@ bool Exec::barrier(uint32_t mask, bool wait) {
   advance(warp.liveMask);
   if (b.arrived >= b.expected) {
     b.arrived = 0;
+    b.arrivedWarps = 0;
     ++b.generation;
     for (const NamedBarrier::Destination &d : b.destinations) {
       uint64_t value = in.variant == 1 ? b.popc : in.variant == 2 ? b.all : b.any;
@@ -1772,6 +1787,36 @@ bool Exec::barrier(uint32_t mask, bool wait) {
   return true;
 }
 
+ClusterArrivals clusterArrivals(const Cluster &cluster) {
+  ClusterArrivals arrivals;
+  for (const auto &c : cluster.ctas)
+    for (const Warp &w : c->warps) {
+      if (w.status == WarpStatus::Exited)
+        continue;
+      uint32_t threads = __builtin_popcount(w.liveMask);
+      arrivals.expected += threads;
+      if (w.clusterArrived && w.clusterArrivalPhase == cluster.clusterPhase)
+        arrivals.arrived += threads;
+    }
+  return arrivals;
+}
+
+namespace {
+
+/// barrier.cluster completes when every non-exited thread of the cluster
+/// has arrived (PTX ISA, barrier.cluster): checked on each arrival and
+/// each time a warp exits.
+void completeClusterBarrierIfDone(Cluster &cluster) {
+  ClusterArrivals arrivals = clusterArrivals(cluster);
+  if (arrivals.arrived == 0 || arrivals.arrived != arrivals.expected)
+    return;
+  ++cluster.clusterPhase;
+  if (cluster.hazards)
+    cluster.hazards->onClusterComplete();
+}
+
+} // namespace
+
 bool Exec::clusterBarrier(uint32_t mask, bool wait) {
   if (in.aligned && mask != warp.liveMask)
     return fail("barrier.cluster (aligned) reached by a diverged warp");
@@ -1780,19 +1825,9 @@ bool Exec::clusterBarrier(uint32_t mask, bool wait) {
       return fail("barrier.cluster.arrive twice without a wait");
     warp.clusterArrived = true;
     warp.clusterArrivalPhase = cluster.clusterPhase;
-    cluster.clusterArrived += __builtin_popcount(warp.liveMask);
     if (cluster.hazards)
       cluster.hazards->onClusterArrive(warp);
-    uint32_t expected = 0;
-    for (auto &c : cluster.ctas)
-      for (Warp &w : c->warps)
-        expected += __builtin_popcount(w.liveMask);
-    if (cluster.clusterArrived >= expected) {
-      cluster.clusterArrived = 0;
-      ++cluster.clusterPhase;
-      if (cluster.hazards)
-        cluster.hazards->onClusterComplete();
-    }
+    completeClusterBarrierIfDone(cluster);
     advance(mask);
     return true;
   }
@@ -1847,7 +1882,7 @@ bool Exec::run(uint32_t active) {
       advance(rest);
     if (mask)
       exitLanes(mask);
-    return true;
+    return warp.status != WarpStatus::Exited || warpExited();
   }
   case Op::Trap:
     if (mask)
@@ -2003,6 +2038,8 @@ bool Exec::run(uint32_t active) {
       return clusterBarrier(mask, true);
     case Op::Setmaxnreg:
       ok = setmaxnreg(mask);
+      if (ok && blocked)
+        return true;
       break;
     default:
       ok = asyncInstruction(mask, active);
@@ -2017,15 +2054,108 @@ bool Exec::run(uint32_t active) {
   return true;
 }
 
+bool Exec::warpExited() {
+  completeClusterBarrierIfDone(cluster);
+  if (cluster.hazards)
+    cluster.hazards->onWarpExit(warp);
+  uint32_t group = warp.index / 4;
+  if (group < cta.registerChanges.size()) {
+    const Cta::RegisterChange &change = cta.registerChanges[group];
+    if (change.pc != Cta::RegisterChange::kNone &&
+        !(change.doneMask >> (warp.index % 4) & 1))
+      return fail("warp " + std::to_string(warp.index) +
+                  " exits without executing the setmaxnreg at line " +
+                  std::to_string(function.code[change.pc].line) +
+                  " that warp " + std::to_string(change.firstWarp) +
+                  " of its warpgroup reached (all four warps of a warpgroup "
+                  "must execute it)");
+  }
+  return true;
+}
+
+// PTX ISA, setmaxnreg: each warp of a warpgroup executes the same
+// setmaxnreg (.sync.aligned), and they synchronize before the next one;
+// `.dec` releases registers to the CTA's pool, `.inc` blocks until the pool
+// has them. The count a warp starts with is KernelInfo::entryRegisters.
 bool Exec::setmaxnreg(uint32_t mask) {
   if (mask != warp.liveMask)
-    return fail("setmaxnreg reached by a diverged warp");
-  uint32_t count = static_cast<uint32_t>(read(in.operands[0], 0));
-  if (count < 24 || count > 256 || count % 8 != 0)
-    return fail("setmaxnreg count " + std::to_string(count) +
-                " is not a multiple of 8 in 24..256");
-  warp.maxRegisters = count;
+    return fail("setmaxnreg reached by a diverged warp: lanes " +
+                hexMask(mask) + " of " + hexMask(warp.liveMask));
+  uint32_t group = warp.index / 4;
+  if (4 * group + 4 > cta.warps.size())
+    return fail("setmaxnreg needs a whole warpgroup (4 warps); warp " +
+                std::to_string(warp.index) + "'s warpgroup is incomplete");
+  if (warp.liveMask != 0xffffffffu)
+    return fail("setmaxnreg needs all 32 threads of each warp of the "
+                "warpgroup; only lanes " +
+                hexMask(warp.liveMask) + " of warp " +
+                std::to_string(warp.index) + " are live");
+  Cta::RegisterChange &change = cta.registerChanges[group];
+  uint32_t bit = 1u << (warp.index % 4);
+  auto quote = [&](uint32_t at) {
+    uint32_t line = function.code[at].line;
+    return "`" + launch.program->line(line) + "` at line " +
+           std::to_string(line);
+  };
+  if (change.pc == Cta::RegisterChange::kNone) {
+    for (uint32_t w = 4 * group; w < 4 * group + 4; ++w)
+      if (cta.warps[w].status == WarpStatus::Exited)
+        return fail("setmaxnreg in warpgroup " + std::to_string(group) +
+                    ", whose warp " + std::to_string(w) +
+                    " has exited (all four warps of a warpgroup must "
+                    "execute it)");
+    change.pc = pc;
+    change.firstWarp = warp.index;
+  } else if (change.doneMask & bit) {
+    return fail("warp " + std::to_string(warp.index) +
+                " reaches a setmaxnreg before the other warps of warpgroup " +
+                std::to_string(group) + " executed " + quote(change.pc) +
+                " (the warps must synchronize between two setmaxnreg)");
+  } else if (change.pc != pc) {
+    return fail("the warps of warpgroup " + std::to_string(group) +
+                " execute different setmaxnreg instructions: warp " +
+                std::to_string(change.firstWarp) + " reached " +
+                quote(change.pc) + ", warp " + std::to_string(warp.index) +
+                " " + quote(pc) + " (all four must execute the same one)");
+  }
+  uint32_t count = static_cast<uint32_t>(in.operands[0].bits);
+  uint32_t current = warp.maxRegisters;
+  bool increase = in.variant == 1;
+  if (current != 0) {
+    if (increase ? count < current : count > current)
+      return fail(std::string("setmaxnreg.") + (increase ? "inc" : "dec") +
+                  " to " + std::to_string(count) +
+                  " registers per thread, but the warp holds " +
+                  std::to_string(current) + " (." +
+                  (increase ? "inc must not lower" : "dec must not raise") +
+                  " the count)");
+    if (increase) {
+      uint32_t needed = 32 * (count - current);
+      if (cta.registerPool < needed) {
+        warp.status = WarpStatus::Blocked;
+        warp.block = BlockKind::Registers;
+        warp.blockPc = pc;
+        blocked = true;
+        return true;
+      }
+      cta.registerPool -= needed;
+    } else {
+      cta.registerPool += 32 * (current - count);
+    }
+    warp.maxRegisters = count;
+  }
+  change.doneMask |= bit;
+  if (change.doneMask == 0xf)
+    change = Cta::RegisterChange();
+  if (cluster.hazards)
+    cluster.hazards->onSetmaxnreg(warp, pc, *this);
   return true;
+}
+
+uint32_t registersRequested(const LaunchState &launch, const Warp &warp) {
+  uint32_t target = static_cast<uint32_t>(
+      launch.function->code[warp.blockPc].operands[0].bits);
+  return 32 * (target - warp.maxRegisters);
 }
 
 void Exec::checkInFlightRegisters(uint32_t mask) {

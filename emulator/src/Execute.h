@@ -66,6 +66,10 @@ struct Exec {
   void diverge();
   void jump(uint32_t mask, uint32_t target);
   void exitLanes(uint32_t mask);
+  /// The warp's last threads exited: barrier.cluster stops waiting for
+  /// them and the hazard checker learns of it; leaving a setmaxnreg the
+  /// rest of the warpgroup executes is an error.
+  bool warpExited();
 
   // Families.
   bool floatOp(uint32_t mask);
@@ -100,6 +104,14 @@ struct Exec {
   bool queue(AsyncOp async);
   bool asyncInstruction(uint32_t mask, uint32_t active);
   bool mbarrier(uint32_t mask, uint32_t active);
+  /// The CTAs a copy into shared::cluster memory at `destination`, which
+  /// completes on `barrier`, writes: that CTA (the mbarrier's), or with
+  /// .multicast::cluster those the ctaMask operand at `maskIndex` names,
+  /// each at the CTA-relative offsets of both (PTX ISA, cp.async.bulk and
+  /// cp.async.bulk.tensor).
+  bool copyTargets(const SharedLocation &destination,
+                   const SharedLocation &barrier, size_t maskIndex,
+                   uint32_t lane, std::vector<Cta *> &targets);
   bool tensorCopy(uint32_t mask);
   bool bulkCopy(uint32_t mask);
   bool bulkGroups(uint32_t mask);

@@ -35,6 +35,10 @@ void HazardChecker::reset() {
   mbarrierAccum.clear();
   mbarrierCompleted.clear();
   observedPhase.clear();
+  exitClocks.assign(cluster.ctas.size(), Clock(agents, 0));
+  ctaExited.assign(cluster.ctas.size(), 0);
+  peerAccesses.assign(cluster.ctas.size(), std::vector<PeerAccess>(agents));
+  setmaxnregs.assign(warpCount, {});
 }
 
 void HazardChecker::flag(const std::string &message) {
@@ -77,6 +81,14 @@ std::string HazardChecker::describeAgentAccess(uint32_t agent,
 std::string HazardChecker::describeAsync(uint32_t agent, uint32_t name) const {
   (void)agent;
   return name < names.size() ? names[name] : "an asynchronous operation";
+}
+
+std::string HazardChecker::describePeerAccess(uint32_t agent,
+                                              const PeerAccess &access) const {
+  if (agent >= warpCount)
+    return describeAsync(agent, access.name);
+  return describeAgentAccess(
+      agent, Access{agent, access.epoch, access.pc, access.lane});
 }
 
 void HazardChecker::onSharedAccess(Cta &target, const Warp &warp,
@@ -153,6 +165,78 @@ void HazardChecker::onProxyFence(const Warp &warp) {
 }
 
 void HazardChecker::onFence(const Warp &warp) { tick(warp); }
+
+namespace {
+
+std::string exitedCtaHazard(uint32_t rank) {
+  return "hazard: an access to the shared memory of CTA rank " +
+         std::to_string(rank) +
+         ", which has exited (a CTA's shared memory must outlive its peers' "
+         "accesses: end the CTAs with barrier.cluster.arrive and "
+         "barrier.cluster.wait)";
+}
+
+} // namespace
+
+void HazardChecker::onPeerAccess(Cta &target, const Warp &warp, uint32_t lane,
+                                 uint32_t pc) {
+  if (failed())
+    return;
+  if (ctaExited[target.rank]) {
+    flag(exitedCtaHazard(target.rank) + "\n  at " +
+         describeLocation(*cluster.launch, *warp.cta, warp.index,
+                          static_cast<int>(lane), pc));
+    return;
+  }
+  uint32_t self = warpAgent(warp);
+  peerAccesses[target.rank][self] = {clockOf(warp)[self], pc, lane, 0};
+}
+
+void HazardChecker::onWarpExit(const Warp &warp) {
+  Cta &cta = *warp.cta;
+  join(exitClocks[cta.rank], clockOf(warp));
+  if (cta.exitedWarps < cta.warps.size())
+    return;
+  ctaExited[cta.rank] = 1;
+  const Clock &exit = exitClocks[cta.rank];
+  const std::vector<PeerAccess> &accesses = peerAccesses[cta.rank];
+  for (uint32_t agent = 0; agent < accesses.size() && !failed(); ++agent)
+    if (accesses[agent].epoch != 0 &&
+        !ordered(agent, accesses[agent].epoch, exit))
+      flag("hazard: CTA rank " + std::to_string(cta.rank) + " exits while " +
+           describePeerAccess(agent, accesses[agent]) +
+           " may still access its shared memory (nothing orders that access "
+           "before the exit: end the CTAs with barrier.cluster.arrive and "
+           "barrier.cluster.wait)");
+}
+
+void HazardChecker::onSetmaxnreg(const Warp &warp, uint32_t pc, Exec &exec) {
+  uint32_t self = warpAgent(warp);
+  std::vector<std::pair<uint32_t, uint32_t>> &mine = setmaxnregs[self];
+  // PTX ISA, setmaxnreg: after one, the warps of the warpgroup synchronize
+  // before any executes the next.
+  if (!mine.empty()) {
+    size_t previous = mine.size() - 1;
+    uint32_t first = self - warp.index % 4;
+    for (uint32_t other = first; other < first + 4; ++other) {
+      if (other == self || setmaxnregs[other].size() <= previous)
+        continue;
+      auto [epoch, otherPc] = setmaxnregs[other][previous];
+      if (!ordered(other, epoch, clockOf(warp))) {
+        exec.hazard(
+            "setmaxnreg is not ordered after warp " +
+            std::to_string(other - (self - warp.index)) +
+            "'s setmaxnreg at line " +
+            std::to_string(cluster.launch->function->code[otherPc].line) +
+            ": the warps of a warpgroup must synchronize (bar.sync) "
+            "between two setmaxnreg");
+        break;
+      }
+    }
+  }
+  mine.push_back({clockOf(warp)[self], pc});
+  tick(warp);
+}
 
 void HazardChecker::onBarrierArrive(Cta &cta, const Warp &warp, uint32_t id) {
   join(barrierAccum[cta.rank * 16 + id], clockOf(warp));
@@ -270,6 +354,16 @@ void HazardChecker::onAsyncAccess(Cta &target, const AsyncClock &clock,
     name = static_cast<uint32_t>(names.size() - 1);
   }
   lastNameSource = &what;
+  // An operation another CTA issued, into this CTA's shared memory.
+  if (clock.agent >= warpCount && clock.agent < wgmmaAgent(0) &&
+      (clock.agent - warpCount) / kTmaSlots / cluster.launch->warpsPerCta !=
+          target.rank) {
+    if (ctaExited[target.rank]) {
+      flag(exitedCtaHazard(target.rank) + "\n  by " + what);
+      return;
+    }
+    peerAccesses[target.rank][clock.agent] = {clock.epoch, 0, 0, name};
+  }
   const Clock &observer = clock.issue;
   std::vector<ChunkShadow> &chunkShadow = chunks[target.rank];
   for (uint32_t chunk = address / 16; chunk <= (address + size - 1) / 16;

@@ -8,7 +8,10 @@
 // mbarrier phases, cluster barriers and async completions carry clocks.
 // Shared memory has a shadow per byte for generic accesses and per 16-byte
 // chunk for the asynchronous proxy; an access that is not ordered after the
-// conflicting access before it is a hazard. See docs/RationaleEmulator.md.
+// conflicting access before it is a hazard. A CTA's exit must be ordered
+// after every access its peers make to its shared memory, and the warps of
+// a warpgroup must synchronize between two setmaxnreg. See
+// docs/RationaleEmulator.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +43,13 @@ public:
                       uint32_t pc);
   void onProxyFence(const Warp &warp);
   void onFence(const Warp &warp);
+
+  /// A generic-proxy access (load, store, atomic, mbarrier operation) by
+  /// `warp` to the shared memory of another CTA of the cluster.
+  void onPeerAccess(Cta &target, const Warp &warp, uint32_t lane, uint32_t pc);
+  /// `warp`'s last threads exited; the last warp of a CTA exits the CTA.
+  void onWarpExit(const Warp &warp);
+  void onSetmaxnreg(const Warp &warp, uint32_t pc, Exec &exec);
 
   void onBarrierArrive(Cta &cta, const Warp &warp, uint32_t id);
   void onBarrierComplete(Cta &cta, uint32_t id, const Warp &warp);
@@ -103,6 +113,18 @@ private:
   std::map<std::pair<uint32_t, uint32_t>, Clock> mbarrierAccum,
       mbarrierCompleted;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> observedPhase;
+  /// CTA exits. Per rank: the join of its warps' clocks as they exit,
+  /// whether all have, and by agent the last access of another CTA's
+  /// agent to its shared memory (epoch 0: none).
+  struct PeerAccess {
+    uint32_t epoch = 0, pc = 0, lane = 0;
+    uint32_t name = 0; // asynchronous operations: the description
+  };
+  std::vector<Clock> exitClocks;
+  std::vector<uint8_t> ctaExited;
+  std::vector<std::vector<PeerAccess>> peerAccesses;
+  /// By warp agent: (epoch, pc) of each setmaxnreg it executed.
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> setmaxnregs;
 
   uint32_t agentCount() const { return warpCount * (2 + kTmaSlots); }
   uint32_t warpAgent(const Warp &warp) const;
@@ -115,6 +137,8 @@ private:
   bool ordered(uint32_t agent, uint32_t epoch, const Clock &observer) const;
   std::string describeAgentAccess(uint32_t agent, const Access &access) const;
   std::string describeAsync(uint32_t agent, uint32_t name) const;
+  std::string describePeerAccess(uint32_t agent,
+                                 const PeerAccess &access) const;
 };
 
 } // namespace mosaic::emulator

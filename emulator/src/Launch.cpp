@@ -132,6 +132,13 @@ bool isReady(Cluster &cluster, Warp &warp) {
       return true;
     }
     return false;
+  case BlockKind::Registers:
+    if (warp.cta->registerPool >= registersRequested(*cluster.launch, warp)) {
+      warp.status = WarpStatus::Ready;
+      warp.block = BlockKind::None;
+      return true;
+    }
+    return false;
   default:
     return false;
   }
@@ -148,11 +155,20 @@ std::string describeBlocked(const LaunchState &launch, const Warp &warp) {
         << " of " << b.expected << " threads arrived)";
     break;
   }
-  case BlockKind::ClusterBarrier:
-    out << "waits at barrier.cluster.wait (" << warp.cta->cluster->clusterArrived
-        << " of " << warp.cta->cluster->clusterExpected
-        << " threads arrived)";
+  case BlockKind::ClusterBarrier: {
+    ClusterArrivals arrivals = clusterArrivals(*warp.cta->cluster);
+    out << "waits at barrier.cluster.wait (" << arrivals.arrived << " of "
+        << arrivals.expected << " non-exited threads arrived)";
     break;
+  }
+  case BlockKind::Registers: {
+    uint32_t target = static_cast<uint32_t>(
+        launch.function->code[warp.blockPc].operands[0].bits);
+    out << "waits at setmaxnreg.inc for " << registersRequested(launch, warp)
+        << " registers (32 threads x (" << target << " - " << warp.maxRegisters
+        << ")), but the CTA's register pool holds " << warp.cta->registerPool;
+    break;
+  }
   case BlockKind::Mbarrier: {
     out << "waits for phase parity " << warp.blockParity
         << " of the mbarrier at shared address " << warp.blockAddress;
@@ -397,6 +413,10 @@ void initCta(const LaunchState &launch, Cta &cta) {
     barrier = NamedBarrier();
   cta.exitedWarps = 0;
   cta.rendezvous.assign((launch.warpsPerCta + 3) / 4, {});
+  // The CTA's registers are all its warps' at launch: the pool starts
+  // empty (docs/RationaleEmulator.md, "setmaxnreg").
+  cta.registerPool = 0;
+  cta.registerChanges.assign((launch.warpsPerCta + 3) / 4, {});
   cta.warps.resize(launch.warpsPerCta);
   size_t slots = function.registerNames.size();
   for (uint32_t w = 0; w < launch.warpsPerCta; ++w) {
@@ -408,6 +428,7 @@ void initCta(const LaunchState &launch, Cta &cta) {
     uint32_t count = std::min<uint32_t>(32, launch.threadsPerCta - first);
     warp.existMask = count == 32 ? 0xffffffffu : (1u << count) - 1;
     warp.liveMask = warp.existMask;
+    warp.maxRegisters = function.info.entryRegisters;
     warp.regs.assign(slots * 32, 0);
     warp.local.assign(size_t(function.localBytes) * 32, 0);
     if (launch.options->checkHazards) {
@@ -483,9 +504,7 @@ LaunchReport launch(const Module &module, std::string_view kernel,
                     static_cast<uint32_t>(index / (uint64_t(clusters[0]) *
                                                    clusters[1]))};
       cluster.async.clear();
-      cluster.clusterArrived = 0;
       cluster.clusterPhase = 0;
-      cluster.clusterExpected = state.threadsPerCta * ctasPerCluster;
       cluster.random.seed(options.seed * 0x9E3779B97F4A7C15ull + index);
       cluster.instructions = 0;
       cluster.threadInstructions = 0;

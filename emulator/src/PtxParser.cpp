@@ -216,6 +216,36 @@ std::optional<uint64_t> parseNumber(std::string_view text, bool negative) {
   return negative ? ~value + 1 : value;
 }
 
+/// The per-thread register count a kernel's warps hold at launch, as ptxas
+/// (CUDA 13.0, sm_90a) fixes it for a kernel with `setmaxnreg`
+/// (docs/RationaleEmulator.md, "setmaxnreg", has the measurements). The
+/// bound is `.maxnreg`, and, with `.maxntid`/`.reqntid` and
+/// `.minnctapersm`, each warp's share of an SM sub-partition's 16384
+/// registers (the SM's 65536 are split over four sub-partitions, and the
+/// warps of the `.minnctapersm` CTAs over those) rounded down to a multiple
+/// of 8; at most 255. A kernel that increases its count gets no more than
+/// the largest count it increases to. Without a bound ptxas cannot fix the
+/// count and drops every `setmaxnreg` (its warning C7508): 0.
+uint32_t entryRegisterCount(uint64_t maxnreg, uint64_t threads,
+                            uint64_t minCtasPerSm, uint64_t largestIncrease) {
+  constexpr uint64_t kSubPartitions = 4;
+  constexpr uint64_t kRegistersPerSubPartition = 16384;
+  constexpr uint64_t kMaxRegistersPerThread = 255;
+  uint64_t bound = std::min(maxnreg, kMaxRegistersPerThread);
+  if (threads != 0 && minCtasPerSm != 0) {
+    uint64_t warps = (threads + 31) / 32 * minCtasPerSm;
+    uint64_t warpsPerSubPartition =
+        (warps + kSubPartitions - 1) / kSubPartitions;
+    uint64_t share = std::min(kRegistersPerSubPartition /
+                                  (32 * warpsPerSubPartition) / 8 * 8,
+                              kMaxRegistersPerThread);
+    bound = bound != 0 ? std::min(bound, share) : share;
+  }
+  if (bound != 0 && largestIncrease != 0)
+    bound = std::min(bound, largestIncrease);
+  return static_cast<uint32_t>(bound);
+}
+
 class Parser {
 public:
   explicit Parser(std::vector<Token> tokens) : tokens(std::move(tokens)) {}
@@ -781,6 +811,9 @@ Status Parser::parseEntry(bool isKernel) {
   function->info.name = name;
   if (peek().text == "(")
     MOSAIC_EMU_RETURN_IF_ERROR(parseParameters(function->info));
+  // The performance-tuning directives that fix the register count at
+  // launch: `.maxnreg`, and `.maxntid`/`.reqntid` with `.minnctapersm`.
+  uint64_t maxnreg = 0, threadBound = 0, minCtasPerSm = 0;
   while (peek().kind == Token::Kind::Word && peek().text[0] == '.') {
     std::string directive = next().text;
     std::vector<uint64_t> values;
@@ -797,13 +830,17 @@ Status Parser::parseEntry(bool isKernel) {
         product *= v;
       function->info.maxThreadsPerBlock =
           static_cast<uint32_t>(std::min<uint64_t>(product, 1024));
+      threadBound = product;
     } else if (directive == ".reqnctapercluster") {
       for (size_t i = 0; i < values.size() && i < 3; ++i)
         function->info.requiredCluster[i] = static_cast<uint32_t>(values[i]);
       for (size_t i = values.size(); i < 3; ++i)
         function->info.requiredCluster[i] = 1;
-    } else if (directive == ".minnctapersm" || directive == ".maxnreg" ||
-               directive == ".explicitcluster" ||
+    } else if (directive == ".maxnreg" || directive == ".minnctapersm") {
+      if (values.size() != 1)
+        return error("`" + directive + "` takes one value");
+      (directive == ".maxnreg" ? maxnreg : minCtasPerSm) = values[0];
+    } else if (directive == ".explicitcluster" ||
                directive == ".maxclusterrank" || directive == ".noreturn" ||
                directive == ".maxnctapersm" || directive == ".pragma") {
       if (directive == ".pragma") {
@@ -849,6 +886,12 @@ Status Parser::parseEntry(bool isKernel) {
   for (Type type : function->registerTypes)
     registers += type == Type::Pred ? 0 : (typeBits(type) > 32 ? 2 : 1);
   function->info.registers = std::min<uint32_t>(registers, 255);
+  uint64_t largestIncrease = 0;
+  for (const Instruction &instruction : function->code)
+    if (instruction.op == Op::Setmaxnreg && instruction.variant == 1)
+      largestIncrease = std::max(largestIncrease, instruction.operands[0].bits);
+  function->info.entryRegisters =
+      entryRegisterCount(maxnreg, threadBound, minCtasPerSm, largestIncrease);
   if (!isKernel)
     function->info.maxThreadsPerBlock = 0;
   function = nullptr;

@@ -482,7 +482,9 @@ TEST_P(DivergedAlignedTest, IsAnErrorNamingTheInstruction) {
 INSTANTIATE_TEST_SUITE_P(SyncAligned, DivergedAlignedTest,
                          ::testing::Values("bar.sync 0;",
                                            "barrier.sync.aligned 0;",
-                                           "wgmma.fence.sync.aligned;"));
+                                           "wgmma.fence.sync.aligned;",
+                                           "setmaxnreg.dec.sync.aligned.u32 "
+                                           "40;"));
 
 TEST(ExecuteTest, OutOfBoundsStoreNamesLineAndThread) {
   Kernel kernel(ptxModule(test::kFaultKernel), "faults");

@@ -13,8 +13,9 @@
 // before its mbarrier wait; a TMA store's source reused before its reads
 // complete), (c) a TMA store of bytes written without fence.proxy.async,
 // (d) a buffer refilled while another warp's wgmma may still read it,
-// (e) wgmma registers touched in flight, (f) mbarrier misuse, (g) deadlock.
-// Every class is detected under both policies.
+// (e) wgmma registers touched in flight, (f) mbarrier misuse, (g) deadlock,
+// (h) a CTA that exits while a peer of its cluster may still access its
+// shared memory. Every class is detected under both policies.
 //
 // HazardScheduleTest repeats every pair under random warp schedules and the
 // random async policy. HazardPrecisionTest puts the accesses of several warps
@@ -439,6 +440,91 @@ TEST_P(HazardTest, DeadlockIsReportedAsAHazard) {
                     "item 5 lists deadlock among the hazard classes: "
                  << report.message;
   EXPECT_NE(report.message.find("hazard"), std::string::npos) << report.message;
+}
+
+// (h) Rank 0 exits at once; rank 1 later arrives on rank 0's mbarrier,
+// whose shared memory is gone. The fix keeps both CTAs until a final
+// barrier.cluster.
+TEST_P(HazardTest, PeerArrivesAfterTheCtaExited) {
+  LaunchConfig config;
+  config.grid = {2, 1, 1};
+  config.block = {32, 1, 1};
+  config.cluster = {2, 1, 1};
+  DeviceMemory memory;
+  Kernel mutant(ptxModule(test::latePeerKernel(false)), "late_peer");
+  ASSERT_TRUE(mutant.ok());
+  LaunchReport report =
+      mutant.launch(config, mutant.parameters(), memory, options());
+  expectHazard(report, mutant, {"// LATE_ARRIVE"});
+  EXPECT_NE(report.message.find("shared memory of CTA rank 0, which has "
+                                "exited"),
+            std::string::npos)
+      << report.message;
+
+  Kernel fixed(ptxModule(test::latePeerKernel(true)), "late_peer");
+  ASSERT_TRUE(fixed.ok());
+  expectClean(fixed.launch(config, fixed.parameters(), memory, options()));
+}
+
+/// Launches ws_cluster over two clusters of two CTAs.
+LaunchReport launchWsCluster(const Kernel &kernel, const Options &options) {
+  DeviceMemory memory;
+  DeviceBuffer tensor = allocate(memory, 32 * 8 * 4);
+  auto map =
+      test::tensorMap2d(tensor.address, test::kTensorFloat32, 32, 8, 4, 8);
+  DeviceBuffer out = allocate(memory, 4 * 256 * 4);
+  LaunchConfig config;
+  config.grid = {4, 1, 1};
+  config.block = {384, 1, 1};
+  config.cluster = {2, 1, 1};
+  return kernel.launch(config,
+                       kernel.parameters()
+                           .set("map", map.data(), map.size())
+                           .set("out", out.address),
+                       memory, options);
+}
+
+/// The report blames a consumer's remote arrival for outliving the CTA.
+void expectLateArrival(const LaunchReport &report, const Kernel &kernel,
+                       const std::string &context) {
+  EXPECT_TRUE(report.hazard) << context << ": " << report.message;
+  const std::string &m = report.message;
+  EXPECT_TRUE(m.find("exits while") != std::string::npos ||
+              m.find("which has exited") != std::string::npos)
+      << context << ": " << m;
+  EXPECT_TRUE(namesLine(m, kernel.line("// ARRIVE_ONE")) ||
+              namesLine(m, kernel.line("// ARRIVE_TWO")))
+      << context << ": " << m;
+}
+
+// (h) In a warp-specialized GEMM the consumers release the last stages on
+// the peer's `empty` mbarriers, which its producer no longer waits for: a
+// CTA may exit while they still arrive, unless both CTAs end with a
+// barrier.cluster.
+TEST_P(HazardTest, CtaExitsWhileItsPeersConsumersMayStillArrive) {
+  Kernel mutant(ptxModule(test::wsClusterKernel(false)), "ws_cluster");
+  ASSERT_TRUE(mutant.ok());
+  expectLateArrival(launchWsCluster(mutant, options()), mutant, "mutant");
+
+  Kernel fixed(ptxModule(test::wsClusterKernel(true)), "ws_cluster");
+  ASSERT_TRUE(fixed.ok());
+  expectClean(launchWsCluster(fixed, options()));
+}
+
+TEST(HazardScheduleTest, CtaExitFoundUnderEveryRandomSchedule) {
+  Kernel mutant(ptxModule(test::wsClusterKernel(false)), "ws_cluster");
+  Kernel fixed(ptxModule(test::wsClusterKernel(true)), "ws_cluster");
+  ASSERT_TRUE(mutant.ok() && fixed.ok());
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    Options options = testOptions(AsyncPolicy::Random);
+    options.randomSchedule = true;
+    options.seed = seed;
+    std::string context = "seed " + std::to_string(seed);
+    expectLateArrival(launchWsCluster(mutant, options), mutant, context);
+    LaunchReport report = launchWsCluster(fixed, options);
+    EXPECT_TRUE(report.ok && !report.hazard)
+        << context << " (fixed): " << report.message;
+  }
 }
 
 /// A mutant and its fix, with what launching them takes.

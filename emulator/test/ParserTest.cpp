@@ -217,6 +217,55 @@ TEST(ParserTest, LaunchChecksTheKernelsDirectives) {
   EXPECT_TRUE(report.ok) << report.message;
 }
 
+// The register count at launch of a kernel with setmaxnreg, against what
+// ptxas (CUDA 13.0, -arch=sm_90a) put in EIATTR_REGCOUNT for the same
+// directives and setmaxnreg counts (docs/RationaleEmulator.md,
+// "setmaxnreg").
+TEST(ParserTest, EntryRegisterCountIsWhatPtxasFixes) {
+  struct Case {
+    const char *directives;
+    uint32_t increase; // 0: only a setmaxnreg.dec to 24
+    uint32_t expected;
+  };
+  const Case cases[] = {
+      {".maxntid 384, 1, 1 .minnctapersm 1", 232, 168},
+      {".reqntid 384, 1, 1 .minnctapersm 1", 232, 168},
+      {".maxntid 96, 2, 2 .minnctapersm 1", 232, 168},
+      {".maxntid 384, 1, 1 .minnctapersm 1", 104, 104},
+      {".maxntid 384, 1, 1 .minnctapersm 1", 0, 168},
+      {".maxntid 384, 1, 1 .minnctapersm 2", 232, 80},
+      {".maxntid 384, 1, 1 .minnctapersm 3", 232, 56},
+      {".maxntid 256, 1, 1 .minnctapersm 1", 232, 232},
+      {".maxntid 256, 1, 1 .minnctapersm 1", 256, 255},
+      // Warps, not threads, share a sub-partition's registers: 10 warps
+      // are 3 per sub-partition (65536 / 300 threads would allow 216).
+      {".maxntid 300, 1, 1 .minnctapersm 1", 232, 168},
+      {".maxntid 576, 1, 1 .minnctapersm 1", 232, 96},
+      {".maxntid 160, 1, 1 .minnctapersm 2", 232, 168},
+      {".maxntid 1024, 1, 1 .minnctapersm 1", 232, 64},
+      {".maxnreg 170", 232, 170},
+      {".maxnreg 200", 160, 160},
+      {".maxntid 384, 1, 1 .minnctapersm 1 .maxnreg 128", 232, 128},
+      {".maxntid 384, 1, 1 .maxnreg 128", 232, 128},
+      // ptxas: "'setmaxnreg' ignored; unable to determine register count
+      // at entry" (C7508).
+      {".maxntid 384, 1, 1", 232, 0},
+      {"", 232, 0},
+  };
+  for (const Case &c : cases) {
+    std::string body = std::string(".visible .entry k()\n") + c.directives +
+                       "\n{\n  setmaxnreg.dec.sync.aligned.u32 24;\n";
+    if (c.increase)
+      body += "  setmaxnreg.inc.sync.aligned.u32 " +
+              std::to_string(c.increase) + ";\n";
+    body += "  ret;\n}\n";
+    auto module = load(ptxModule(body));
+    ASSERT_TRUE(module) << c.directives;
+    EXPECT_EQ(module->kernel("k")->entryRegisters, c.expected)
+        << "`" << c.directives << "`, setmaxnreg.inc to " << c.increase;
+  }
+}
+
 // --- Syntax, checked by running it -------------------------------------------
 
 TEST(ParserTest, SyntaxKernelComputesWhatItsTextSays) {
@@ -378,6 +427,30 @@ TEST(ParserTest, RegisterPastTheRangeIsUnknown) {
 
 TEST(ParserTest, UnknownRegisterInAnAddressIsNamed) {
   expectParseError("  ld.global.u32 %r0, [%rd7+4];   // BAD\n", {"%rd7"});
+}
+
+// PTX ISA, setmaxnreg: `.inc` or `.dec`, and imm-reg-count an integer
+// constant.
+TEST(ParserTest, SetmaxnregNeedsAnActionAndAConstant) {
+  expectParseError("  setmaxnreg.sync.aligned.u32 40;   // BAD\n",
+                   {"needs .inc or .dec"});
+  expectParseError("  setmaxnreg.dec.sync.aligned.u32 %r1;   // BAD\n",
+                   {"integer constant"});
+}
+
+TEST(ParserTest, RegisterDirectiveWithoutAValueIsAnError) {
+  const std::string ptx = ptxModule(R"PTX(
+.visible .entry k()
+.maxnreg
+{
+  ret;
+}
+)PTX");
+  Expected<std::shared_ptr<const Module>> module = Module::load(ptx);
+  ASSERT_FALSE(module.ok());
+  EXPECT_NE(module.message().find("`.maxnreg` takes one value"),
+            std::string::npos)
+      << module.message();
 }
 
 TEST(ParserTest, MissingSemicolonIsNamed) {

@@ -130,15 +130,21 @@ Kernel::Kernel(std::string ptxText, std::string kernelName)
 LaunchReport Kernel::launch(uint32_t threads, const Parameters &parameters,
                             DeviceMemory &memory, const Options &options,
                             uint32_t dynamicSharedBytes) const {
+  LaunchConfig config;
+  config.block = {threads, 1, 1};
+  config.dynamicSharedBytes = dynamicSharedBytes;
+  return launch(config, parameters, memory, options);
+}
+
+LaunchReport Kernel::launch(LaunchConfig config, const Parameters &parameters,
+                            DeviceMemory &memory,
+                            const Options &options) const {
   if (!ok()) {
     LaunchReport report;
     report.ok = false;
     report.message = "the kernel did not load";
     return report;
   }
-  LaunchConfig config;
-  config.block = {threads, 1, 1};
-  config.dynamicSharedBytes = dynamicSharedBytes;
   config.parameters = parameters.bytes();
   return emulator::launch(*module, name, config, memory, options);
 }
@@ -1132,5 +1138,497 @@ $L_wait:
                           "[tile], [map, {0, 0}], [bar];   // FIX"
                         : "// (the copy that brings the bytes is missing)");
 }
+
+// --- Warp specialization and clusters
+// ------------------------------------------
+
+std::string warpRolesKernel(std::string_view bounds, std::string_view producer,
+                            std::string_view consumer) {
+  std::string text = R"PTX(
+.visible .entry warp_roles(.param .u64 out)
+{{BOUNDS}}
+{
+  .reg .b32 %t, %wg, %i, %x;
+  .reg .pred %p<2>;
+  .reg .b64 %rd<2>;
+  mov.u32 %t, %tid.x;
+  shr.u32 %wg, %t, 7;
+  mov.u32 %x, %t;
+  setp.ne.u32 %p0, %wg, 0;
+  @%p0 bra $L_consumer;
+  // The producer works first, so the consumers reach their setmaxnreg
+  // before it releases registers.
+  mov.u32 %i, 0;
+$L_work:
+  mad.lo.u32 %x, %x, 1664525, 1013904223;
+  add.u32 %i, %i, 1;
+  setp.lt.u32 %p1, %i, 200;
+  @%p1 bra $L_work;
+  {{PRODUCER}}   // PRODUCER
+  bra.uni $L_store;
+$L_consumer:
+  {{CONSUMER}}   // CONSUMER
+  add.u32 %x, %t, 1000;
+$L_store:
+  ld.param.u64 %rd0, [out];
+  mul.wide.u32 %rd1, %t, 4;
+  add.s64 %rd0, %rd0, %rd1;
+  st.global.u32 [%rd0], %x;
+  ret;
+}
+)PTX";
+  text = substitute(text, "BOUNDS", bounds);
+  text = substitute(text, "PRODUCER", producer);
+  return substitute(text, "CONSUMER", consumer);
+}
+
+const char *const kMismatchedSetmaxnregKernel = R"PTX(
+.visible .entry mismatched_setmaxnreg()
+.maxntid 128, 1, 1
+.minnctapersm 1
+{
+  .reg .b32 %w;
+  .reg .pred %p;
+  mov.u32 %w, %tid.x;
+  shr.u32 %w, %w, 5;
+  setp.eq.u32 %p, %w, 2;
+  @%p bra $L_other;
+  setmaxnreg.dec.sync.aligned.u32 40;   // FIRST
+  bra.uni $L_done;
+$L_other:
+  setmaxnreg.dec.sync.aligned.u32 48;   // OTHER
+$L_done:
+  ret;
+}
+)PTX";
+
+const char *const kSetmaxnregExitKernel = R"PTX(
+.visible .entry setmaxnreg_exit()
+.maxntid 128, 1, 1
+.minnctapersm 1
+{
+  .reg .b32 %w;
+  .reg .pred %p;
+  mov.u32 %w, %tid.x;
+  shr.u32 %w, %w, 5;
+  setp.eq.u32 %p, %w, 3;
+  @%p bra $L_exit;
+  setmaxnreg.dec.sync.aligned.u32 40;   // DEC
+$L_exit:
+  ret;   // EXIT
+}
+)PTX";
+
+std::string setmaxnregTwiceKernel(std::string_view between) {
+  return substitute(R"PTX(
+.visible .entry setmaxnreg_twice()
+.maxntid 128, 1, 1
+.minnctapersm 1
+{
+  .reg .b32 %i;
+  .reg .pred %p;
+  setmaxnreg.dec.sync.aligned.u32 40;
+  {{BETWEEN}}
+  setmaxnreg.dec.sync.aligned.u32 32;   // SECOND
+  ret;
+}
+)PTX",
+                    "BETWEEN", between);
+}
+
+const char *const kNamedBarriersKernel = R"PTX(
+.visible .entry named_barriers(.param .u64 out)
+.maxntid 384, 1, 1
+{
+  .reg .b32 %t, %w, %a, %b, %c, %v, %q, %base;
+  .reg .pred %p<3>;
+  .reg .b64 %rd<2>;
+  .shared .align 4 .b8 words[1536];
+  .shared .align 4 .b8 note[128];
+  mov.u32 %t, %tid.x;
+  shr.u32 %w, %t, 5;
+  mov.u32 %base, words;
+  mov.u32 %a, 0;
+  mov.u32 %b, 0;
+  mov.u32 %c, 0;
+  setp.ge.u32 %p0, %t, 128;
+  @%p0 bra $L_consumers;
+  // Warpgroup 0 touches no barrier but 3: warp 0 leaves warp 4 a note.
+  setp.ne.u32 %p1, %w, 0;
+  @%p1 bra $L_store;
+  mov.u32 %q, note;
+  mad.lo.u32 %q, %t, 4, %q;
+  add.u32 %v, %t, 1000;
+  st.shared.u32 [%q], %v;
+  bar.arrive 3, 64;
+  bra.uni $L_store;
+$L_consumers:
+  mad.lo.u32 %q, %t, 4, %base;
+  st.shared.u32 [%q], %t;
+  setp.ge.u32 %p1, %t, 256;
+  @%p1 bra $L_second;
+  bar.sync 1, 128;
+  bra.uni $L_synchronized;
+$L_second:
+  barrier.sync.aligned 15, 128;
+$L_synchronized:
+  xor.b32 %v, %t, 32;
+  mad.lo.u32 %q, %v, 4, %base;
+  ld.shared.u32 %a, [%q];
+  bar.sync 7, 256;
+  setp.lt.u32 %p2, %t, 256;
+  selp.b32 %v, 128, -128, %p2;
+  add.u32 %v, %t, %v;
+  mad.lo.u32 %q, %v, 4, %base;
+  ld.shared.u32 %b, [%q];
+  setp.ne.u32 %p1, %w, 4;
+  @%p1 bra $L_store;
+  bar.sync 3, 64;
+  mov.u32 %q, note;
+  sub.u32 %v, %t, 128;
+  mad.lo.u32 %q, %v, 4, %q;
+  ld.shared.u32 %c, [%q];
+$L_store:
+  ld.param.u64 %rd0, [out];
+  mul.wide.u32 %rd1, %t, 12;
+  add.s64 %rd0, %rd0, %rd1;
+  st.global.u32 [%rd0], %a;
+  st.global.u32 [%rd0+4], %b;
+  st.global.u32 [%rd0+8], %c;
+  ret;
+}
+)PTX";
+
+std::string barrierMisuseKernel(BarrierMisuse misuse) {
+  std::string others, warp1;
+  switch (misuse) {
+  case BarrierMisuse::MismatchedCount:
+    others = "bar.sync 2, 96;   // SET";
+    warp1 = "barrier.sync.aligned 2, 64;   // MISMATCH";
+    break;
+  case BarrierMisuse::ArrivesTwice:
+    others = "bar.arrive 4, 64;\n  bar.arrive 4, 64;   // AGAIN";
+    warp1 = "bar.sync 4, 64;";
+    break;
+  case BarrierMisuse::CountAboveCta:
+    others = warp1 = "bar.sync 1, 128;   // TOO_MANY";
+    break;
+  }
+  std::string text = R"PTX(
+.visible .entry barrier_misuse()
+.maxntid 96, 1, 1
+{
+  .reg .b32 %w;
+  .reg .pred %p;
+  mov.u32 %w, %tid.x;
+  shr.u32 %w, %w, 5;
+  setp.eq.u32 %p, %w, 1;
+  @%p bra $L_warp1;
+  {{OTHERS}}
+  ret;
+$L_warp1:
+  {{WARP1}}
+  ret;
+}
+)PTX";
+  return substitute(substitute(text, "OTHERS", others), "WARP1", warp1);
+}
+
+const char *const kClusterIdsKernel = R"PTX(
+.visible .entry cluster_ids(.param .u64 out)
+.maxntid 32, 1, 1
+{
+  .reg .b32 %t, %r<13>, %v, %mine, %next, %n, %index;
+  .reg .pred %p;
+  .reg .b64 %rd<2>;
+  .shared .align 4 .b8 word[4];
+  mov.u32 %t, %tid.x;
+  setp.eq.u32 %p, %t, 0;
+  mov.u32 %r10, %cluster_ctarank;
+  mov.u32 %r11, %cluster_nctarank;
+  mad.lo.u32 %v, %r10, 100, 7;
+  mov.u32 %mine, word;
+  @%p st.shared.u32 [%mine], %v;
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  add.u32 %n, %r10, 1;
+  rem.u32 %n, %n, %r11;
+  mapa.shared::cluster.u32 %next, %mine, %n;
+  ld.shared::cluster.u32 %r12, [%next];
+  // The next CTA reads this one's word: stay until it has.
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  mov.u32 %r0, %ctaid.x;
+  mov.u32 %r1, %ctaid.y;
+  mov.u32 %r2, %clusterid.x;
+  mov.u32 %r3, %clusterid.y;
+  mov.u32 %r4, %nclusterid.x;
+  mov.u32 %r5, %nclusterid.y;
+  mov.u32 %r6, %cluster_ctaid.x;
+  mov.u32 %r7, %cluster_ctaid.y;
+  mov.u32 %r8, %cluster_nctaid.x;
+  mov.u32 %r9, %cluster_nctaid.y;
+  mov.u32 %index, %nctaid.x;
+  mad.lo.u32 %index, %r1, %index, %r0;
+  ld.param.u64 %rd0, [out];
+  mul.wide.u32 %rd1, %index, 64;
+  add.s64 %rd0, %rd0, %rd1;
+  @%p st.global.v4.u32 [%rd0], {%r0, %r1, %r2, %r3};
+  @%p st.global.v4.u32 [%rd0+16], {%r4, %r5, %r6, %r7};
+  @%p st.global.v4.u32 [%rd0+32], {%r8, %r9, %r10, %r11};
+  @%p st.global.u32 [%rd0+48], %r12;
+  ret;
+}
+)PTX";
+
+std::string wsClusterKernel(bool clusterSyncAtEnd) {
+  return substitute(R"PTX(
+.visible .entry ws_cluster(.param .align 64 .b8 map[128], .param .u64 out)
+.maxntid 384, 1, 1
+.minnctapersm 1
+.reqnctapercluster 2, 1, 1
+{
+  .reg .b32 %t, %wg, %rank, %i, %s, %ph, %full, %empty, %dst, %row, %e;
+  .reg .b32 %addr, %mbar, %target, %first;
+  .reg .f32 %x, %sum;
+  .reg .pred %p<4>;
+  .reg .b64 %rd<2>;
+  .shared .align 128 .b8 stage[512];
+  .shared .align 8 .b8 full[16];
+  .shared .align 8 .b8 empty[16];
+  mov.u32 %t, %tid.x;
+  shr.u32 %wg, %t, 7;
+  mov.u32 %rank, %cluster_ctarank;
+  setp.eq.u32 %p0, %t, 0;
+  @%p0 mbarrier.init.shared::cta.b64 [full], 1;
+  @%p0 mbarrier.init.shared::cta.b64 [full+8], 1;
+  @%p0 mbarrier.init.shared::cta.b64 [empty], 6;
+  @%p0 mbarrier.init.shared::cta.b64 [empty+8], 6;
+  fence.mbarrier_init.release.cluster;
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  setp.ne.u32 %p1, %wg, 0;
+  @%p1 bra $L_consumer;
+
+  setmaxnreg.dec.sync.aligned.u32 40;
+  @!%p0 bra $L_end;
+  mov.u32 %i, 0;
+$L_produce:
+  and.b32 %s, %i, 1;
+  shr.u32 %ph, %i, 1;
+  and.b32 %ph, %ph, 1;
+  xor.b32 %ph, %ph, 1;
+  mov.u32 %empty, empty;
+  mad.lo.u32 %empty, %s, 8, %empty;
+$L_wait_empty:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%empty], %ph;
+  @!%p2 bra $L_wait_empty;
+  mov.u32 %full, full;
+  mad.lo.u32 %full, %s, 8, %full;
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%full], 256;
+  mov.u32 %dst, stage;
+  mad.lo.u32 %dst, %s, 256, %dst;
+  mad.lo.u32 %dst, %rank, 128, %dst;
+  shl.b32 %row, %i, 3;
+  mad.lo.u32 %row, %rank, 4, %row;
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%dst], [map, {0, %row}], [%full], 3;   // MULTICAST
+  add.u32 %i, %i, 1;
+  setp.lt.u32 %p2, %i, 4;
+  @%p2 bra $L_produce;
+  bra.uni $L_end;
+
+$L_consumer:
+  setmaxnreg.inc.sync.aligned.u32 232;
+  and.b32 %e, %t, 63;
+  and.b32 %first, %t, 127;
+  mov.f32 %sum, 0f00000000;
+  mov.u32 %i, 0;
+$L_consume:
+  and.b32 %s, %i, 1;
+  shr.u32 %ph, %i, 1;
+  and.b32 %ph, %ph, 1;
+  mov.u32 %full, full;
+  mad.lo.u32 %full, %s, 8, %full;
+$L_wait_full:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%full], %ph;
+  @!%p2 bra $L_wait_full;
+  mov.u32 %addr, stage;
+  mad.lo.u32 %addr, %s, 256, %addr;
+  mad.lo.u32 %addr, %e, 4, %addr;
+  ld.shared.f32 %x, [%addr];
+  add.f32 %sum, %sum, %x;
+  bar.sync %wg, 128;
+  setp.ne.u32 %p3, %first, 0;
+  @%p3 bra $L_released;
+  mov.u32 %empty, empty;
+  mad.lo.u32 %empty, %s, 8, %empty;
+  mov.u32 %target, 0;
+$L_release:
+  mapa.shared::cluster.u32 %mbar, %empty, %target;
+  setp.eq.u32 %p2, %wg, 1;
+  @%p2 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%mbar];   // ARRIVE_ONE
+  @!%p2 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%mbar], 2;   // ARRIVE_TWO
+  add.u32 %target, %target, 1;
+  setp.lt.u32 %p2, %target, 2;
+  @%p2 bra $L_release;
+$L_released:
+  add.u32 %i, %i, 1;
+  setp.lt.u32 %p2, %i, 4;
+  @%p2 bra $L_consume;
+  mov.u32 %addr, %ctaid.x;
+  mad.lo.u32 %addr, %addr, 256, %t;
+  sub.u32 %addr, %addr, 128;
+  ld.param.u64 %rd0, [out];
+  mul.wide.u32 %rd1, %addr, 4;
+  add.s64 %rd0, %rd0, %rd1;
+  st.global.f32 [%rd0], %sum;
+$L_end:
+  {{END}}
+  ret;
+}
+)PTX",
+                    "END",
+                    clusterSyncAtEnd
+                        ? "barrier.cluster.arrive.release.aligned;   // END\n"
+                          "  barrier.cluster.wait.acquire.aligned;"
+                        : "// (no cluster barrier before the exit)");
+}
+
+std::string latePeerKernel(bool waitAtEnd) {
+  return substitute(R"PTX(
+.visible .entry late_peer()
+.maxntid 32, 1, 1
+{
+  .reg .b32 %t, %rank, %i, %bar, %remote;
+  .reg .pred %p<3>;
+  .shared .align 8 .b8 bar[8];
+  mov.u32 %t, %tid.x;
+  mov.u32 %rank, %cluster_ctarank;
+  setp.eq.u32 %p0, %t, 0;
+  @%p0 mbarrier.init.shared::cta.b64 [bar], 1;
+  fence.mbarrier_init.release.cluster;
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  setp.eq.u32 %p1, %rank, 0;
+  @%p1 bra $L_end;
+  mov.u32 %i, 0;
+$L_work:
+  add.u32 %i, %i, 1;
+  setp.lt.u32 %p2, %i, 300;
+  @%p2 bra $L_work;
+  mov.u32 %bar, bar;
+  mapa.shared::cluster.u32 %remote, %bar, 0;
+  @%p0 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%remote];   // LATE_ARRIVE
+$L_end:
+  {{END}}
+  ret;
+}
+)PTX",
+                    "END",
+                    waitAtEnd ? "barrier.cluster.arrive.release.aligned;\n"
+                                "  barrier.cluster.wait.acquire.aligned;"
+                              : "// (rank 0 exits at once)");
+}
+
+const char *const kBulkMulticastKernel = R"PTX(
+.visible .entry bulk_multicast(.param .u64 in, .param .u64 out)
+.maxntid 32, 1, 1
+.reqnctapercluster 2, 1, 1
+{
+  .reg .b32 %t, %rank, %dst, %a, %b;
+  .reg .pred %p<2>;
+  .reg .b64 %rd<3>;
+  .shared .align 128 .b8 buffer[256];
+  .shared .align 8 .b8 bar[8];
+  mov.u32 %t, %tid.x;
+  mov.u32 %rank, %cluster_ctarank;
+  setp.eq.u32 %p0, %t, 0;
+  @%p0 mbarrier.init.shared::cta.b64 [bar], 1;
+  fence.mbarrier_init.release.cluster;
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  @%p0 mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 256;
+  ld.param.u64 %rd0, [in];
+  mul.wide.u32 %rd1, %rank, 128;
+  add.s64 %rd0, %rd0, %rd1;
+  mov.u32 %dst, buffer;
+  mad.lo.u32 %dst, %rank, 128, %dst;
+  @%p0 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%dst], [%rd0], 128, [bar], 3;
+$L_wait:
+  mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;
+  @!%p1 bra $L_wait;
+  mov.u32 %dst, buffer;
+  mad.lo.u32 %dst, %t, 8, %dst;
+  ld.shared.v2.u32 {%a, %b}, [%dst];
+  ld.param.u64 %rd0, [out];
+  mad.lo.u32 %dst, %rank, 32, %t;
+  mul.wide.u32 %rd1, %dst, 8;
+  add.s64 %rd0, %rd0, %rd1;
+  st.global.v2.u32 [%rd0], {%a, %b};
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  ret;
+}
+)PTX";
+
+std::string copyMisuseKernel(std::string_view copy) {
+  return substitute(R"PTX(
+.visible .entry copy_misuse(.param .u64 in)
+.maxntid 32, 1, 1
+{
+  .reg .b32 %t, %bar, %remote;
+  .reg .pred %p;
+  .reg .b64 %rd0;
+  .shared .align 128 .b8 buffer[128];
+  .shared .align 8 .b8 bar[8];
+  mov.u32 %t, %tid.x;
+  setp.eq.u32 %p, %t, 0;
+  @%p mbarrier.init.shared::cta.b64 [bar], 1;
+  fence.mbarrier_init.release.cluster;
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  ld.param.u64 %rd0, [in];
+  mov.u32 %bar, bar;
+  mapa.shared::cluster.u32 %remote, %bar, 1;
+  @%p {{COPY}}   // COPY
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  ret;
+}
+)PTX",
+                    "COPY", copy);
+}
+
+const char *const kClusterBarrierExitKernel = R"PTX(
+.visible .entry cluster_exit(.param .u64 out)
+.maxntid 64, 1, 1
+{
+  .reg .b32 %t, %i, %one;
+  .reg .pred %p<2>;
+  .reg .b64 %rd<2>;
+  mov.u32 %t, %tid.x;
+  setp.ge.u32 %p0, %t, 32;
+  @%p0 bra $L_wait;
+  mov.u32 %i, 0;
+$L_work:
+  add.u32 %i, %i, 1;
+  setp.lt.u32 %p1, %i, 300;
+  @%p1 bra $L_work;
+  ret;
+$L_wait:
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  setp.ne.u32 %p1, %t, 32;
+  @%p1 bra $L_done;
+  mov.u32 %one, 1;
+  ld.param.u64 %rd0, [out];
+  mov.u32 %i, %ctaid.x;
+  mul.wide.u32 %rd1, %i, 4;
+  add.s64 %rd0, %rd0, %rd1;
+  st.global.u32 [%rd0], %one;
+$L_done:
+  ret;
+}
+)PTX";
 
 } // namespace mosaic::emulator::test

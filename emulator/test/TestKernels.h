@@ -95,6 +95,10 @@ public:
   LaunchReport launch(uint32_t threads, const Parameters &parameters,
                       DeviceMemory &memory, const Options &options,
                       uint32_t dynamicSharedBytes = 0) const;
+  /// A launch over `config`'s grid, blocks and clusters, with
+  /// `parameters` as its parameter buffer.
+  LaunchReport launch(LaunchConfig config, const Parameters &parameters,
+                      DeviceMemory &memory, const Options &options) const;
 
 private:
   std::string ptx;
@@ -233,6 +237,109 @@ extern const char *const kPhaseInStepKernel;
 /// `withCopy` issues the TMA load that brings those bytes, else every warp
 /// waits forever.
 std::string stuckMbarrierKernel(bool withCopy);
+
+// --- Warp specialization and clusters (ExecuteTest, HazardTest) -------------
+
+/// `warp_roles(out)`: 384 threads, three warpgroups, after the directives
+/// `bounds` (which fix the register count at launch, or not). Warpgroup 0
+/// (the producer) hashes x = t for 200 steps, x = 1664525 x + 1013904223,
+/// then runs `producer` (`// PRODUCER`); warpgroups 1 and 2 (the consumers)
+/// run `consumer` (`// CONSUMER`) at once, with x = t + 1000. Thread t
+/// stores x at out[t].
+std::string warpRolesKernel(std::string_view bounds, std::string_view producer,
+                            std::string_view consumer);
+
+/// `mismatched_setmaxnreg()`: one warpgroup with the register count fixed
+/// at 255; warp 2 runs `setmaxnreg.dec ... 48` (`// OTHER`), warps 0, 1
+/// and 3 `setmaxnreg.dec ... 40` (`// FIRST`).
+extern const char *const kMismatchedSetmaxnregKernel;
+
+/// `setmaxnreg_exit()`: one warpgroup; warp 3 exits (`// EXIT`) while
+/// warps 0-2 run setmaxnreg.dec to 40 (`// DEC`).
+extern const char *const kSetmaxnregExitKernel;
+
+/// `setmaxnreg_twice()`: one warpgroup runs setmaxnreg.dec to 40, then
+/// `between`, then setmaxnreg.dec to 32 (`// SECOND`).
+std::string setmaxnregTwiceKernel(std::string_view between);
+
+/// `named_barriers(out)`: 384 threads. Warp 0 leaves a note (t + 1000 per
+/// lane) for warp 4 and signals it with `bar.arrive 3, 64`; warpgroup 0
+/// touches no other barrier. Consumer thread t (128..383) stores t in a
+/// shared word, synchronizes its warpgroup (`bar.sync 1, 128`, or
+/// `barrier.sync.aligned 15, 128` in warpgroup 2), reads the word of thread
+/// t ^ 32 (a lane of the other warp pair), synchronizes both consumer
+/// warpgroups (`bar.sync 7, 256`), reads the word of thread t + 128 (or
+/// t - 128) of the other consumer warpgroup, and warp 4 then waits at
+/// `bar.sync 3, 64` and reads the note of lane t - 128. Thread t stores
+/// the three values read (0 for none) at out[3t..3t+2].
+extern const char *const kNamedBarriersKernel;
+
+/// `barrier_misuse()`: warp 1 and the other warps reach different barrier
+/// instructions.
+enum class BarrierMisuse {
+  /// 96 threads: warps 0 and 2 `bar.sync 2, 96` (`// SET`), warp 1
+  /// `barrier.sync.aligned 2, 64` (`// MISMATCH`).
+  MismatchedCount,
+  /// 64 threads: warp 0 `bar.arrive 4, 64` twice (`// AGAIN`), warp 1
+  /// `bar.sync 4, 64`.
+  ArrivesTwice,
+  /// 64 threads: every warp `bar.sync 1, 128` (`// TOO_MANY`).
+  CountAboveCta,
+};
+std::string barrierMisuseKernel(BarrierMisuse misuse);
+
+/// `cluster_ids(out)`: 32 threads per CTA. Thread 0 of the CTA with linear
+/// index i = %ctaid.y * %nctaid.x + %ctaid.x writes kClusterIdWords words at
+/// out + 16 i (u32): %ctaid.{x,y}, %clusterid.{x,y}, %nclusterid.{x,y},
+/// %cluster_ctaid.{x,y}, %cluster_nctaid.{x,y}, %cluster_ctarank,
+/// %cluster_nctarank, and the shared word 100 r + 7 that the CTA of rank
+/// r = (own rank + 1) % %cluster_nctarank stored (mapa +
+/// ld.shared::cluster between two barrier.cluster arrive/wait pairs).
+constexpr unsigned kClusterIdWords = 13;
+extern const char *const kClusterIdsKernel;
+
+/// `ws_cluster(map, out)`: the shape of a warp-specialized GEMM in clusters
+/// of two CTAs of three warpgroups, with the register count fixed at 168.
+/// Warpgroup 0 gives registers back (setmaxnreg.dec to 40); its thread 0
+/// runs 4 iterations over 2 stages: wait for the stage's `empty` mbarrier
+/// (count 6), arrive.expect_tx(256) on its `full` mbarrier, and TMA-load
+/// rows [8 i + 4 r, 8 i + 4 r + 4) of the 32 x 8 f32 tensor into the
+/// stage's row 4 r in both CTAs (`.multicast::cluster`, ctaMask 3;
+/// `// MULTICAST`). Warpgroups 1 and 2 take registers (setmaxnreg.inc to
+/// 232); each thread waits for `full`, adds element t % 64 of the stage to
+/// its sum, the warpgroup synchronizes (`bar.sync 1 + wg, 128`), and its
+/// first thread releases the stage in both CTAs (mapa, then
+/// `mbarrier.arrive.release.cluster.shared::cluster` without a count in
+/// warpgroup 1, `// ARRIVE_ONE`, and with count 2 in warpgroup 2,
+/// `// ARRIVE_TWO`). Consumer thread t stores its sum at
+/// out[256 %ctaid.x + t - 128]. `clusterSyncAtEnd` ends every thread with
+/// barrier.cluster arrive and wait (`// END`); without it a CTA can exit
+/// while its peer's consumers still arrive on its `empty` barriers.
+std::string wsClusterKernel(bool clusterSyncAtEnd);
+
+/// `late_peer()`: clusters of two CTAs of 32 threads. Rank 0 initializes an
+/// mbarrier and both synchronize the cluster; rank 1 then works a while and
+/// arrives on rank 0's mbarrier (`// LATE_ARRIVE`). `waitAtEnd` ends both
+/// CTAs with barrier.cluster arrive and wait; without it rank 0 exits first.
+std::string latePeerKernel(bool waitAtEnd);
+
+/// `bulk_multicast(in, out)`: clusters of two CTAs of 32 threads. Rank r
+/// copies bytes [128 r, 128 r + 128) of `in` into both CTAs' 256-byte
+/// buffer at the same offset (cp.async.bulk ... .multicast::cluster, ctaMask
+/// 3), each CTA expecting 256 bytes on its own mbarrier; lane l of rank r
+/// then stores words 2l and 2l + 1 of its buffer at out[64 r + 2l].
+extern const char *const kBulkMulticastKernel;
+
+/// `copy_misuse(in)`: clusters of two CTAs of 32 threads; after both
+/// initialize an mbarrier, thread 0 of each runs `copy` (`// COPY`), where
+/// %rd0 holds `in`, `buffer` is a 128-byte shared buffer, `bar` the
+/// CTA's mbarrier and %remote the shared::cluster address of rank 1's.
+std::string copyMisuseKernel(std::string_view copy);
+
+/// `cluster_exit(out)`: clusters of two CTAs of 64 threads. Warp 1 of each
+/// CTA arrives at barrier.cluster and waits; warp 0 works a while and exits
+/// without arriving. Thread 32 of CTA x stores 1 at out[x] after its wait.
+extern const char *const kClusterBarrierExitKernel;
 
 } // namespace mosaic::emulator::test
 

@@ -27,7 +27,9 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 
+#include <array>
 #include <functional>
 
 namespace mosaic {
@@ -57,6 +59,10 @@ nvvmPointerType(mlir::MLIRContext *context, mlir::NVVM::NVVMMemorySpace space) {
 /// The number of warpgroups in `op`'s kernel, from its known block size;
 /// an error on `op` when the kernel does not say.
 mlir::FailureOr<int64_t> warpgroupsOf(mlir::Operation *op);
+
+/// The cluster shape `op`'s kernel declares (`mosaic_gpu.cluster`), or
+/// (1, 1, 1) when it declares none.
+std::array<int32_t, 3> clusterShape(mlir::Operation *op);
 
 /// The byte address (an `index`) of the first element of the shared-memory
 /// memref `ref` (barriers count 8 bytes).
@@ -248,6 +254,11 @@ private:
   mlir::LogicalResult
   lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op);
   mlir::LogicalResult lowerArrive(mosaic_gpu::ArriveOp op);
+  /// An arrive on the barrier in each block of the cluster along
+  /// `collective`, and a cluster barrier before the kernel returns.
+  mlir::LogicalResult lowerCollectiveArrive(mosaic_gpu::ArriveOp op);
+  /// Ends every kernel with a collective arrive with a cluster barrier.
+  void syncClusterBeforeExit();
   mlir::LogicalResult lowerArriveExpectTx(mosaic_gpu::ArriveExpectTxOp op);
   mlir::LogicalResult lowerWait(mosaic_gpu::WaitOp op);
 
@@ -326,6 +337,8 @@ private:
   llvm::DenseMap<std::pair<mlir::Operation *, mlir::Attribute>, mlir::Value>
       tensorMaps;
   llvm::SmallVector<mlir::Operation *> lowered;
+  /// Kernels whose blocks arrive on their peers' barriers.
+  llvm::SetVector<mlir::Operation *> remoteArrivalKernels;
   /// Scratch bytes each function's reductions need.
   llvm::DenseMap<mlir::Operation *, int64_t> scratchBytes;
   llvm::DenseMap<mlir::Operation *, int64_t> scratchOffsets;

@@ -121,11 +121,97 @@ KernelLowering::lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op) {
 LogicalResult KernelLowering::lowerArrive(mosaic_gpu::ArriveOp op) {
   if (failed(rejectTensorCoreOrdering(op, op.getOrdersTensorCore())))
     return failure();
+  if (!op.getCollective().empty())
+    return lowerCollectiveArrive(op);
   OpBuilder builder(op);
   NVVM::MBarrierArriveOp::create(
       builder, op.getLoc(), /*res=*/Type(),
       sharedAddress(builder, op.getLoc(), op.getBarrier()), /*count=*/Value());
   return success();
+}
+
+LogicalResult KernelLowering::lowerCollectiveArrive(mosaic_gpu::ArriveOp op) {
+  auto function = op->getParentOfType<gpu::GPUFuncOp>();
+  if (!function || !function->hasAttr(mosaic_gpu::kClusterAttr))
+    return op.emitOpError()
+           << "arrives collectively over cluster dims, but its kernel "
+              "declares no cluster shape (`mosaic_gpu.cluster = array<i32: "
+              "x, y, z>`)";
+  std::array<int32_t, 3> shape = clusterShape(op);
+  std::array<bool, 3> collective = {false, false, false};
+  for (auto dim : op.getCollective().getAsRange<mosaic_gpu::DimensionAttr>())
+    collective[static_cast<int>(dim.getValue())] = true;
+
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, value);
+  };
+  // Cluster ranks count x fastest. The peers share this block's coordinates
+  // outside the collective dims (`base`) and take every coordinate along
+  // them (the static `offsets`).
+  int64_t rankStride[3] = {1, shape[0], int64_t(shape[0]) * shape[1]};
+  Value base = index(0);
+  SmallVector<int64_t> offsets = {0};
+  for (int d = 0; d < 3; ++d) {
+    if (!collective[d]) {
+      Value coordinate = gpu::ClusterBlockIdOp::create(
+          builder, loc, static_cast<gpu::Dimension>(d));
+      base = arith::AddIOp::create(
+          builder, loc, base,
+          arith::MulIOp::create(builder, loc, coordinate,
+                                index(rankStride[d])));
+      continue;
+    }
+    SmallVector<int64_t> spread;
+    for (int64_t c = 0; c < shape[d]; ++c)
+      for (int64_t offset : offsets)
+        spread.push_back(offset + c * rankStride[d]);
+    offsets = std::move(spread);
+  }
+  // One arrival of 32 per warp instead of one per thread: after
+  // bar.warp.sync, which orders the lanes' earlier accesses before lane 0's
+  // release, lane 0 stands for its warp. Remote arrivals are what a
+  // multicast pipeline pays per stage, so 4 per warpgroup and peer, not 128.
+  Type i32 = builder.getI32Type();
+  Value allLanes = arith::ConstantIntOp::create(builder, loc, -1, 32);
+  NVVM::SyncWarpOp::create(builder, loc, allLanes);
+  Value lane = NVVM::LaneIdOp::create(builder, loc, i32);
+  Value isLane0 = arith::CmpIOp::create(
+      builder, loc, arith::CmpIPredicate::eq, lane,
+      arith::ConstantIntOp::create(builder, loc, 0, 32));
+  Value local = sharedAddress(builder, loc, op.getBarrier());
+  auto branch = scf::IfOp::create(builder, loc, isLane0, /*else=*/false);
+  OpBuilder inside = branch.getThenBodyBuilder();
+  Value warpSize = arith::ConstantIntOp::create(inside, loc, 32, 32);
+  auto clusterPointer =
+      nvvmPointerType(op.getContext(), NVVM::NVVMMemorySpace::SharedCluster);
+  for (int64_t offset : offsets) {
+    Value rank = arith::IndexCastOp::create(
+        inside, loc, i32,
+        arith::AddIOp::create(inside, loc, base,
+                              arith::ConstantIndexOp::create(inside, loc,
+                                                             offset)));
+    Value remote =
+        NVVM::MapaOp::create(inside, loc, clusterPointer, local, rank);
+    NVVM::MBarrierArriveOp::create(inside, loc, /*res=*/Type(), remote,
+                                   warpSize, NVVM::MemScopeKind::CLUSTER,
+                                   /*relaxed=*/false);
+  }
+  remoteArrivalKernels.insert(function);
+  return success();
+}
+
+void KernelLowering::syncClusterBeforeExit() {
+  // A block that exits while a peer may still arrive on its barriers loses
+  // those arrivals (or worse, a new block reuses the memory): every block
+  // of the cluster waits for all before returning.
+  for (Operation *function : remoteArrivalKernels)
+    function->walk([](gpu::ReturnOp ret) {
+      OpBuilder builder(ret);
+      NVVM::ClusterArriveOp::create(builder, ret.getLoc(), UnitAttr());
+      NVVM::ClusterWaitOp::create(builder, ret.getLoc(), UnitAttr());
+    });
 }
 
 LogicalResult

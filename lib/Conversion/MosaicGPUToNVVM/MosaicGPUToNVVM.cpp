@@ -223,6 +223,17 @@ LogicalResult KernelLowering::define(Value result, Value registers,
   return success();
 }
 
+std::array<int32_t, 3> mosaic::clusterShape(Operation *op) {
+  auto function = op->getParentOfType<gpu::GPUFuncOp>();
+  auto cluster =
+      function
+          ? function->getAttrOfType<DenseI32ArrayAttr>(mosaic_gpu::kClusterAttr)
+          : DenseI32ArrayAttr();
+  if (!cluster || cluster.size() != 3)
+    return {1, 1, 1};
+  return {cluster[0], cluster[1], cluster[2]};
+}
+
 int64_t mosaic::sliceExtent(Operation *function) {
   int64_t extent = 0;
   function->walk([&](mosaic_gpu::SliceSMEMOp slice) {
@@ -333,6 +344,7 @@ LogicalResult KernelLowering::run(Operation *root) {
   });
   if (walk.wasInterrupted())
     return failure();
+  syncClusterBeforeExit();
   // Record the dynamic shared memory each kernel needs (slices and scratch)
   // while the slices still exist.
   SmallVector<std::pair<gpu::GPUFuncOp, int64_t>> sharedBytes;

@@ -49,6 +49,13 @@ struct KernelInfo {
   /// Registers declared by the kernel, capped at 255 (an estimate: PTX
   /// registers are virtual).
   uint32_t registers = 0;
+  /// The per-thread register count every warp holds at launch, which
+  /// `setmaxnreg` moves to and from the CTA's pool: fixed by `.maxnreg`, or
+  /// by `.maxntid`/`.reqntid` with `.minnctapersm`, as ptxas fixes it
+  /// (docs/RationaleEmulator.md, "setmaxnreg"). 0 when the PTX fixes none:
+  /// ptxas then drops every `setmaxnreg`, and the emulator moves no
+  /// registers either.
+  uint32_t entryRegisters = 0;
   /// `.reqnctapercluster`, or zeros.
   std::array<uint32_t, 3> requiredCluster{0, 0, 0};
 };

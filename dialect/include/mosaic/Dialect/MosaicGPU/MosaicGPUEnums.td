@@ -68,18 +68,13 @@ def MosaicGPU_OOBFillModeAttr
   let assemblyFormat = "`<` $value `>`";
 }
 
+// A keyword in set_max_registers (`increase` or `decrease`).
 def MosaicGPU_RegisterAction : I32EnumAttr<"RegisterAction",
     "whether setmaxnreg grows or shrinks a warpgroup's registers", [
       I32EnumAttrCase<"Increase", 0, "increase">,
       I32EnumAttrCase<"Decrease", 1, "decrease">
     ]> {
   let cppNamespace = "::mosaic_gpu";
-  let genSpecializedAttr = 0;
-}
-def MosaicGPU_RegisterActionAttr
-    : EnumAttr<MosaicGPU_Dialect, MosaicGPU_RegisterAction, "register_action"> {
-  // A bare keyword in set_max_registers: `increase` or `decrease`.
-  let assemblyFormat = "$value";
 }
 
 #endif // MOSAIC_DIALECT_MOSAICGPU_ENUMS_TD

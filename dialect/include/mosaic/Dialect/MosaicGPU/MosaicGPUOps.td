@@ -93,13 +93,26 @@ def MosaicGPU_InitializeBarrierOp : MosaicGPU_Op<"initialize_barrier"> {
 def MosaicGPU_ArriveOp : MosaicGPU_Op<"arrive"> {
   let summary = "Arrives on a barrier";
   let description = [{
+    The warpgroup arrives once on `barrier`, releasing what its threads did
+    before. With `collective` (cluster dims; our extension) it arrives on
+    the barrier at the same shared-memory offset in every block of the
+    cluster that differs from this one only along those dims, itself
+    included: the consumers of a stage that TMA multicasts into all of them
+    release it to every producer that writes it. Such a barrier counts the
+    arrivals of all those blocks. A kernel with a collective arrive ends
+    with a cluster barrier, so that no block exits while a peer may still
+    arrive on its barriers.
+
     ```mlir
     mosaic_gpu.arrive %bar : memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+    mosaic_gpu.arrive %bar {collective = [#mosaic_gpu.dim<x>]}
+        : memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
     ```
   }];
   let arguments = (ins
     MosaicGPU_BarrierUpdate:$barrier,
-    DefaultValuedAttr<BoolAttr, "false">:$orders_tensor_core
+    DefaultValuedAttr<BoolAttr, "false">:$orders_tensor_core,
+    DefaultValuedAttr<MosaicGPU_ClusterDims, "{}">:$collective
   );
   let assemblyFormat = "$barrier attr-dict `:` type($barrier)";
   let hasVerifier = 1;
@@ -181,7 +194,7 @@ def MosaicGPU_SetMaxRegistersOp : MosaicGPU_Op<"set_max_registers"> {
     mosaic_gpu.set_max_registers decrease 40
     ```
   }];
-  let arguments = (ins MosaicGPU_RegisterActionAttr:$action, I32Attr:$count);
+  let arguments = (ins MosaicGPU_RegisterAction:$action, I32Attr:$count);
   let assemblyFormat = "$action $count attr-dict";
   let hasVerifier = 1;
 }

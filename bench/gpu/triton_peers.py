@@ -1,0 +1,196 @@
+"""The Triton peers of the example kernels, for bench.py.
+
+Imported only where Triton is; `load()` returns the launchers and says which
+are missing and why. The GEMM peers take the operands our kernels take:
+bf16 A [M, K] and B [K, N], both row-major, and write bf16 C [M, N].
+
+- `matmul`: one program per 128x128 tile of C, pointer loads, Triton's own
+  software pipelining (the style of Triton's tutorial 03).
+- `matmul_tma_persistent`: the persistent TMA GEMM of Triton's tutorial
+  09-persistent-matmul: one program per SM walks the tiles of C in groups of
+  GROUP_M tile rows (so that neighbours share A and B in L2), loads A and B
+  through host-built TMA descriptors (`triton.tools.tensor_descriptor`) and
+  stores C through one, optionally in two halves (EPILOGUE_SUBTILE) to free
+  shared memory for another stage. Autotuned per shape (tma_configs).
+"""
+import triton
+import triton.language as tl
+
+try:
+    # Host-side TMA descriptors; older Triton releases had only the
+    # experimental descriptor API, which this peer does not use.
+    from triton.tools.tensor_descriptor import TensorDescriptor
+except ImportError:
+    TensorDescriptor = None
+
+
+@triton.jit
+def elementwise(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x * y + x, mask=mask)
+
+
+@triton.jit
+def softmax(x_ptr, out_ptr, columns, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < columns
+    x = tl.load(x_ptr + row * columns + offsets, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * columns + offsets, e / tl.sum(e, axis=0), mask=mask)
+
+
+@triton.jit
+def tile_position(tile, tiles_m, tiles_n, GROUP_M: tl.constexpr):
+    """(row, column) of C tile number `tile` when tiles are walked in groups
+    of GROUP_M tile rows, column by column inside a group."""
+    per_group = GROUP_M * tiles_n
+    first_m = (tile // per_group) * GROUP_M
+    rows = tl.minimum(tiles_m - first_m, GROUP_M)
+    return first_m + (tile % per_group) % rows, (tile % per_group) // rows
+
+
+@triton.jit
+def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+           BK: tl.constexpr, GROUP_M: tl.constexpr):
+    # M, N, K are multiples of the blocks.
+    pid_m, pid_n = tile_position(tl.program_id(0), M // BM, N // BN, GROUP_M)
+    offs_m = pid_m * BM + tl.arange(0, BM)
+    offs_n = pid_n * BN + tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    a = a_ptr + offs_m[:, None] * K + offs_k[None, :]
+    b = b_ptr + offs_k[:, None] * N + offs_n[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, K, BK):
+        acc = tl.dot(tl.load(a), tl.load(b), acc)
+        a += BK
+        b += BK * N
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc.to(tl.bfloat16))
+
+
+def set_block_shapes(nargs):
+    """Autotuning pre-hook: each configuration's TMA boxes."""
+    bm, bn, bk = nargs["BM"], nargs["BN"], nargs["BK"]
+    nargs["a_desc"].block_shape = [bm, bk]
+    nargs["b_desc"].block_shape = [bk, bn]
+    nargs["c_desc"].block_shape = [bm, bn // 2 if nargs["EPILOGUE_SUBTILE"] else bn]
+
+
+def tma_configs():
+    """A subset of tutorial 09's configurations: 128-row tiles on 8 warps
+    (two warpgroups of 64 rows, the split our kernel's consumers use), 128
+    or 256 columns, 64-wide K steps, 3 or 4 stages, with and without the
+    split epilogue. Those that do not fit shared memory fail to compile and
+    the autotuner passes over them."""
+    return [
+        triton.Config({"BM": 128, "BN": bn, "BK": 64, "GROUP_M": 8,
+                       "EPILOGUE_SUBTILE": subtile},
+                      num_stages=stages, num_warps=8, pre_hook=set_block_shapes)
+        for bn in (128, 256) for stages in (3, 4) for subtile in (False, True)
+    ]
+
+
+@triton.jit
+def matmul_tma_persistent(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr,
+                          BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr,
+                          EPILOGUE_SUBTILE: tl.constexpr, NUM_SMS: tl.constexpr):
+    tiles_m = tl.cdiv(M, BM)
+    tiles_n = tl.cdiv(N, BN)
+    k_steps = tl.cdiv(K, BK)
+    # The epilogue recomputes its tile from its own counter, as the
+    # tutorial does, so that the flattened loop's prologue and epilogue do
+    # not share a value.
+    tile_c = tl.program_id(0) - NUM_SMS
+    for tile in tl.range(tl.program_id(0), tiles_m * tiles_n, NUM_SMS, flatten=True):
+        pid_m, pid_n = tile_position(tile, tiles_m, tiles_n, GROUP_M)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(k_steps):
+            a = a_desc.load([pid_m * BM, k * BK])
+            b = b_desc.load([k * BK, pid_n * BN])
+            acc = tl.dot(a, b, acc)
+        tile_c += NUM_SMS
+        pid_m, pid_n = tile_position(tile_c, tiles_m, tiles_n, GROUP_M)
+        if EPILOGUE_SUBTILE:
+            halves = tl.permute(tl.reshape(acc, (BM, 2, BN // 2)), (0, 2, 1))
+            left, right = tl.split(halves)
+            c_desc.store([pid_m * BM, pid_n * BN], left.to(tl.bfloat16))
+            c_desc.store([pid_m * BM, pid_n * BN + BN // 2], right.to(tl.bfloat16))
+        else:
+            c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.bfloat16))
+
+
+def run_elementwise(x, y, out):
+    n = x.numel()
+    elementwise[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+
+
+def run_softmax(x, out):
+    rows, columns = x.shape
+    softmax[(rows,)](x, out, columns, BLOCK=triton.next_power_of_2(columns))
+
+
+def run_matmul(a, b, c):
+    (m, k), n = a.shape, b.shape[1]
+    bm, bn, bk = 128, 128, 64
+    if m % bm or n % bn or k % bk:
+        raise ValueError(f"the Triton matmul needs multiples of {bm}x{bn}x{bk}")
+    matmul[(m // bm * (n // bn),)](a, b, c, m, n, k, BM=bm, BN=bn, BK=bk, GROUP_M=8,
+                                   num_warps=8, num_stages=4)
+
+
+def tma_persistent_runner(num_sms):
+    """A launcher of matmul_tma_persistent, autotuned per (M, N, K), on
+    `num_sms` programs at most. The descriptors are built once per operand
+    set (each configuration's pre-hook sets its boxes), so that a timed
+    launch is the kernel's."""
+    tuned = triton.autotune(configs=tma_configs(), key=["M", "N", "K"])(matmul_tma_persistent)
+    descriptors = {}
+
+    def run(a, b, c):
+        key = (a.data_ptr(), b.data_ptr(), c.data_ptr(), a.shape, b.shape)
+        if key not in descriptors:
+            # Placeholder boxes; set_block_shapes sets each config's.
+            descriptors.clear()
+            descriptors[key] = (TensorDescriptor.from_tensor(a, [128, 64]),
+                                TensorDescriptor.from_tensor(b, [64, 128]),
+                                TensorDescriptor.from_tensor(c, [128, 128]))
+        a_desc, b_desc, c_desc = descriptors[key]
+        (m, k), n = a.shape, b.shape[1]
+
+        def grid(meta):
+            return (min(num_sms, triton.cdiv(m, meta["BM"]) * triton.cdiv(n, meta["BN"])),)
+
+        tuned[grid](a_desc, b_desc, c_desc, m, n, k, NUM_SMS=num_sms)
+
+    run.config = lambda: describe_config(getattr(tuned, "best_config", None))
+    return run
+
+
+def describe_config(config):
+    """A Triton config in a table note: 'BM=128 BN=256 ..., 4 stages, 8 warps'."""
+    if config is None:
+        return "not tuned"
+    knobs = " ".join(f"{name}={value}" for name, value in config.kwargs.items())
+    return f"{knobs}, {config.num_stages} stages, {config.num_warps} warps"
+
+
+def load(num_sms):
+    """(launchers by name, notes on the missing ones). num_sms: the GPU's
+    multiprocessor count, the persistent GEMM's grid."""
+    launchers = {"elementwise": run_elementwise, "softmax": run_softmax,
+                 "matmul": run_matmul, "version": triton.__version__}
+    notes = []
+    if TensorDescriptor is None:
+        notes.append(f"Triton {triton.__version__} has no "
+                     "triton.tools.tensor_descriptor.TensorDescriptor (host-side TMA "
+                     "descriptors): the persistent TMA GEMM column is empty.")
+        return launchers, notes
+    try:
+        launchers["matmul_tma_persistent"] = tma_persistent_runner(num_sms)
+    except Exception as error:  # noqa: BLE001: an autotuning API this Triton lacks
+        notes.append(f"Triton {triton.__version__} cannot autotune the persistent TMA "
+                     f"GEMM ({type(error).__name__}: {error}): its column is empty.")
+    return launchers, notes
