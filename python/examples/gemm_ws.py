@@ -17,10 +17,11 @@ tile rather than overlaying C on the ring, since the producer refills the
 ring for the next tile while the consumers store this one's C. --tile-n
 picks the width (default: 256 when it fits the stages, else 128).
 
---cluster 2 runs clusters of two blocks that take the two tile rows of a
-256 x TILE_N tile pair sharing B's columns; each loads half of B's stage
-and multicasts it to both, and the consumers release a stage in both
-blocks.
+With --cluster 2 (the default, as examples/gemm_bf16_ws.mlir) the blocks
+run in clusters of two, which walk 256 x TILE_N tiles: block r of the
+cluster computes rows [128 r, +128), so both need the same slice of B; each
+loads half of it and multicasts it to both, and the consumers release a
+stage in both blocks. --cluster 1 walks 128 x TILE_N tiles, one per block.
 
 --dtype fp8 takes e4m3 inputs. wgmma reads 8-bit B only K-major, so B is
 given transposed, as Bt (N x K), and the kernel passes the transposed view
@@ -41,7 +42,7 @@ TILE_M = 128
 HALF_M = TILE_M // 2  # the rows of one consumer
 # Each stage row of A and B is 128 bytes wide (the 128-byte swizzle).
 ROW_BYTES = 128
-# Groups of 8 tile rows, as examples/gemm_bf16_ws.mlir.
+# Groups of 8 rows of cluster tiles, as examples/gemm_bf16_ws.mlir.
 GROUP_M = 8
 # A and B element types.
 DTYPES = {"bf16": mgpu.bf16, "fp8": mgpu.f8e4m3fn}
@@ -52,7 +53,7 @@ class Config(NamedTuple):
     n: int
     k: int
     stages: int = 3
-    cluster: int = 1
+    cluster: int = 2
     dtype: str = "bf16"
     grid: int = 132
     tile_n: int | None = None
@@ -108,8 +109,10 @@ def check_config(config: Config) -> int:
     for flag, size, tile in (("--m", config.m, TILE_M * config.cluster),
                              ("--n", config.n, tile_n), ("--k", config.k, tile_k)):
         if size <= 0 or size % tile:
-            what = (f"{config.cluster} x {TILE_M} rows (a cluster's tiles)"
-                    if flag == "--m" and config.cluster > 1 else f"the tile's {tile}")
+            what = f"the tile's {tile}"
+            if flag == "--m" and config.cluster > 1:
+                what = (f"{tile}, the rows of a cluster's {config.cluster} tiles "
+                        "(--cluster 1 takes multiples of 128)")
             raise ValueError(f"{flag} {size} must be a positive multiple of {what}")
     return tile_n
 
@@ -156,7 +159,7 @@ def build(config: Config) -> mgpu.Kernel:
         pipeline.emit(full, empty, rings=[a_ring, b_ring], tiles=(m // TILE_M, n // tile_n),
                       steps=k // tile_k, fetch=fetch, compute=compute,
                       init=lambda: mgpu.constant(0.0, "f32", (HALF_M, tile_n)),
-                      epilogue=epilogue, group=GROUP_M)
+                      epilogue=epilogue, group=GROUP_M * config.cluster)
 
     return gemm
 
@@ -209,8 +212,8 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
     parser.add_argument("--n", type=int, default=8192)
     parser.add_argument("--k", type=int, default=8192)
     parser.add_argument("--stages", type=int, default=3, help="2 to 6 (default 3)")
-    parser.add_argument("--cluster", type=int, default=1,
-                        help="blocks per cluster, 1 or 2 (2: B is multicast)")
+    parser.add_argument("--cluster", type=int, default=2,
+                        help="blocks per cluster, 1 or 2 (default 2: B is multicast)")
     parser.add_argument("--dtype", default="bf16", choices=list(DTYPES))
     parser.add_argument("--grid", type=int, default=132,
                         help="persistent blocks (default 132, one per H100 SM)")
@@ -230,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     args.tile_n)
     try:
         kernel = build(config)
-    except (ValueError, NotImplementedError) as error:
+    except ValueError as error:
         parser.error(str(error))
     tile_n = tile_width(config)
     if args.emit_mlir:

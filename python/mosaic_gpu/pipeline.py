@@ -49,8 +49,8 @@ REGISTER_GRANULE, MIN_REGISTERS, MAX_REGISTERS = 8, 24, 256
 # ptxas gives a thread at most 255 registers.
 MAX_KERNEL_REGISTERS = 255
 # A producer that only issues TMA needs few registers (examples/gemm_bf16_ws.mlir
-# and CUTLASS's warp-specialized kernels keep 40); the consumers share the
-# rest: 232 each for two, 40 + 2 * 232 = 504 <= 65536 / 128.
+# and CUTLASS's warp-specialized kernels keep 40); the consumers share what
+# it gives back: 232 each for two, 40 + 2 * 232 = 3 * 168.
 DEFAULT_PRODUCER_REGISTERS = 40
 # An mbarrier's transaction count stays within +-(2^20 - 1) bytes.
 MAX_STAGE_BYTES = 2 ** 20 - 1
@@ -144,12 +144,13 @@ class WarpSpecializedPipeline:
     may share (multicast) stages: their consumers then release each stage
     in every block of the cluster, and ``empty`` counts ``consumers *
     cluster`` arrivals. The producer keeps ``producer_registers`` registers
-    per thread and each consumer takes ``consumer_registers`` (default 40,
-    and what the producer leaves of the block's 65536 registers, shared:
-    232 each for two consumers, 256 for one, 152 for three); both are
-    multiples of 8 in 24..256, the producer's no more and the consumers' no
-    fewer than ptxas gives each thread at the start (65536 / threads, at
-    most 255, rounded down to a multiple of 8: 168 for 384 threads).
+    per thread and each consumer takes ``consumer_registers``: multiples of
+    8 in 24..256. Each thread starts with what ptxas gives it (65536 /
+    threads in multiples of 8, at most 255 and at most
+    ``consumer_registers``: 168 for 384 threads); the producer may only
+    give registers back, and the consumers take only what it gave (the
+    block keeps its 65536 / threads). The defaults are 40 and what that
+    leaves the consumers: 232 each for two, 256 for one, 152 for three.
 
     Declare the barriers with the kernel's scratch, then call ``emit`` in
     its body::
@@ -176,35 +177,33 @@ class WarpSpecializedPipeline:
             raise ValueError(f"`consumers` is {consumers}: a block of {1 + consumers} "
                              f"warpgroups has {threads} threads, more than 1024")
         self.cluster = _positive(cluster, "cluster")
-        if cluster > 1 and not hasattr(_mosaic.KernelBuilder, "arrive_collective"):
-            raise NotImplementedError(
-                "a cluster needs consumers to release a stage in every block of the "
-                "cluster (mosaic_gpu.arrive with `collective`), which this build's "
-                "dialect does not have yet")
         self.producer_registers = _check_registers(producer_registers, "producer_registers")
-        if consumer_registers is None:  # what the producer leaves, shared
-            spare = REGISTERS_PER_BLOCK // THREADS_PER_WARPGROUP - producer_registers
+        warpgroups = 1 + consumers
+        # ptxas gives every thread of the block the same count: 65536 /
+        # threads in multiples of 8, at most 255, and no more than the
+        # largest setmaxnreg.inc asks for (docs/RationaleEmulator.md,
+        # "The count at launch").
+        most = REGISTERS_PER_BLOCK // threads // REGISTER_GRANULE * REGISTER_GRANULE
+        most = min(MAX_KERNEL_REGISTERS, most)
+        if consumer_registers is None:  # what the producer gives back, shared
+            spare = warpgroups * most - producer_registers
             consumer_registers = min(MAX_REGISTERS,
                                      spare // consumers // REGISTER_GRANULE * REGISTER_GRANULE)
         self.consumer_registers = _check_registers(consumer_registers, "consumer_registers")
-        total = THREADS_PER_WARPGROUP * (producer_registers + consumers * consumer_registers)
-        if total > REGISTERS_PER_BLOCK:
+        start = min(most, consumer_registers)
+        if producer_registers > start:
+            raise ValueError(f"`producer_registers` {producer_registers} is more than the "
+                             f"{start} each thread starts with (a {threads}-thread block, "
+                             f"consumers at {consumer_registers}); the producer can only give "
+                             "registers back")
+        # The consumers take only what the producer gave back: the block
+        # keeps the registers it started with.
+        if producer_registers + consumers * consumer_registers > warpgroups * start:
             raise ValueError(
                 f"{producer_registers} producer + {consumers} x {consumer_registers} consumer "
-                f"registers per thread take {total} registers, more than the block's "
-                f"{REGISTERS_PER_BLOCK} (128 threads per warpgroup)")
-        # What each warpgroup starts with: ptxas gives every thread the same
-        # count, at most 65536 / threads (and 255), in multiples of 8.
-        initial = min(MAX_KERNEL_REGISTERS, REGISTERS_PER_BLOCK // threads)
-        initial -= initial % REGISTER_GRANULE
-        if producer_registers > initial:
-            raise ValueError(f"`producer_registers` {producer_registers} is more than the "
-                             f"{initial} a thread of a {threads}-thread block starts with; "
-                             "the producer can only give registers back")
-        if consumer_registers < initial:
-            raise ValueError(f"`consumer_registers` {consumer_registers} is fewer than the "
-                             f"{initial} a thread of a {threads}-thread block starts with; "
-                             "consumers can only take registers")
+                f"registers per thread are more than the {warpgroups} x {start} the block's "
+                f"warpgroups start with ({threads} threads: 65536 / threads, at most 255, in "
+                "multiples of 8): consumers can only take what the producer gives back")
 
     @property
     def block(self) -> tuple[int, int, int]:

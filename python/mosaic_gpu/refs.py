@@ -185,9 +185,14 @@ def arrive_expect_tx(barrier: BarrierRef, bytes: int) -> None:
     _K.arrive_expect_tx(current(), location(), _barrier(barrier).handle, bytes)
 
 
-def arrive(barrier: BarrierRef) -> None:
-    """Arrives on ``barrier``."""
-    _K.arrive(current(), location(), _barrier(barrier).handle)
+def arrive(barrier: BarrierRef, collective: str | Sequence[str] = ()) -> None:
+    """The warpgroup arrives once on ``barrier`` (``mosaic_gpu.arrive``).
+    With ``collective`` ('x', 'y', 'z' or a tuple of them) it arrives on the
+    barrier at the same offset in every block of the cluster that differs
+    from this one only along those dims, this one included: consumers of a
+    stage multicast to those blocks release it to every producer that
+    writes it, and the barrier counts the arrivals of all of them."""
+    _K.arrive(current(), location(), _barrier(barrier).handle, _collective(collective))
 
 
 def wait(barrier: BarrierRef, parity: bool | Scalar = False) -> None:

@@ -102,13 +102,18 @@ def test_defaults_and_properties():
     (dict(stages=3, consumer_registers=264), ValueError,
      "`consumer_registers` must be a multiple of 8 in 24..256"),
     (dict(stages=3, consumer_registers=240), ValueError,
-     r"40 producer \+ 2 x 240 consumer registers per thread take 66560 registers, more than "
-     "the block's 65536"),
-    (dict(stages=3, producer_registers=176, consumer_registers=168), ValueError,
-     "`producer_registers` 176 is more than the 168 a thread of a 384-thread block starts "
-     "with; the producer can only give registers back"),
-    (dict(stages=3, consumer_registers=160), ValueError,
-     "`consumer_registers` 160 is fewer than the 168"),
+     r"40 producer \+ 2 x 240 consumer registers per thread are more than the 3 x 168 the "
+     r"block's warpgroups start with \(384 threads: 65536 / threads, at most 255, in multiples "
+     r"of 8\): consumers can only take what the producer gives back"),
+    # Within 65536 registers (48 + 2 x 232 = 512 = 65536 / 128), but not
+    # within what the block starts with.
+    (dict(stages=3, producer_registers=48, consumer_registers=232), ValueError,
+     r"48 producer \+ 2 x 232 consumer registers per thread are more than the 3 x 168"),
+    (dict(stages=3, producer_registers=176, consumer_registers=176), ValueError,
+     r"`producer_registers` 176 is more than the 168 each thread starts with \(a 384-thread "
+     r"block, consumers at 176\); the producer can only give registers back"),
+    (dict(stages=3, producer_registers=160, consumer_registers=152), ValueError,
+     "`producer_registers` 160 is more than the 152 each thread starts with"),
 ])
 def test_bad_configurations(arguments, exception, message):
     with pytest.raises(exception, match=message):
@@ -178,6 +183,28 @@ def test_bad_kernels(kernel, exception, message):
         small_kernel(pipeline, **kernel)
 
 
+@pytest.mark.parametrize("kernel, message", [
+    (dict(tiles=(3, 1)), r"`tiles` has 3 tile rows, not a multiple of the cluster \(2\): the "
+                         "blocks of a cluster take consecutive tile rows of one tile column"),
+    (dict(grid=(3, 1, 1)), r"the grid \(3 blocks\) is not a whole number of clusters of 2"),
+    (dict(group=3), r"`group` \(3 tile rows\) must be a multiple of the cluster \(2\)"),
+    (dict(barriers=[mgpu.Barriers(3, 1), mgpu.Barriers(3, 2)]),
+     "`empty` barriers count 2 arrivals, but the pipeline needs 4"),
+])
+def test_bad_kernels_in_clusters(kernel, message):
+    pipeline = mgpu.WarpSpecializedPipeline(stages=3, cluster=2)
+    assert pipeline.cluster_shape == (2, 1, 1) and pipeline.barriers[1].arrival_count == 4
+    with pytest.raises(ValueError, match=message):
+        small_kernel(pipeline, **kernel)
+
+
+def test_clusters_release_stages_in_every_block():
+    pipeline = mgpu.WarpSpecializedPipeline(stages=3, cluster=2)
+    text = str(small_kernel(pipeline).module)
+    assert text.count("{collective = [#mosaic_gpu.dim<x>]}") == 2
+    assert "gpu.cluster_block_id  x" in text and "arrival_count = 4" in text
+
+
 def test_emit_needs_a_kernel():
     pipeline = mgpu.WarpSpecializedPipeline(stages=3)
     with pytest.raises(RuntimeError, match="inside a @mosaic_gpu.kernel"):
@@ -206,13 +233,16 @@ def test_the_readme_example_builds_and_compiles():
      r"64 KiB C tile \+ barriers\), more than the 227 KiB of a block; use --tile-n 128 or "
      "fewer stages"),
     (["--tile-n", "64"], "--tile-n must be 128 or 256, got 64"),
-    (["--m", "300"], "--m 300 must be a positive multiple of the tile's 128"),
+    (["--m", "384"], r"--m 384 must be a positive multiple of 256, the rows of a cluster's 2 "
+                     r"tiles \(--cluster 1 takes multiples of 128\)"),
+    (["--m", "300", "--cluster", "1"], "--m 300 must be a positive multiple of the tile's 128"),
     (["--n", "8000"], "--n 8000 must be a positive multiple of the tile's 256"),
     (["--stages", "5", "--n", "8000"], "--n 8000 must be a positive multiple of the tile's 128"),
     (["--k", "96"], "--k 96 must be a positive multiple of the tile's 64"),
     (["--dtype", "fp8", "--k", "64"], "--k 64 must be a positive multiple of the tile's 128"),
     (["--cluster", "3"], "--cluster must be 1 or 2, got 3"),
-    (["--grid", "0"], r"--grid must be a positive multiple of the cluster \(1\), got 0"),
+    (["--grid", "0"], r"--grid must be a positive multiple of the cluster \(2\), got 0"),
+    (["--grid", "131"], r"--grid must be a positive multiple of the cluster \(2\), got 131"),
 ])
 def test_example_configuration_errors(args, message, capsys):
     with pytest.raises(SystemExit) as exit:
@@ -224,7 +254,7 @@ def test_example_configuration_errors(args, message, capsys):
 def test_example_check_finds_a_wrong_element():
     np = pytest.importorskip("numpy")
     pytest.importorskip("ml_dtypes")
-    config = Config(128, 256, 64)
+    config = Config(128, 256, 64, cluster=1)
     a, b = EXAMPLE["inputs"](config)
     c = (a.astype(np.float64) @ b.astype(np.float64)).astype(mgpu.bf16.numpy)
     assert EXAMPLE["check"](config, a, b, c)[0]
@@ -238,7 +268,8 @@ def test_example_fails_on_a_wrong_result(monkeypatch, capsys):
     pytest.importorskip("ml_dtypes")
     monkeypatch.setattr(mgpu.Kernel, "launch", lambda kernel, a, b, backend: np.zeros(
         kernel.outputs[0][0], mgpu.bf16.numpy))
-    assert EXAMPLE["main"](["--m", "128", "--n", "256", "--k", "64", "--emulate"]) == 1
+    assert EXAMPLE["main"](["--m", "128", "--n", "256", "--k", "64", "--cluster", "1",
+                            "--emulate"]) == 1
     out = capsys.readouterr().out
     assert out.startswith("gemm_ws bf16 128x256x64, 128x256 tiles, 3 stages, cluster 1, grid "
                           "132, on the emulator: FAIL; ")
@@ -254,16 +285,17 @@ def test_example_emits_its_mlir(tmp_path):
 
 
 def test_example_is_the_twin_of_the_mlir_example(ptxas):
-    """At its defaults (8192^3, 3 stages, 128x256 tiles) the kernel is
-    examples/gemm_bf16_ws.mlir's: the same registers, no spills, and the
-    same instructions but for the handful that differ in how the loop
-    bounds are computed."""
+    """At its defaults (8192^3, 3 stages, 128x256 tiles, clusters of 2) the
+    kernel is examples/gemm_bf16_ws.mlir's: the same registers, no spills,
+    the same cluster, and the same instructions but for a handful of
+    integer ones that compute the loop bounds and tile offsets."""
     python = EXAMPLE["build"](Config(8192, 8192, 8192)).compile(line_info=False)
     mlir = mgpu.compile(mgpu.Module.parse_file(str(REPO / "examples" / "gemm_bf16_ws.mlir")),
                         line_info=False)
     for kernel in (python, mlir):
         report = kernel.manifest["ptxas"]
         assert (report["registers"], report["spill_stores"], report["spill_loads"]) == (168, 0, 0)
+        assert kernel.manifest["cluster"] == [2, 1, 1]
     for instruction in ("setmaxnreg.dec.sync.aligned.u32 \t40;",
                         "setmaxnreg.inc.sync.aligned.u32 \t232;",
                         "wgmma.wait_group.sync.aligned \t1;"):
@@ -294,15 +326,35 @@ EMULATED = [
     pytest.param(256, 384, 896, ["--dtype", "fp8", "--stages", "6", "--grid", "4"],
                  id="fp8-s6-6tiles-grid4-k7"),
 ]
+# Clusters of 2 (B multicast): cluster tiles of 256 rows.
+EMULATED_CLUSTER = [
+    pytest.param(512, 768, 320, ["--stages", "3", "--grid", "4"], id="bf16-s3-6tiles-2clusters-k5"),
+    pytest.param(512, 384, 448, ["--stages", "4", "--grid", "4"], id="bf16-s4-6tiles-2clusters-k7"),
+    pytest.param(768, 256, 640, ["--stages", "6", "--grid", "6"], id="bf16-s6-6tiles-3clusters-k10"),
+    pytest.param(256, 512, 128, ["--stages", "2", "--grid", "6"],
+                 id="bf16-s2-more-clusters-than-tiles"),
+    pytest.param(2304, 256, 128, ["--stages", "2", "--grid", "4"], id="bf16-2-groups-of-rows"),
+    pytest.param(512, 512, 640, ["--dtype", "fp8", "--grid", "6"], id="fp8-s3-4tiles-3clusters"),
+]
+
+
+def passes(m, n, k, args, cache):
+    pytest.importorskip("ml_dtypes")
+    result = run(["--m", str(m), "--n", str(n), "--k", str(k), "--emulate"] + args, cache)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert ": PASS;" in result.stdout and " 0 of " in result.stdout, result.stdout
 
 
 @needs_emulator
 @pytest.mark.parametrize("m, n, k, args", EMULATED)
 def test_example_passes_on_the_emulator(m, n, k, args, cache):
-    pytest.importorskip("ml_dtypes")
-    result = run(["--m", str(m), "--n", str(n), "--k", str(k), "--emulate"] + args, cache)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert ": PASS;" in result.stdout and " 0 of " in result.stdout, result.stdout
+    passes(m, n, k, args + ["--cluster", "1"], cache)
+
+
+@needs_emulator
+@pytest.mark.parametrize("m, n, k, args", EMULATED_CLUSTER)
+def test_example_passes_on_the_emulator_in_clusters(m, n, k, args, cache):
+    passes(m, n, k, args + ["--cluster", "2"], cache)
 
 
 # A pipeline whose consumers skip wgmma_wait(1): they release a stage while
@@ -327,3 +379,22 @@ def test_a_stage_released_before_its_wgmma_completes_is_a_hazard(cache):
     assert "hazard: the TMA load" in result.stdout, result.stdout
     assert "may still read it" in result.stdout, result.stdout
     assert run(args, cache).returncode == 0  # the same kernel with its waits passes
+
+
+# Consumers of a cluster that release stages in their own block only: the
+# producers wait for the peer's consumers forever.
+LOCAL_RELEASE = BROKEN.replace(
+    "wait = pipeline.wgmma_wait\npipeline.wgmma_wait = lambda pending: None if pending == 1 else "
+    "wait(pending)",
+    "arrive = pipeline.arrive\npipeline.arrive = lambda barrier, collective=(): arrive(barrier)")
+
+
+@needs_emulator
+def test_a_stage_released_in_one_block_of_a_cluster_is_a_deadlock(cache):
+    pytest.importorskip("ml_dtypes")
+    assert "collective=()" in LOCAL_RELEASE
+    result = run(["--m", "256", "--n", "256", "--k", "512", "--grid", "2", "--cluster", "2",
+                  "--emulate"], cache, script=LOCAL_RELEASE)
+    assert result.returncode == 1
+    assert "FAIL; the launch failed: " in result.stdout and "hazard: deadlock" in result.stdout, \
+        result.stdout

@@ -1,5 +1,6 @@
 """The warp-specialization ops of the authoring API: warpgroup_id,
-set_max_registers, async wgmma and wgmma_wait; transposed views and the fp8
+set_max_registers, async wgmma, wgmma_wait and collective arrive; transposed
+views and the fp8
 dtypes that K-major wgmma operands need; and their bad inputs, in Python and
 at the typed C++ entry points."""
 import re
@@ -102,6 +103,23 @@ def test_the_ops_need_a_kernel():
                  lambda: mgpu.wgmma_wait(0)):
         with pytest.raises(RuntimeError, match="inside a @mosaic_gpu.kernel"):
             call()
+
+
+def test_collective_arrive():
+    @mgpu.kernel(grid=(2, 1, 1), block=(128, 1, 1), cluster=(2, 1, 1), inputs=[], outputs=[],
+                 smem=[mgpu.Barriers(1, arrival_count=2)])
+    def release(bars):
+        mgpu.arrive(bars[0], collective="x")
+        mgpu.arrive(bars[0], collective=("x",))
+        mgpu.arrive(bars[0])
+        with pytest.raises(ValueError, match="`collective` must be 'x', 'y' or 'z', got 'w'"):
+            mgpu.arrive(bars[0], collective="w")
+
+    text = str(release.module)
+    assert len(re.findall(r"mosaic_gpu.arrive %\w+ \{collective = \[#mosaic_gpu.dim<x>\]\}",
+                          text)) == 2
+    assert len(re.findall(r"mosaic_gpu.arrive %\w+ :", text)) == 1
+    mgpu.compile(release.module, emit="ptx")
 
 
 def test_transposed_views():
