@@ -1,8 +1,9 @@
 //===- FinalizeKernels.cpp - The mosaic-gpu-finalize-kernels pass ---------===//
 //
 // Fixes up the LLVM form of each kernel for launch: the dynamic shared
-// memory becomes the block's external buffer, and tensor-map parameters are
-// passed by value as grid constants.
+// memory becomes the block's external buffer, tensor-map parameters are
+// passed by value as grid constants, and kernels that reallocate registers
+// run one block per SM.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +41,17 @@ struct FinalizeKernelsPass
     getOperation()->walk([](LLVM::LLVMFuncOp function) {
       MLIRContext *context = function.getContext();
       Builder builder(context);
+      // setmaxnreg moves registers relative to the count each warp starts
+      // with, which ptxas fixes only when it knows how many blocks share an
+      // SM: `.maxntid` alone is not enough (it then drops every setmaxnreg,
+      // warning C7508). One block per SM, as warp-specialized kernels are
+      // written, gives each thread 65536 / threads registers at entry.
+      bool reallocates = false;
+      function.walk([&](NVVM::SetMaxRegisterOp) { reallocates = true; });
+      if (reallocates &&
+          !function->hasAttr(NVVM::NVVMDialect::getMinctasmAttrName()))
+        function->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                          builder.getI32IntegerAttr(1));
       auto maps = function->getAttrOfType<ArrayAttr>(kTensorMapsAttr);
       if (!maps)
         return;

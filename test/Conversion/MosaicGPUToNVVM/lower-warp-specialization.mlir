@@ -1,0 +1,111 @@
+// RUN: mosaic-opt %s -split-input-file -mosaic-gpu-infer-layouts -mosaic-gpu-apply-transforms -mosaic-gpu-lower -verify-diagnostics | FileCheck %s
+
+// The role ops: the warpgroup index is lane 0's, broadcast with
+// shfl.sync.idx so that ptxas sees branches on it as warp-uniform;
+// set_max_registers is setmaxnreg.
+// CHECK-LABEL: gpu.func @roles
+// CHECK: %[[LINEAR:.*]] = gpu.thread_id x
+// CHECK: %[[WG:.*]] = arith.divui %[[LINEAR]], %{{.*}} : index
+// CHECK: %[[WG32:.*]] = arith.index_cast %[[WG]] : index to i32
+// CHECK: %[[UNIFORM:.*]] = nvvm.shfl.sync idx %{{.*}}, %[[WG32]], %{{.*}}, %{{.*}} : i32 -> i32
+// CHECK: %[[ROLE:.*]] = arith.index_cast %[[UNIFORM]] : i32 to index
+// CHECK: arith.cmpi eq, %[[ROLE]]
+// CHECK: scf.if
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: } else {
+// CHECK: nvvm.setmaxregister increase 232
+gpu.module @kernels {
+  gpu.func @roles() kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %wg = mosaic_gpu.warpgroup_id : index
+    %producer = arith.cmpi eq, %wg, %c0 : index
+    scf.if %producer {
+      mosaic_gpu.set_max_registers decrease 40
+    } else {
+      mosaic_gpu.set_max_registers increase 232
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// An async wgmma commits its group and returns without waiting or
+// synchronizing the warpgroup; wgmma_wait N is wait_group N alone (each
+// warp covers its own part).
+// CHECK-LABEL: gpu.func @in_flight
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.barrier
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-NOT: nvvm.barrier
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.barrier
+// CHECK: gpu.return
+!a = memref<64x64xbf16, #gpu.address_space<workgroup>>
+!b = memref<64x128xbf16, #gpu.address_space<workgroup>>
+gpu.module @kernels {
+  gpu.func @in_flight(%out: memref<64x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %a = mosaic_gpu.slice_smem 0 : !a
+    %b = mosaic_gpu.slice_smem 8192 : !b
+    %acc = mosaic_gpu.vector_load %out : memref<64x128xf32> -> vector<64x128xf32>
+    %r = mosaic_gpu.wgmma async %acc, %a, %b : vector<64x128xf32>, !a, !b -> vector<64x128xf32>
+    mosaic_gpu.wgmma_wait 1
+    mosaic_gpu.wgmma_wait 0
+    mosaic_gpu.vector_store %r, %out : vector<64x128xf32>, memref<64x128xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// A collective arrive in a cluster of 2x2: the peers share the block's y
+// coordinate (rank base 2 * y) and take both x coordinates (offsets 0 and
+// 1). Lane 0 of each warp arrives with a count of 32 on each, after
+// bar.warp.sync; the kernel ends with a cluster barrier.
+// CHECK-LABEL: gpu.func @collective_arrive
+// CHECK: %[[Y:.*]] = gpu.cluster_block_id y
+// CHECK: %[[BASE_Y:.*]] = arith.muli %[[Y]], %{{.*}} : index
+// CHECK: %[[Z:.*]] = gpu.cluster_block_id z
+// CHECK: nvvm.bar.warp.sync %{{.*}} : i32
+// CHECK: %[[LANE:.*]] = nvvm.read.ptx.sreg.laneid : i32
+// CHECK: %[[IS_LANE0:.*]] = arith.cmpi eq, %[[LANE]]
+// CHECK: scf.if %[[IS_LANE0]] {
+// CHECK:   %[[COUNT:.*]] = arith.constant 32 : i32
+// CHECK:   %[[PEER0:.*]] = nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK:   nvvm.mbarrier.arrive %[[PEER0]], %[[COUNT]] {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK:   %[[PEER1:.*]] = nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK:   nvvm.mbarrier.arrive %[[PEER1]], %[[COUNT]] {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK-NOT: nvvm.mbarrier.arrive
+// CHECK: }
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-NEXT: gpu.return
+!barriers = memref<1x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+!barrier = memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+gpu.module @kernels {
+  gpu.func @collective_arrive() kernel attributes {known_block_size = array<i32: 128, 1, 1>, mosaic_gpu.cluster = array<i32: 2, 2, 1>} {
+    %bars = mosaic_gpu.slice_smem 0 : !barriers
+    mosaic_gpu.initialize_barrier %bars, arrival_count = 2, num_barriers = 1 : !barriers
+    %bar = memref.collapse_shape %bars [] : !barriers into !barrier
+    mosaic_gpu.arrive %bar {collective = [#mosaic_gpu.dim<x>]} : !barrier
+    gpu.return
+  }
+}
+
+// -----
+
+!barriers = memref<1x!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+!barrier = memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+gpu.module @kernels {
+  gpu.func @collective_arrive_without_cluster() kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %bars = mosaic_gpu.slice_smem 0 : !barriers
+    mosaic_gpu.initialize_barrier %bars, arrival_count = 2, num_barriers = 1 : !barriers
+    %bar = memref.collapse_shape %bars [] : !barriers into !barrier
+    // expected-error @+1 {{arrives collectively over cluster dims, but its kernel declares no cluster shape (`mosaic_gpu.cluster = array<i32: x, y, z>`)}}
+    mosaic_gpu.arrive %bar {collective = [#mosaic_gpu.dim<x>]} : !barrier
+    gpu.return
+  }
+}
