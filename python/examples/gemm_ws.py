@@ -2,14 +2,15 @@
 a bf16 C: examples/gemm_bf16_ws.mlir in Python, its barriers built by
 mosaic_gpu.WarpSpecializedPipeline.
 
-Every block (--grid of them, one per SM by default) walks the 128 x TILE_N
-output tiles in grouped order. Warpgroup 0 issues the TMA loads of each
-K step into a ring of --stages stages; warpgroups 1 and 2 each compute one
-64-row half of the tile with wgmma kept in flight, then store it through
-shared memory with TMA.
+The blocks (--grid of them, one per SM by default) walk the 128 x TILE_N
+output tiles persistently, in grouped order. In each block, warpgroup 0
+issues the TMA loads of each K step into a ring of --stages stages;
+warpgroups 1 and 2 each compute one 64-row half of the tile with wgmma kept
+in flight, then store it through shared memory with TMA.
 
-Tiles. A stage holds A's 128 x 128-byte slice (two 64-row halves) and B's
-128-byte x TILE_N slice: 64 K elements of bf16, 128 of fp8. With TILE_N =
+Tiles. A stage holds A's 128 rows (two 64-row halves) and B's TILE_N
+columns of one K step, 128 bytes of K: 64 elements of bf16, 128 of fp8.
+With TILE_N =
 256 a stage is 48 KiB and the C tile 64 KiB, so at most 3 stages fit in the
 227 KiB of shared memory (3 x 48 + 64 = 208 KiB). More stages use TILE_N =
 128 (32 KiB stages, a 32 KiB C tile: 6 x 32 + 32 = 224 KiB): halving the

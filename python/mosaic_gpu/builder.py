@@ -22,7 +22,6 @@ from . import _mosaic
 SourceLocation = tuple[str, int, int]
 
 
-
 class LaunchShape(NamedTuple):
     """The grid, block and cluster of the kernel being built, as the
     decorator was given them ((x, y, z) each)."""
