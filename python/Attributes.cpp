@@ -49,6 +49,8 @@ const ElementTypeInfo elementTypes[] = {
     {ElementType::bf16, "bf16", builtin<BFloat16Type>},
     {ElementType::f32, "f32", builtin<Float32Type>},
     {ElementType::f64, "f64", builtin<Float64Type>},
+    {ElementType::f8E4M3FN, "f8E4M3FN", builtin<Float8E4M3FNType>},
+    {ElementType::f8E5M2, "f8E5M2", builtin<Float8E5M2Type>},
     {ElementType::index, "index", builtin<IndexType>},
     {ElementType::barrier, "barrier", barrier},
 };

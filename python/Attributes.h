@@ -36,6 +36,8 @@ enum class ElementType {
   bf16,
   f32,
   f64,
+  f8E4M3FN,
+  f8E5M2,
   index,
   barrier
 };

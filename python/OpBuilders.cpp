@@ -254,6 +254,27 @@ ValueHandle withTransforms(BuilderState &state, const SourceLocation &at,
                            ArrayAttr::get(state.mlirContext(), attrs)));
 }
 
+/// memref.transpose of `ref`: result dim i is `ref`'s dim permutation[i].
+/// The result type (permuted shape and strides) is the op's own.
+ValueHandle transpose(BuilderState &state, const SourceLocation &at,
+                      const ValueHandle &ref,
+                      const std::vector<unsigned> &permutation) {
+  Value source = state.use(ref, "ref");
+  size_t rank = memRefOf(source, "ref").getRank();
+  std::vector<bool> seen(rank, false);
+  for (unsigned dim : permutation) {
+    if (permutation.size() != rank || dim >= rank || seen[dim])
+      throw py::value_error("`permutation` must hold each dim of `ref` once");
+    seen[dim] = true;
+  }
+  if (rank == 0)
+    throw py::value_error("`ref` has no dims to transpose");
+  AffineMap map =
+      AffineMap::getPermutationMap(permutation, state.mlirContext());
+  return result(state, state.create<memref::TransposeOp>(
+                           at, source, AffineMapAttr::get(map)));
+}
+
 ValueHandle vectorLoad(BuilderState &state, const SourceLocation &at,
                        const ValueHandle &ref) {
   Value source = state.use(ref, "ref");
@@ -353,6 +374,10 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
   bindEnum<arith::CmpIPredicate>(m, "CmpIPredicate",
                                  "arith.cmpi's predicates (eq, slt, ...).",
                                  arith::getMaxEnumValForCmpIPredicate());
+  bindEnum<mosaic_gpu::RegisterAction>(
+      m, "RegisterAction",
+      "mosaic_gpu.set_max_registers' actions: increase or decrease.",
+      mosaic_gpu::getMaxEnumValForRegisterAction());
   py::enum_<vector::CombiningKind> kinds(
       m, "CombiningKind", "vector.multi_reduction's kinds (add, maximumf...).");
   for (vector::CombiningKind kind :
@@ -419,6 +444,9 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
       .def("with_transforms", &withTransforms, py::arg("loc"), py::arg("ref"),
            py::arg("transforms"),
            "mosaic_gpu.with_transforms of transform Attributes.")
+      .def("transpose", &transpose, py::arg("loc"), py::arg("ref"),
+           py::arg("permutation"),
+           "memref.transpose: result dim i is `ref`'s dim permutation[i].")
       .def("vector_load", &vectorLoad, py::arg("loc"), py::arg("ref"),
            "mosaic_gpu.vector_load of all of `ref`.")
       .def(
@@ -466,6 +494,25 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
           "mosaic_gpu.arrive; `collective` cluster dims: arrive in every "
           "block along them.")
       .def(
+          "warpgroup_id",
+          [](BuilderState &state, const SourceLocation &at) {
+            return result(state, state.create<mosaic_gpu::WarpgroupIdOp>(
+                                     at, state.builder.getIndexType()));
+          },
+          py::arg("loc"),
+          "mosaic_gpu.warpgroup_id: the executing warpgroup's index in its "
+          "block.")
+      .def(
+          "set_max_registers",
+          [](BuilderState &state, const SourceLocation &at,
+             mosaic_gpu::RegisterAction action, uint32_t count) {
+            state.create<mosaic_gpu::SetMaxRegistersOp>(
+                at, checkedEnum(action, "action"), count);
+          },
+          py::arg("loc"), py::arg("action"), py::arg("count"),
+          "mosaic_gpu.set_max_registers: the warpgroup ends up with `count` "
+          "registers per thread.")
+      .def(
           "wait",
           [](BuilderState &state, const SourceLocation &at,
              const ValueHandle &barrier, const ValueHandle &parity) {
@@ -503,8 +550,8 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
       .def(
           "wgmma",
           [](BuilderState &state, const SourceLocation &at,
-             const ValueHandle &acc, const ValueHandle &a,
-             const ValueHandle &b, bool async) {
+             const ValueHandle &acc, const ValueHandle &a, const ValueHandle &b,
+             bool async) {
             return result(state,
                           state.create<mosaic_gpu::WGMMAOp>(
                               at, state.use(acc, "acc"), state.use(a, "a"),
@@ -517,6 +564,14 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
           py::arg("async_") = false,
           "mosaic_gpu.wgmma: acc + a @ b; with `async_` it stays in flight "
           "until a wgmma_wait covers it.")
+      .def(
+          "wgmma_wait",
+          [](BuilderState &state, const SourceLocation &at, uint32_t pending) {
+            state.create<mosaic_gpu::WGMMAWaitOp>(at, pending);
+          },
+          py::arg("loc"), py::arg("pending"),
+          "mosaic_gpu.wgmma_wait: waits until at most `pending` async wgmma "
+          "groups are in flight.")
       .def("multi_reduction", &multiReduction, py::arg("loc"), py::arg("kind"),
            py::arg("x"), py::arg("acc"), py::arg("dims"),
            "vector.multi_reduction of `x` along `dims` into `acc`.")

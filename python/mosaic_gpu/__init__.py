@@ -12,7 +12,8 @@ module ``mosaic_gpu._mosaic``; see python/README.md for the API.
 
 Kernels are written with the @kernel decorator (kernels.py; the ops in
 values.py, refs.py and control_flow.py, dtypes in dtypes.py, layouts and
-transforms in layouts.py) and launched by calling them (launch.py):
+transforms in layouts.py, the warp-specialized pipeline in pipeline.py) and
+launched by calling them (launch.py):
 
     @mg.kernel(grid=(64, 1, 1), block=(128, 1, 1),
                inputs=[((4096, 128), "f32")], outputs=[((4096, 128), "f32")])
@@ -29,6 +30,7 @@ from . import control_flow as _control_flow
 from . import dtypes as _dtypes
 from . import kernels as _kernels
 from . import layouts as _layouts
+from . import pipeline as _pipeline
 from . import refs as _refs
 from . import values as _values
 from ._mosaic import (
@@ -49,6 +51,7 @@ from .dtypes import *  # noqa: F401,F403
 from .kernels import *  # noqa: F401,F403
 from .layouts import *  # noqa: F401,F403
 from .launch import cache_dir, compile_cached
+from .pipeline import *  # noqa: F401,F403
 from .refs import *  # noqa: F401,F403
 from .values import *  # noqa: F401,F403
 
@@ -67,4 +70,4 @@ __all__ = [
     "cache_dir",
     "compile_cached",
 ] + (_kernels.__all__ + _values.__all__ + _refs.__all__ + _control_flow.__all__
-     + _dtypes.__all__ + _layouts.__all__)
+     + _dtypes.__all__ + _layouts.__all__ + _pipeline.__all__)

@@ -1,10 +1,11 @@
 """The kernel being built, held in an explicit context rather than a global.
 
-``building(builder)`` makes a ``_mosaic.KernelBuilder`` the active one for
-the duration of a ``with`` block (in a ContextVar, so that each thread and
-asyncio task sees its own); ``current()`` is the builder every op calls,
-``location()`` the user's line the op is located at. Shared argument
-checks live here too.
+``building(builder, shape)`` makes a ``_mosaic.KernelBuilder`` the active
+one for the duration of a ``with`` block (in a ContextVar, so that each
+thread and asyncio task sees its own); ``current()`` is the builder every
+op calls, ``launch_shape()`` the kernel's grid, block and cluster (which
+helpers such as the pipeline check), ``location()`` the user's line the op
+is located at. Shared argument checks live here too.
 """
 
 from __future__ import annotations
@@ -13,37 +14,58 @@ import contextlib
 import contextvars
 import os
 import sys
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 from . import _mosaic
 
 # (file, line, column) as the C++ builder takes it.
 SourceLocation = tuple[str, int, int]
 
-_ACTIVE: contextvars.ContextVar[_mosaic.KernelBuilder | None] = contextvars.ContextVar(
-    "mosaic_gpu_kernel_builder", default=None)
+
+class LaunchShape(NamedTuple):
+    """The grid, block and cluster of the kernel being built, as the
+    decorator was given them ((x, y, z) each)."""
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    cluster: tuple[int, int, int]
+
+
+_ACTIVE: contextvars.ContextVar[tuple[_mosaic.KernelBuilder, LaunchShape] | None] = \
+    contextvars.ContextVar("mosaic_gpu_kernel_builder", default=None)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 @contextlib.contextmanager
-def building(builder: _mosaic.KernelBuilder) -> Iterator[_mosaic.KernelBuilder]:
+def building(builder: _mosaic.KernelBuilder,
+             shape: LaunchShape) -> Iterator[_mosaic.KernelBuilder]:
     """Makes ``builder`` the active kernel builder inside the ``with``
-    block; raises RuntimeError when a kernel is already being built."""
+    block, for a kernel launched with ``shape``; raises RuntimeError when a
+    kernel is already being built."""
     if _ACTIVE.get() is not None:
         raise RuntimeError("kernels cannot be defined inside kernels")
-    token = _ACTIVE.set(builder)
+    token = _ACTIVE.set((builder, shape))
     try:
         yield builder
     finally:
         _ACTIVE.reset(token)
 
 
+def _active() -> tuple[_mosaic.KernelBuilder, LaunchShape]:
+    active = _ACTIVE.get()
+    if active is None:
+        raise RuntimeError("mosaic_gpu ops can only be called inside a @mosaic_gpu.kernel function")
+    return active
+
+
 def current() -> _mosaic.KernelBuilder:
     """The active kernel builder; RuntimeError outside a kernel."""
-    builder = _ACTIVE.get()
-    if builder is None:
-        raise RuntimeError("mosaic_gpu ops can only be called inside a @mosaic_gpu.kernel function")
-    return builder
+    return _active()[0]
+
+
+def launch_shape() -> LaunchShape:
+    """The grid, block and cluster of the kernel being built; RuntimeError
+    outside a kernel."""
+    return _active()[1]
 
 
 def location() -> SourceLocation:

@@ -11,7 +11,8 @@ from typing import Any, Union
 
 from . import _mosaic
 
-__all__ = ["DType", "bf16", "f16", "f32", "f64", "i1", "i8", "i16", "i32", "i64", "index"]
+__all__ = ["DType", "bf16", "f16", "f32", "f64", "f8e4m3fn", "f8e5m2", "i1", "i8", "i16", "i32",
+           "i64", "index"]
 
 
 class DType:
@@ -56,16 +57,17 @@ class DType:
     @property
     def numpy(self) -> Any:
         """The NumPy dtype of the same values, or None where there is none
-        (``index``; ``bf16`` without the ml_dtypes package)."""
+        (``index``; ``bf16`` and the fp8 types without the ml_dtypes
+        package)."""
         if self._numpy is None:
             return None
         import numpy
-        if self._numpy == "bfloat16":
+        if self._numpy in _ML_DTYPES:
             try:
-                import ml_dtypes  # NumPy has no bfloat16 of its own
+                import ml_dtypes  # NumPy has no bfloat16 or fp8 of its own
             except ImportError:
                 return None
-            return numpy.dtype(ml_dtypes.bfloat16)
+            return numpy.dtype(getattr(ml_dtypes, self._numpy))
         return numpy.dtype(self._numpy)
 
     def __eq__(self, other: object) -> bool:
@@ -83,11 +85,17 @@ class DType:
         return f"mosaic_gpu.{self._name}"
 
 
+# The dtypes NumPy has only through the ml_dtypes package.
+_ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+
 _E = _mosaic.ElementType
 f16 = DType("f16", 16, "float", _E.f16, "float16")
 bf16 = DType("bf16", 16, "float", _E.bf16, "bfloat16")
 f32 = DType("f32", 32, "float", _E.f32, "float32")
 f64 = DType("f64", 64, "float", _E.f64, "float64")
+# fp8 (OCP): e4m3 without infinities (maximum 448), and e5m2.
+f8e4m3fn = DType("f8E4M3FN", 8, "float", _E.f8E4M3FN, "float8_e4m3fn")
+f8e5m2 = DType("f8E5M2", 8, "float", _E.f8E5M2, "float8_e5m2")
 i1 = DType("i1", 1, "int", _E.i1, "bool")
 i8 = DType("i8", 8, "int", _E.i8, "int8")
 i16 = DType("i16", 16, "int", _E.i16, "int16")
@@ -98,7 +106,8 @@ index = DType("index", 64, "index", _E.index, None)
 barrier = DType("barrier", 64, "barrier", _E.barrier, None)
 
 # What arrays and vectors may hold; `index` is for scalars only.
-ELEMENT_DTYPES = {d.name: d for d in (f16, bf16, f32, f64, i1, i8, i16, i32, i64)}
+ELEMENT_DTYPES = {d.name: d for d in (f16, bf16, f32, f64, f8e4m3fn, f8e5m2, i1, i8, i16,
+                                       i32, i64)}
 
 DTypeLike = Union[DType, str]
 

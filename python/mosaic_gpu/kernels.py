@@ -16,16 +16,20 @@ from typing import Any, Callable, Sequence
 
 from . import _mosaic
 from . import launch as _launch
-from .builder import building, check_shape, location
+from .builder import LaunchShape, building, check_shape, location
 from .dtypes import DType, DTypeLike, as_dtype, barrier as _barrier_dtype
 from .layouts import Transform
 from .refs import BarrierRef, Ref, with_transforms
 
-__all__ = ["Barriers", "Kernel", "SmemBuffer", "kernel"]
+__all__ = ["Barriers", "Kernel", "MAX_SMEM_BYTES", "SmemBuffer", "kernel", "smem_bytes"]
 
 # Swizzled TMA transfers need 1024-byte aligned shared memory; every scratch
 # buffer starts at such an offset.
 SMEM_ALIGNMENT = 1024
+# The shared memory an sm_90a block may have: 227 KiB (the CUDA C
+# Programming Guide's compute capability 9.0 table; the compiler's
+# kMaxSharedMemoryBytes, which compile enforces too).
+MAX_SMEM_BYTES = 227 * 1024
 
 # An input or output array: (shape, dtype).
 ArraySpec = tuple[tuple[int, ...], DType]
@@ -96,6 +100,12 @@ def _smem_offsets(smem: Sequence[SmemBuffer | Barriers]) -> tuple[list[int], int
     return offsets, end
 
 
+def smem_bytes(smem: Sequence[SmemBuffer | Barriers]) -> int:
+    """The shared memory the scratch entries take, laid out as ``kernel``
+    lays them out (in order, each at a 1024-byte aligned offset)."""
+    return _smem_offsets(smem)[1]
+
+
 class Kernel:
     """A kernel written in Python: ``module`` is its MLIR; ``compile`` runs
     ``mosaic_gpu.compile`` (mosaic-compile's pipeline) on it."""
@@ -112,7 +122,7 @@ class Kernel:
     @property
     def smem_bytes(self) -> int:
         """The shared memory the scratch description takes."""
-        return _smem_offsets(self.smem)[1]
+        return smem_bytes(self.smem)
 
     def compile(self, **options: Any) -> _mosaic.CompiledKernel:
         """``mosaic_gpu.compile(self.module, **options)``."""
@@ -144,7 +154,7 @@ def _scratch(builder: _mosaic.KernelBuilder, entry: SmemBuffer | Barriers, offse
     (barriers) or seen through its transforms."""
     handle = builder.slice_smem(location(), offset, list(entry.shape), entry.dtype.element)
     if isinstance(entry, Barriers):
-        ref = BarrierRef(handle, entry.shape)
+        ref = BarrierRef(handle, entry.shape, arrival_count=entry.arrival_count)
         builder.initialize_barrier(location(), handle, entry.arrival_count, entry.count)
         return ref
     ref = Ref(handle, entry.shape, entry.dtype, smem=True)
@@ -167,6 +177,9 @@ def kernel(grid: Sequence[int], block: Sequence[int],
     for i, entry in enumerate(smem):
         if not isinstance(entry, (SmemBuffer, Barriers)):
             raise TypeError(f"`smem[{i}]` must be a SmemBuffer or Barriers, got {entry!r}")
+    if smem_bytes(smem) > MAX_SMEM_BYTES:
+        raise ValueError(f"`smem` takes {smem_bytes(smem)} bytes of shared memory, laid out "
+                         f"1024-byte aligned; an sm_90a block has {MAX_SMEM_BYTES} (227 KiB)")
 
     def decorate(body: Callable[..., Any]) -> Kernel:
         code = body.__code__
@@ -178,7 +191,7 @@ def kernel(grid: Sequence[int], block: Sequence[int],
         builder = _mosaic.KernelBuilder.start(
             kernel_name, [(list(shape), dtype.element) for shape, dtype in arrays], grid, block,
             cluster, code.co_filename, code.co_firstlineno)
-        with building(builder):
+        with building(builder, LaunchShape(grid, block, cluster)):
             refs = [Ref(h, shape, dtype) for h, (shape, dtype) in zip(builder.arguments(), arrays)]
             offsets, _ = _smem_offsets(smem)
             refs += [_scratch(builder, entry, offset) for entry, offset in zip(smem, offsets)]

@@ -21,7 +21,7 @@ import pathlib
 from typing import TYPE_CHECKING, Any, Sequence
 
 from . import _mosaic
-from .dtypes import DType, bf16, f16, f32, f64, i8, i16, i32, i64
+from .dtypes import DType, bf16, f8e4m3fn, f8e5m2, f16, f32, f64, i8, i16, i32, i64
 
 if TYPE_CHECKING:
     from .kernels import Kernel
@@ -36,8 +36,9 @@ _DL_INT, _DL_FLOAT, _DL_BFLOAT = 0, 2, 4
 _DTYPES = {(_DL_FLOAT, 16): f16, (_DL_FLOAT, 32): f32, (_DL_FLOAT, 64): f64,
            (_DL_BFLOAT, 16): bf16, (_DL_INT, 8): i8, (_DL_INT, 16): i16,
            (_DL_INT, 32): i32, (_DL_INT, 64): i64}
-# NumPy dtype names (ml_dtypes' bfloat16 included).
+# NumPy dtype names (ml_dtypes' bfloat16 and fp8 included).
 _NUMPY_DTYPES = {"float16": f16, "float32": f32, "float64": f64, "bfloat16": bf16,
+                 "float8_e4m3fn": f8e4m3fn, "float8_e5m2": f8e5m2,
                  "int8": i8, "int16": i16, "int32": i32, "int64": i64}
 
 

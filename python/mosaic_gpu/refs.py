@@ -1,6 +1,6 @@
 """Memory references and the ops on them: slicing (``memref.subview``),
-shared-memory transforms, register loads and stores, mbarriers, TMA
-transfers and ``wgmma``."""
+transposed views (``memref.transpose``), shared-memory transforms, register
+loads and stores, mbarriers, TMA transfers, ``wgmma`` and ``wgmma_wait``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from .values import Scalar, Value, Vector, constant, dimension
 
 __all__ = [
     "BarrierRef", "Ref", "arrive", "arrive_expect_tx", "async_load", "async_prefetch",
-    "async_store", "ds", "vector_load", "vector_store", "wait", "wgmma", "with_transforms",
+    "async_store", "ds", "transpose", "vector_load", "vector_store", "wait", "wgmma",
+    "wgmma_wait", "with_transforms",
 ]
 
 _K = _mosaic.KernelBuilder
@@ -101,17 +102,47 @@ class Ref(Value):
                 offset: int | None) -> Ref:
         return Ref(handle, shape, self.dtype, strides, offset, self.smem)
 
+    @property
+    def T(self) -> Ref:
+        """The transposed view of a matrix: ``transpose(self, (1, 0))``."""
+        if len(self.shape) != 2:
+            raise ValueError(f"`.T` is the transpose of a matrix; this ref has shape {self.shape}: "
+                             "use transpose(ref, permutation)")
+        return transpose(self, (1, 0))
+
 
 class BarrierRef(Ref):
-    """An array of mbarriers in shared memory; ``bars[i]`` is one barrier."""
+    """An array of mbarriers in shared memory; ``bars[i]`` is one barrier.
+    ``arrival_count`` is the count the barriers were initialized with
+    (``Barriers``), which helpers such as the pipeline check."""
 
     def __init__(self, handle: _mosaic.Value, shape: Sequence[int],
-                 strides: Sequence[int] | None = None, offset: int | None = 0) -> None:
+                 strides: Sequence[int] | None = None, offset: int | None = 0,
+                 arrival_count: int | None = None) -> None:
         super().__init__(handle, shape, _barrier_dtype, strides, offset, smem=True)
+        self.arrival_count = arrival_count
 
     def _sliced(self, handle: _mosaic.Value, shape: Sequence[int], strides: Sequence[int],
                 offset: int | None) -> BarrierRef:
-        return BarrierRef(handle, shape, strides, offset)
+        return BarrierRef(handle, shape, strides, offset, self.arrival_count)
+
+
+def transpose(ref: Ref, permutation: Sequence[int]) -> Ref:
+    """The view of ``ref`` whose dim i is ``ref``'s dim ``permutation[i]``
+    (``memref.transpose``; no data moves). wgmma takes a transposed
+    shared-memory operand: ``b_stage.T`` of an N x K stage is a K-major
+    K x N ``b``, the layout 8-bit inputs need."""
+    check_type(ref, Ref, "ref")
+    if isinstance(ref, BarrierRef):
+        raise TypeError("barriers cannot be transposed")
+    permutation = check_ints(permutation, "permutation")
+    if sorted(permutation) != list(range(len(ref.shape))):
+        raise ValueError(f"`permutation` {permutation} must hold each dim of the "
+                         f"rank-{len(ref.shape)} `ref` once")
+    strides = ref._strides()
+    handle = _K.transpose(current(), location(), ref.handle, list(permutation))
+    return Ref(handle, [ref.shape[d] for d in permutation], ref.dtype,
+               tuple(strides[d] for d in permutation), ref.offset, ref.smem)
 
 
 def with_transforms(ref: Ref, transforms: Sequence[Transform]) -> Ref:
@@ -154,9 +185,14 @@ def arrive_expect_tx(barrier: BarrierRef, bytes: int) -> None:
     _K.arrive_expect_tx(current(), location(), _barrier(barrier).handle, bytes)
 
 
-def arrive(barrier: BarrierRef) -> None:
-    """Arrives on ``barrier``."""
-    _K.arrive(current(), location(), _barrier(barrier).handle)
+def arrive(barrier: BarrierRef, collective: str | Sequence[str] = ()) -> None:
+    """The warpgroup arrives once on ``barrier`` (``mosaic_gpu.arrive``).
+    With ``collective`` ('x', 'y', 'z' or a tuple of them) it arrives on the
+    barrier at the same offset in every block of the cluster that differs
+    from this one only along those dims, this one included: consumers of a
+    stage multicast to those blocks release it to every producer that
+    writes it, and the barrier counts the arrivals of all of them."""
+    _K.arrive(current(), location(), _barrier(barrier).handle, _collective(collective))
 
 
 def wait(barrier: BarrierRef, parity: bool | Scalar = False) -> None:
@@ -243,12 +279,35 @@ def async_store(src: Ref, dst: Ref, indices: Sequence[int | Scalar],
                    _slice_lengths(slice_lengths, src.shape, dst))
 
 
-def wgmma(acc: Vector, a: Ref | Vector, b: Ref) -> Vector:
+def wgmma(acc: Vector, a: Ref | Vector, b: Ref, *, async_: bool = False) -> Vector:
     """``acc + a @ b`` on the tensor cores; ``a`` and ``b`` in shared memory
-    (``a`` may be a vector) (``mosaic_gpu.wgmma``)."""
+    (``a`` may be a vector) (``mosaic_gpu.wgmma``).
+
+    By default the result is ready when the call returns. With
+    ``async_=True`` the MMA is only issued, as one wgmma group, and its
+    result is *in flight* until a ``wgmma_wait(n)`` lets at most ``n``
+    younger groups pend: until then it may only be the ``acc`` of further
+    wgmma calls or be carried by a loop, and ``a`` and ``b`` must not be
+    overwritten (compile reports any other use as a MosaicError at the
+    reading line)."""
     check_type(acc, Vector, "acc")
     if len(acc.shape) != 2:
         raise ValueError(f"`acc` must be a matrix, got shape {acc.shape}")
     check_type(a, (Ref, Vector), "a")
     check_type(b, Ref, "b")
-    return acc._like(_K.wgmma(current(), location(), acc.handle, a.handle, b.handle))
+    check_type(async_, bool, "async_")
+    return acc._like(_K.wgmma(current(), location(), acc.handle, a.handle, b.handle,
+                              async_=async_))
+
+
+def wgmma_wait(pending: int) -> None:
+    """Waits until at most ``pending`` of the executing warpgroup's async
+    wgmma groups are in flight (``mosaic_gpu.wgmma_wait``): the results of
+    the older ones may be read and their operands overwritten.
+    ``wgmma_wait(0)`` waits for all; in a pipeline, ``wgmma_wait(1)`` after
+    issuing step k completes step k - 1."""
+    if not isinstance(pending, int) or isinstance(pending, bool):
+        raise TypeError(f"`pending` must be an int, got {pending!r}")
+    if not 0 <= pending < 2 ** 31:
+        raise ValueError(f"`pending` must be a non-negative number of wgmma groups, got {pending}")
+    _K.wgmma_wait(current(), location(), pending)

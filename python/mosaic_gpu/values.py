@@ -1,6 +1,6 @@
 """Scalars and vectors of the kernel being built, and the ops that compute
 on them: constants, Python operators (``arith``), ``exp``, reductions,
-broadcasts, ``iota``, ``layout_cast`` and the grid indices.
+broadcasts, ``iota``, ``layout_cast`` and the grid and warpgroup indices.
 
 Each op is one call of a typed entry point of the C++ builder
 (``KernelBuilder.addf``, ``cmpf``, ``multi_reduction``, ...).
@@ -18,7 +18,8 @@ from .layouts import Layout
 
 __all__ = [
     "Scalar", "Value", "Vector", "block_id", "broadcast_in_dim", "cluster_block_id",
-    "constant", "exp", "iota", "layout_cast", "maximum", "minimum", "reduce", "thread_id",
+    "constant", "exp", "iota", "layout_cast", "maximum", "minimum", "reduce",
+    "thread_id", "warpgroup_id",
 ]
 
 Number = Union[int, float]
@@ -238,6 +239,13 @@ def cluster_block_id(dim: str = "x") -> Scalar:
 def thread_id(dim: str = "x") -> Scalar:
     """The thread's index in its block along ``dim`` (``gpu.thread_id``)."""
     return _index_op(_K.thread_id, dim)
+
+
+def warpgroup_id() -> Scalar:
+    """The executing warpgroup's index in its block, an index: the linear
+    thread index divided by 128 (``mosaic_gpu.warpgroup_id``). Uniform
+    across each warp, so branching on it gives warpgroups roles."""
+    return Scalar(_K.warpgroup_id(current(), location()), index)
 
 
 def exp(x: Vector) -> Vector:

@@ -15,6 +15,7 @@ EXPECTED_PTX = {
     "softmax": "shfl.sync.bfly",
     "tma_roundtrip": "cp.async.bulk.tensor",
     "gemm_bf16": "wgmma.mma_async",
+    "gemm_bf16_ws": "setmaxnreg.inc.sync.aligned.u32",
 }
 
 
