@@ -73,3 +73,42 @@ bool mosaic_gpu::isGlobalMemory(MemRefType type) {
   return !type.getMemorySpace() ||
          gpuAddressSpace(type) == gpu::AddressSpace::Global;
 }
+
+LogicalResult MosaicGPUDialect::verifyOperationAttribute(Operation *op,
+                                                         NamedAttribute attr) {
+  // Only the cluster shape is checked here; the lowering's own annotations
+  // (shared-memory size, tensor maps) are written by the compiler.
+  if (attr.getName() != kClusterAttr)
+    return success();
+  auto shape = dyn_cast<DenseI32ArrayAttr>(attr.getValue());
+  if (!shape || shape.size() != 3)
+    return op->emitOpError()
+           << "`" << kClusterAttr
+           << "` must be array<i32: x, y, z>, the cluster's blocks along each "
+              "grid dim, but it is "
+           << attr.getValue();
+  int64_t blocks = 1;
+  for (int32_t size : shape.asArrayRef()) {
+    if (size < 1)
+      return op->emitOpError() << "`" << kClusterAttr << "` has a dim of "
+                               << size << " blocks; each must be at least 1";
+    blocks *= size;
+  }
+  // 8 blocks is the portable limit; sm_90a allows 16 with an opt-in the
+  // runtime makes (cuFuncSetAttribute NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
+  if (blocks > 16)
+    return op->emitOpError() << "`" << kClusterAttr << "` makes clusters of "
+                             << blocks << " blocks; sm_90a allows at most 16";
+  auto function = dyn_cast<gpu::GPUFuncOp>(op);
+  if (!function)
+    return op->emitOpError() << "`" << kClusterAttr
+                             << "` belongs on a gpu.func kernel";
+  if (DenseI32ArrayAttr grid = function.getKnownGridSizeAttr())
+    for (auto [dim, size, cluster] :
+         llvm::enumerate(grid.asArrayRef(), shape.asArrayRef()))
+      if (size % cluster != 0)
+        return op->emitOpError()
+               << "has a grid of " << size << " blocks along dim " << dim
+               << ", not a multiple of its cluster's " << cluster;
+  return success();
+}

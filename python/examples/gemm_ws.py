@@ -152,10 +152,15 @@ def build(config: Config) -> mgpu.Kernel:
             return mgpu.wgmma(acc, a_ring[stage, consumer], b_stage, async_=True)
 
         def epilogue(tile, consumer, acc):
+            # The previous tile's store read this buffer during the main
+            # loop; the new one reads it during the next tile's.
             c_half = c_halves[consumer]
-            mgpu.vector_store(acc.astype("bf16"), c_half)
+            result = acc.astype("bf16")
+            mgpu.async_store_wait(0)
+            mgpu.vector_store(result, c_half)
             m0 = (tile.m * TILE_M + consumer * HALF_M).astype("i32")
-            mgpu.async_store(c_half, c, indices=[m0, tile.n.astype("i32") * tile_n])
+            mgpu.async_store(c_half, c, indices=[m0, tile.n.astype("i32") * tile_n],
+                             defer_wait=True)
 
         pipeline.emit(full, empty, rings=[a_ring, b_ring], tiles=(m // TILE_M, n // tile_n),
                       steps=k // tile_k, fetch=fetch, compute=compute,

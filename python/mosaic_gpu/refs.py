@@ -14,7 +14,7 @@ from .values import Scalar, Value, Vector, constant, dimension
 
 __all__ = [
     "BarrierRef", "Ref", "arrive", "arrive_expect_tx", "async_load", "async_prefetch",
-    "async_store", "ds", "transpose", "vector_load", "vector_store", "wait", "wgmma",
+    "async_store", "async_store_wait", "ds", "transpose", "vector_load", "vector_store", "wait", "wgmma",
     "wgmma_wait", "with_transforms",
 ]
 
@@ -269,14 +269,31 @@ def async_prefetch(src: Ref, indices: Sequence[int | Scalar], slice_lengths: Seq
 
 
 def async_store(src: Ref, dst: Ref, indices: Sequence[int | Scalar],
-                slice_lengths: Sequence[int] | None = None) -> None:
+                slice_lengths: Sequence[int] | None = None, *,
+                defer_wait: bool = False) -> None:
     """TMA: copies shared ``src`` to the slice of global ``dst`` at
-    ``indices`` (``mosaic_gpu.async_store``)."""
+    ``indices`` (``mosaic_gpu.async_store``). By default the warpgroup
+    waits until TMA has read ``src``; with ``defer_wait=True`` it goes on
+    at once, and ``src`` may be written again only after
+    ``async_store_wait`` (the emulator reports a write before it)."""
     check_type(src, Ref, "src")
     check_type(dst, Ref, "dst")
+    check_type(defer_wait, bool, "defer_wait")
     handles = _indices(indices, dst, "dst")
     _K.async_store(current(), location(), src.handle, dst.handle, handles,
-                   _slice_lengths(slice_lengths, src.shape, dst))
+                   _slice_lengths(slice_lengths, src.shape, dst),
+                   defer_wait=defer_wait)
+
+
+def async_store_wait(pending: int = 0) -> None:
+    """Waits until at most ``pending`` of the warpgroup's deferred TMA
+    stores still read their shared-memory sources
+    (``mosaic_gpu.async_store_wait``)."""
+    if not isinstance(pending, int) or isinstance(pending, bool):
+        raise TypeError(f"`pending` must be an int, got {pending!r}")
+    if not 0 <= pending < 2 ** 31:
+        raise ValueError(f"`pending` must be a non-negative number of store groups, got {pending}")
+    _K.async_store_wait(current(), location(), pending)
 
 
 def wgmma(acc: Vector, a: Ref | Vector, b: Ref, *, async_: bool = False) -> Vector:

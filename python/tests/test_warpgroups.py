@@ -84,6 +84,9 @@ def test_an_in_flight_result_read_before_its_wait_is_an_error_at_its_line():
     (lambda: mgpu.wgmma_wait(2 ** 31), ValueError, "got 2147483648"),
     (lambda: mgpu.wgmma_wait(1.0), TypeError, "`pending` must be an int, got 1.0"),
     (lambda: mgpu.wgmma_wait(False), TypeError, "`pending` must be an int"),
+    (lambda: mgpu.async_store_wait(-1), ValueError,
+     "`pending` must be a non-negative number of store groups, got -1"),
+    (lambda: mgpu.async_store_wait(0.5), TypeError, "`pending` must be an int, got 0.5"),
 ])
 def test_bad_arguments(body, exception, message):
     with pytest.raises(exception, match=message):
@@ -96,6 +99,24 @@ def test_async_must_be_a_bool():
 
     with pytest.raises(TypeError, match="`async_` must be a bool, got 1"):
         roles_kernel(body)
+
+
+def test_deferred_store():
+    @mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[], outputs=[((64, 64), "bf16")],
+                 smem=[mgpu.SmemBuffer((64, 64), "bf16")])
+    def store(c, c_smem):
+        mgpu.async_store_wait(0)
+        mgpu.vector_store(mgpu.constant(1.0, "bf16", (64, 64)), c_smem)
+        mgpu.async_store(c_smem, c, indices=[0, 0], defer_wait=True)
+        with pytest.raises(TypeError, match="`defer_wait` must be a bool, got 1"):
+            mgpu.async_store(c_smem, c, indices=[0, 0], defer_wait=1)
+
+    text = str(store.module)
+    assert "mosaic_gpu.async_store_wait 0" in text
+    assert re.search(r"mosaic_gpu.async_store %\w+ to .* \{defer_wait\}", text)
+    ptx = mgpu.compile(store.module, emit="ptx")
+    # The exit waits for the deferred store.
+    assert re.search(r"cp.async.bulk.wait_group\s+0;\s+ret;", ptx.ptx)
 
 
 def test_the_ops_need_a_kernel():

@@ -100,16 +100,8 @@ KernelLowering::lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op) {
   NVVM::FenceMbarrierInitOp::create(builder, loc);
   // In a cluster, other blocks' TMA multicasts complete on these barriers:
   // the whole cluster waits until every block has initialized its own.
-  auto function = op->getParentOfType<gpu::GPUFuncOp>();
-  auto cluster =
-      function
-          ? function->getAttrOfType<DenseI32ArrayAttr>(mosaic_gpu::kClusterAttr)
-          : DenseI32ArrayAttr();
-  int64_t clusterBlocks = 1;
-  if (cluster)
-    for (int32_t size : cluster.asArrayRef())
-      clusterBlocks *= size;
-  if (clusterBlocks > 1) {
+  std::array<int32_t, 3> cluster = clusterShape(op);
+  if (int64_t(cluster[0]) * cluster[1] * cluster[2] > 1) {
     NVVM::ClusterArriveOp::create(builder, loc, builder.getUnitAttr());
     NVVM::ClusterWaitOp::create(builder, loc, builder.getUnitAttr());
   } else {

@@ -263,15 +263,11 @@ collectiveShare(Operation *op, ArrayAttr collective,
   if (collective.empty())
     return share;
   auto function = op->getParentOfType<gpu::GPUFuncOp>();
-  auto cluster =
-      function
-          ? function->getAttrOfType<DenseI32ArrayAttr>(mosaic_gpu::kClusterAttr)
-          : DenseI32ArrayAttr();
-  if (!cluster || cluster.size() != 3)
+  if (!function || !function->hasAttr(mosaic_gpu::kClusterAttr))
     return op->emitOpError()
            << "is collective over cluster dims, but its kernel declares no "
               "cluster shape (`mosaic_gpu.cluster = array<i32: x, y, z>`)";
-  ArrayRef<int32_t> shape = cluster.asArrayRef();
+  std::array<int32_t, 3> shape = clusterShape(op);
   SmallVector<bool> isCollective(3, false);
   for (auto dim : collective.getAsRange<mosaic_gpu::DimensionAttr>())
     isCollective[static_cast<int>(dim.getValue())] = true;

@@ -94,3 +94,43 @@ func.func @negative_store_pending() {
   mosaic_gpu.async_store_wait -2
   return
 }
+
+// -----
+
+// expected-error @+1 {{`mosaic_gpu.cluster` must be array<i32: x, y, z>, the cluster's blocks along each grid dim, but it is array<i32: 2>}}
+gpu.module @kernels attributes {mosaic_gpu.cluster = array<i32: 2>} {
+}
+
+// -----
+
+gpu.module @kernels {
+  // expected-error @+1 {{`mosaic_gpu.cluster` has a dim of 0 blocks; each must be at least 1}}
+  gpu.func @k() kernel attributes {mosaic_gpu.cluster = array<i32: 2, 0, 1>} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  // expected-error @+1 {{`mosaic_gpu.cluster` makes clusters of 32 blocks; sm_90a allows at most 16}}
+  gpu.func @k() kernel attributes {mosaic_gpu.cluster = array<i32: 4, 4, 2>} {
+    gpu.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{`mosaic_gpu.cluster` belongs on a gpu.func kernel}}
+func.func @not_a_kernel() attributes {mosaic_gpu.cluster = array<i32: 2, 1, 1>} {
+  return
+}
+
+// -----
+
+gpu.module @kernels {
+  // expected-error @+1 {{has a grid of 3 blocks along dim 0, not a multiple of its cluster's 2}}
+  gpu.func @k() kernel attributes {known_grid_size = array<i32: 3, 1, 1>, mosaic_gpu.cluster = array<i32: 2, 1, 1>} {
+    gpu.return
+  }
+}

@@ -28,6 +28,8 @@ def MosaicGPU_Dialect : Dialect {
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
+  // `mosaic_gpu.cluster` on kernels.
+  let hasOperationAttrVerify = 1;
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect"];
   let extraClassDeclaration = [{
     // Defined next to the attribute storage classes it instantiates.
