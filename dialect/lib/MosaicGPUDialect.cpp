@@ -5,6 +5,7 @@
 
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -99,11 +100,13 @@ LogicalResult MosaicGPUDialect::verifyOperationAttribute(Operation *op,
   if (blocks > 16)
     return op->emitOpError() << "`" << kClusterAttr << "` makes clusters of "
                              << blocks << " blocks; sm_90a allows at most 16";
-  auto function = dyn_cast<gpu::GPUFuncOp>(op);
-  if (!function)
+  // The attribute stays on the kernel once it is an llvm.func.
+  if (!isa<FunctionOpInterface>(op))
     return op->emitOpError() << "`" << kClusterAttr
                              << "` belongs on a gpu.func kernel";
-  if (DenseI32ArrayAttr grid = function.getKnownGridSizeAttr())
+  auto function = dyn_cast<gpu::GPUFuncOp>(op);
+  if (DenseI32ArrayAttr grid =
+          function ? function.getKnownGridSizeAttr() : DenseI32ArrayAttr())
     for (auto [dim, size, cluster] :
          llvm::enumerate(grid.asArrayRef(), shape.asArrayRef()))
       if (size % cluster != 0)

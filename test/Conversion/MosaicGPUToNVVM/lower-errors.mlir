@@ -316,12 +316,13 @@ gpu.module @kernels {
 
 // -----
 
-// A collective transfer in a cluster larger than Hopper allows.
+// A cluster larger than Hopper allows is an error of the kernel itself
+// (the dialect verifies the attribute), before any collective transfer.
 gpu.module @kernels {
+  // expected-error @+1 {{`mosaic_gpu.cluster` makes clusters of 32 blocks; sm_90a allows at most 16}}
   gpu.func @big_cluster(%in: memref<4096x64xbf16>) kernel
       attributes {mosaic_gpu.cluster = array<i32: 4, 4, 2>} {
     %c0 = arith.constant 0 : i32
-    // expected-error @+1 {{is collective in a cluster of 32 blocks; sm_90a clusters hold at most 16}}
     mosaic_gpu.async_prefetch %in[%c0, %c0] slice_lengths [128, 64] {collective = [#mosaic_gpu.dim<x>]} : memref<4096x64xbf16>
     gpu.return
   }

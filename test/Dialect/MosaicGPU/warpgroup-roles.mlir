@@ -97,8 +97,11 @@ func.func @negative_store_pending() {
 
 // -----
 
-// expected-error @+1 {{`mosaic_gpu.cluster` must be array<i32: x, y, z>, the cluster's blocks along each grid dim, but it is array<i32: 2>}}
-gpu.module @kernels attributes {mosaic_gpu.cluster = array<i32: 2>} {
+gpu.module @kernels {
+  // expected-error @+1 {{`mosaic_gpu.cluster` must be array<i32: x, y, z>, the cluster's blocks along each grid dim, but it is array<i32: 2>}}
+  gpu.func @k() kernel attributes {mosaic_gpu.cluster = array<i32: 2>} {
+    gpu.return
+  }
 }
 
 // -----
@@ -122,8 +125,7 @@ gpu.module @kernels {
 // -----
 
 // expected-error @+1 {{`mosaic_gpu.cluster` belongs on a gpu.func kernel}}
-func.func @not_a_kernel() attributes {mosaic_gpu.cluster = array<i32: 2, 1, 1>} {
-  return
+gpu.module @not_a_kernel attributes {mosaic_gpu.cluster = array<i32: 2, 1, 1>} {
 }
 
 // -----
