@@ -282,6 +282,11 @@ static std::optional<SharedOrigin> sharedOrigin(Value ref) {
   }
 }
 
+SliceSMEMOp mosaic_gpu::viewedSlice(Value ref) {
+  std::optional<SharedOrigin> origin = sharedOrigin(ref);
+  return origin ? origin->slice : SliceSMEMOp();
+}
+
 /// The swizzle a TMA op's `in_transforms` records for its one shared-memory
 /// buffer, in bytes, if it records one.
 static std::optional<int64_t>

@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <array>
@@ -292,9 +293,12 @@ private:
   /// bar.sync over the 128 threads of the executing warpgroup.
   void warpgroupBarrier(mlir::Operation *op, mlir::OpBuilder &builder);
   /// Whether threads may have written shared memory that `op` (an async
-  /// proxy reader) reads: a vector_store to shared memory precedes it in
-  /// its function, or shares an enclosing loop with it.
-  bool sharedWritesPending(mlir::Operation *op);
+  /// proxy reader of `readRefs`) reads: a vector_store to shared memory
+  /// precedes it in its function, or shares an enclosing loop with it,
+  /// unless the store's slice and every one of `readRefs`' slices are known
+  /// and disjoint. Slices are traced before the walk replaces them.
+  bool sharedWritesPending(mlir::Operation *op,
+                           llvm::ArrayRef<mlir::Value> readRefs);
 
   // wgmma (LowerWgmma.cpp).
   mlir::LogicalResult lowerWgmma(mosaic_gpu::WGMMAOp op);
@@ -340,6 +344,9 @@ private:
   llvm::DenseMap<std::pair<mlir::Operation *, mlir::Attribute>, mlir::Value>
       tensorMaps;
   llvm::SmallVector<mlir::Operation *> lowered;
+  /// The wgmma ops that must fence threads' shared-memory writes for the
+  /// async proxy first, found before the walk (sharedWritesPending).
+  llvm::DenseSet<mlir::Operation *> proxyFencedWgmmas;
   /// Kernels whose blocks arrive on their peers' barriers.
   llvm::SetVector<mlir::Operation *> remoteArrivalKernels;
   /// Kernels with stores whose reads of shared memory are not waited for.

@@ -186,8 +186,13 @@ LogicalResult KernelLowering::lowerCollectiveArrive(mosaic_gpu::ArriveOp op) {
                                                              offset)));
     Value remote =
         NVVM::MapaOp::create(inside, loc, clusterPointer, local, rank);
+    // Release at CTA scope, as CUTLASS's consumer release does: what the
+    // peer's producer must not overtake are this warp's reads of the stage,
+    // which its wgmma_wait (or the loads' own completion) has finished
+    // before the arrive issues. Cluster scope would add a GPU-wide memory
+    // barrier (MEMBAR.ALL.GPU in SASS) to every release, twice per K step.
     NVVM::MBarrierArriveOp::create(inside, loc, /*res=*/Type(), remote,
-                                   warpSize, NVVM::MemScopeKind::CLUSTER,
+                                   warpSize, NVVM::MemScopeKind::CTA,
                                    /*relaxed=*/false);
   }
   remoteArrivalKernels.insert(function);

@@ -434,13 +434,51 @@ void KernelLowering::fenceSharedWritesForAsyncProxy(Operation *op,
   warpgroupBarrier(op, builder);
 }
 
-bool KernelLowering::sharedWritesPending(Operation *op) {
+/// The bytes [first, last) of the kernel's dynamic shared memory that the
+/// `slice_smem` behind `ref` covers, if `ref` shows its slice.
+static std::optional<std::pair<int64_t, int64_t>> sliceBytes(Value ref) {
+  mosaic_gpu::SliceSMEMOp slice = mosaic_gpu::viewedSlice(ref);
+  if (!slice)
+    return std::nullopt;
+  MemRefType type = slice.getResult().getType();
+  Type element = type.getElementType();
+  int64_t elementBytes = isa<mosaic_gpu::BarrierType>(element)
+                             ? 8
+                             : (element.getIntOrFloatBitWidth() + 7) / 8;
+  int64_t first = slice.getOffsetAttr().getInt();
+  return std::make_pair(first, first + type.getNumElements() * elementBytes);
+}
+
+bool KernelLowering::sharedWritesPending(Operation *op,
+                                         ArrayRef<Value> readRefs) {
   Operation *function = op->getParentOfType<FunctionOpInterface>();
+  // A store into slices that none of `readRefs` views cannot be what `op`
+  // reads (slices are disjoint unless their byte ranges overlap).
+  SmallVector<std::pair<int64_t, int64_t>> readRanges;
+  for (Value ref : readRefs) {
+    std::optional<std::pair<int64_t, int64_t>> range = sliceBytes(ref);
+    if (!range) {
+      readRanges.clear();
+      break;
+    }
+    readRanges.push_back(*range);
+  }
+  auto disjointFromReads = [&](Value destination) {
+    if (readRanges.empty())
+      return false;
+    std::optional<std::pair<int64_t, int64_t>> written =
+        sliceBytes(destination);
+    return written && llvm::all_of(readRanges, [&](auto read) {
+             return written->second <= read.first ||
+                    read.second <= written->first;
+           });
+  };
   bool pending = false;
   function->walk([&](mosaic_gpu::VectorStoreOp store) {
     auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
         store.getDestination().getType().getMemorySpace());
-    if (!space || space.getValue() != gpu::AddressSpace::Workgroup)
+    if (!space || space.getValue() != gpu::AddressSpace::Workgroup ||
+        disjointFromReads(store.getDestination()))
       return WalkResult::advance();
     // Before `op` in program order, or in a loop around both.
     Operation *ancestor = store;

@@ -314,7 +314,7 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
       operandAs(op, op->getOpOperand(0), *accLayout, builder);
   if (failed(accRegisters))
     return failure();
-  if (sharedWritesPending(op))
+  if (proxyFencedWgmmas.contains(op))
     fenceSharedWritesForAsyncProxy(op, builder);
   // The PTX ISA leaves a wgmma undefined when its accumulator or A
   // registers are written between the wgmma.fence and the instruction.

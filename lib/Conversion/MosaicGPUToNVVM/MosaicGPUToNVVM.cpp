@@ -306,6 +306,13 @@ LogicalResult KernelLowering::run(Operation *root) {
   if (failed(mosaic_gpu::verifyWgmmaInFlightUses(root)))
     return failure();
   declareArgumentAlignment(root);
+  root->walk([&](mosaic_gpu::WGMMAOp wgmma) {
+    SmallVector<Value> reads = {wgmma.getB()};
+    if (isa<MemRefType>(wgmma.getA().getType()))
+      reads.push_back(wgmma.getA());
+    if (sharedWritesPending(wgmma, reads))
+      proxyFencedWgmmas.insert(wgmma);
+  });
   const LoweringRegistry &registry = loweringRegistry();
   // Pre-order: a loop's block arguments are retyped before its body is
   // lowered.

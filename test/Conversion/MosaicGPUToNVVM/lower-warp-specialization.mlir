@@ -75,9 +75,9 @@ gpu.module @kernels {
 // CHECK: scf.if %[[IS_LANE0]] {
 // CHECK:   %[[COUNT:.*]] = arith.constant 32 : i32
 // CHECK:   %[[PEER0:.*]] = nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CHECK:   nvvm.mbarrier.arrive %[[PEER0]], %[[COUNT]] {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK:   nvvm.mbarrier.arrive %[[PEER0]], %[[COUNT]] : !llvm.ptr<7>
 // CHECK:   %[[PEER1:.*]] = nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CHECK:   nvvm.mbarrier.arrive %[[PEER1]], %[[COUNT]] {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK:   nvvm.mbarrier.arrive %[[PEER1]], %[[COUNT]] : !llvm.ptr<7>
 // CHECK-NOT: nvvm.mbarrier.arrive
 // CHECK: }
 // CHECK: nvvm.cluster.arrive
@@ -106,6 +106,54 @@ gpu.module @kernels {
     %bar = memref.collapse_shape %bars [] : !barriers into !barrier
     // expected-error @+1 {{arrives collectively over cluster dims, but its kernel declares no cluster shape (`mosaic_gpu.cluster = array<i32: x, y, z>`)}}
     mosaic_gpu.arrive %bar {collective = [#mosaic_gpu.dim<x>]} : !barrier
+    gpu.return
+  }
+}
+
+// -----
+
+// A persistent kernel's epilogue stores registers into its own C buffer in
+// the loop around the MMA: a different slice than the wgmma's operands, so
+// no proxy fence and warpgroup barrier precede each wgmma. A store into the
+// B slice does need them.
+// CHECK-LABEL: gpu.func @disjoint_epilogue
+// CHECK: scf.for
+// CHECK-NOT: nvvm.fence.proxy
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-LABEL: gpu.func @aliasing_store
+// CHECK: scf.for
+// CHECK: nvvm.fence.proxy
+// CHECK-NEXT: arith.constant 1
+// CHECK: nvvm.barrier
+// CHECK: nvvm.wgmma.fence.aligned
+!a = memref<64x64xbf16, #gpu.address_space<workgroup>>
+!b = memref<64x128xbf16, #gpu.address_space<workgroup>>
+!c = memref<64x128xf32, #gpu.address_space<workgroup>>
+gpu.module @kernels {
+  gpu.func @disjoint_epilogue(%n: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %a = mosaic_gpu.slice_smem 0 : !a
+    %b = mosaic_gpu.slice_smem 8192 : !b
+    %c = mosaic_gpu.slice_smem 24576 : !c
+    %zero = arith.constant dense<0.0> : vector<64x128xf32>
+    scf.for %i = %c0 to %n step %c1 {
+      %r = mosaic_gpu.wgmma %zero, %a, %b : vector<64x128xf32>, !a, !b -> vector<64x128xf32>
+      mosaic_gpu.vector_store %r, %c : vector<64x128xf32>, !c
+    }
+    gpu.return
+  }
+  gpu.func @aliasing_store(%n: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %a = mosaic_gpu.slice_smem 0 : !a
+    %b = mosaic_gpu.slice_smem 8192 : !b
+    %zero = arith.constant dense<0.0> : vector<64x128xf32>
+    scf.for %i = %c0 to %n step %c1 {
+      %r = mosaic_gpu.wgmma %zero, %a, %b : vector<64x128xf32>, !a, !b -> vector<64x128xf32>
+      %r16 = arith.truncf %r : vector<64x128xf32> to vector<64x128xbf16>
+      mosaic_gpu.vector_store %r16, %b : vector<64x128xbf16>, !b
+    }
     gpu.return
   }
 }

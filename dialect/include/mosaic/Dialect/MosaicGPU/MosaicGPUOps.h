@@ -37,4 +37,11 @@ inline constexpr uint32_t kRegisterAllocationGranule = 8;
 #define GET_OP_CLASSES
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h.inc"
 
+namespace mosaic_gpu {
+/// The `slice_smem` whose memory the shared-memory buffer `ref` views,
+/// followed back through casts, reshapes, transposes, `with_transforms` and
+/// subviews; null when another op or a block argument is on the way.
+SliceSMEMOp viewedSlice(mlir::Value ref);
+} // namespace mosaic_gpu
+
 #endif // MOSAIC_DIALECT_MOSAICGPU_MOSAICGPUOPS_H
