@@ -22,7 +22,9 @@ With --cluster 2 (the default, as examples/gemm_bf16_ws.mlir) the blocks
 run in clusters of two, which walk 256 x TILE_N tiles: block r of the
 cluster computes rows [128 r, +128), so both need the same slice of B; each
 loads half of it and multicasts it to both, and the consumers release a
-stage in both blocks. --cluster 1 walks 128 x TILE_N tiles, one per block.
+stage in both blocks. --cluster-shape 1x2 pairs the blocks along N instead:
+the cluster walks 128 x 2 TILE_N tiles and the blocks share A. --cluster 1
+walks 128 x TILE_N tiles, one per block.
 
 --dtype fp8 takes e4m3 inputs. wgmma reads 8-bit B only K-major, so B is
 given transposed, as Bt (N x K), and the kernel passes the transposed view
@@ -58,6 +60,8 @@ class Config(NamedTuple):
     dtype: str = "bf16"
     grid: int = 132
     tile_n: int | None = None
+    # With a cluster of 2: "m" (2x1, blocks share B) or "n" (1x2, share A).
+    pair: str = "m"
 
 
 def smem(dtype: mgpu.DType, stages: int, tile_n: int) -> list:
@@ -102,18 +106,25 @@ def check_config(config: Config) -> int:
         raise ValueError(f"--cluster must be 1 or 2, got {config.cluster}")
     if config.tile_n not in (None, 128, 256):
         raise ValueError(f"--tile-n must be 128 or 256, got {config.tile_n}")
+    if config.pair not in ("m", "n"):
+        raise ValueError(f"--cluster-shape must be 2x1 or 1x2, got {config.pair!r}")
     if config.grid <= 0 or config.grid % config.cluster:
         raise ValueError(f"--grid must be a positive multiple of the cluster "
                          f"({config.cluster}), got {config.grid}")
     tile_n = tile_width(config)
     tile_k = ROW_BYTES // DTYPES[config.dtype].itemsize
-    for flag, size, tile in (("--m", config.m, TILE_M * config.cluster),
-                             ("--n", config.n, tile_n), ("--k", config.k, tile_k)):
+    rows = TILE_M * (config.cluster if config.pair == "m" else 1)
+    columns = tile_n * (config.cluster if config.pair == "n" else 1)
+    for flag, size, tile in (("--m", config.m, rows), ("--n", config.n, columns),
+                             ("--k", config.k, tile_k)):
         if size <= 0 or size % tile:
             what = f"the tile's {tile}"
-            if flag == "--m" and config.cluster > 1:
+            if flag == "--m" and rows != TILE_M:
                 what = (f"{tile}, the rows of a cluster's {config.cluster} tiles "
                         "(--cluster 1 takes multiples of 128)")
+            if flag == "--n" and columns != tile_n:
+                what = (f"{tile}, the columns of a cluster's {config.cluster} tiles "
+                        f"(--cluster 1 takes multiples of {tile_n})")
             raise ValueError(f"{flag} {size} must be a positive multiple of {what}")
     return tile_n
 
@@ -126,7 +137,7 @@ def build(config: Config) -> mgpu.Kernel:
     fp8 = dtype.bitwidth == 8
     m, n, k = config.m, config.n, config.k
     pipeline = mgpu.WarpSpecializedPipeline(stages=config.stages, consumers=2,
-                                            cluster=config.cluster)
+                                            cluster=config.cluster, pair_along=config.pair)
     b_shape = (n, k) if fp8 else (k, n)
 
     @mgpu.kernel(grid=(config.grid, 1, 1), block=pipeline.block,
@@ -135,17 +146,21 @@ def build(config: Config) -> mgpu.Kernel:
                  smem=smem(dtype, config.stages, tile_n) + pipeline.barriers,
                  name="gemm_ws")
     def gemm(a, b, c, a_ring, b_ring, c_halves, full, empty):
-        # Clusters share B: each block loads its part and multicasts it.
-        collective = "x" if config.cluster > 1 else ()
+        # The blocks of a cluster share B (2x1) or A (1x2): each loads its
+        # part and multicasts it.
+        shared = "b" if config.pair == "m" else "a"
+        a_collective = "x" if config.cluster > 1 and shared == "a" else ()
+        b_collective = "x" if config.cluster > 1 and shared == "b" else ()
 
         def fetch(tile, stage, step, barrier):
             k0 = step.astype("i32") * tile_k
             m0 = tile.m.astype("i32") * TILE_M
             n0 = tile.n.astype("i32") * tile_n
             for half in range(2):
-                mgpu.async_load(a, a_ring[stage, half], barrier, indices=[m0 + half * HALF_M, k0])
+                mgpu.async_load(a, a_ring[stage, half], barrier, indices=[m0 + half * HALF_M, k0],
+                                collective=a_collective)
             mgpu.async_load(b, b_ring[stage], barrier, indices=[n0, k0] if fp8 else [k0, n0],
-                            collective=collective)
+                            collective=b_collective)
 
         def compute(tile, consumer, stage, step, acc):
             b_stage = b_ring[stage].T if fp8 else b_ring[stage]  # K-major for fp8
@@ -165,7 +180,8 @@ def build(config: Config) -> mgpu.Kernel:
         pipeline.emit(full, empty, rings=[a_ring, b_ring], tiles=(m // TILE_M, n // tile_n),
                       steps=k // tile_k, fetch=fetch, compute=compute,
                       init=lambda: mgpu.constant(0.0, "f32", (HALF_M, tile_n)),
-                      epilogue=epilogue, group=GROUP_M * config.cluster)
+                      epilogue=epilogue,
+                      group=GROUP_M * (config.cluster if config.pair == "m" else 1))
 
     return gemm
 
@@ -220,6 +236,9 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
     parser.add_argument("--stages", type=int, default=3, help="2 to 6 (default 3)")
     parser.add_argument("--cluster", type=int, default=2,
                         help="blocks per cluster, 1 or 2 (default 2: B is multicast)")
+    parser.add_argument("--cluster-shape", default="2x1", choices=["2x1", "1x2"],
+                        help="with --cluster 2: 2x1 pairs tile rows and shares B (default), "
+                             "1x2 pairs tile columns and shares A")
     parser.add_argument("--dtype", default="bf16", choices=list(DTYPES))
     parser.add_argument("--grid", type=int, default=132,
                         help="persistent blocks (default 132, one per H100 SM)")
@@ -236,7 +255,7 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
 def main(argv: Sequence[str] | None = None) -> int:
     parser, args = parse(argv)
     config = Config(args.m, args.n, args.k, args.stages, args.cluster, args.dtype, args.grid,
-                    args.tile_n)
+                    args.tile_n, "m" if args.cluster_shape == "2x1" else "n")
     try:
         kernel = build(config)
     except ValueError as error:
@@ -250,7 +269,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     a, b = inputs(config, args.seed)
     backend = "emulator" if args.emulate else "cuda"
     run = (f"gemm_ws {config.dtype} {config.m}x{config.n}x{config.k}, 128x{tile_n} tiles, "
-           f"{config.stages} stages, cluster {config.cluster}, grid {config.grid}, on the "
+           f"{config.stages} stages, cluster "
+           f"{config.cluster if config.cluster == 1 else args.cluster_shape}, grid {config.grid}, on the "
            f"{backend}")
     try:
         c = kernel.launch(a, b, backend=backend)

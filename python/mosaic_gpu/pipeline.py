@@ -140,10 +140,12 @@ class WarpSpecializedPipeline:
     ``consumers`` consumer warpgroups follow the producer warpgroup, so the
     block has ``128 * (1 + consumers)`` threads (``block``). With
     ``cluster`` > 1 the kernel runs in clusters of that many blocks along
-    x, which take consecutive tile rows of one tile column in lockstep and
-    may share (multicast) stages: their consumers then release each stage
-    in every block of the cluster, and ``empty`` counts ``consumers *
-    cluster`` arrivals. The producer keeps ``producer_registers`` registers
+    x, which take consecutive tiles in lockstep and may share (multicast)
+    stages: their consumers then release each stage in every block of the
+    cluster, and ``empty`` counts ``consumers * cluster`` arrivals. With
+    ``pair_along="m"`` (a 2x1 cluster tile) the blocks take consecutive
+    tile rows of one tile column and share B's stages; with ``"n"`` (1x2)
+    consecutive tile columns of one tile row, sharing A's. The producer keeps ``producer_registers`` registers
     per thread and each consumer takes ``consumer_registers``: multiples of
     8 in 24..256. Each thread starts with what ptxas gives it (65536 /
     threads in multiples of 8, at most 255 and at most
@@ -165,7 +167,7 @@ class WarpSpecializedPipeline:
 
     def __init__(self, stages: int, consumers: int = 2, cluster: int = 1,
                  producer_registers: int = DEFAULT_PRODUCER_REGISTERS,
-                 consumer_registers: int | None = None) -> None:
+                 consumer_registers: int | None = None, pair_along: str = "m") -> None:
         self.stages = _positive(stages, "stages")
         if stages < 2:
             raise ValueError(f"`stages` must be at least 2, got {stages}: a consumer releases "
@@ -177,6 +179,10 @@ class WarpSpecializedPipeline:
             raise ValueError(f"`consumers` is {consumers}: a block of {1 + consumers} "
                              f"warpgroups has {threads} threads, more than 1024")
         self.cluster = _positive(cluster, "cluster")
+        if pair_along not in ("m", "n"):
+            raise ValueError(f"`pair_along` must be 'm' (the blocks of a cluster take "
+                             f"consecutive tile rows) or 'n' (tile columns), got {pair_along!r}")
+        self.pair_along = pair_along
         self.producer_registers = _check_registers(producer_registers, "producer_registers")
         warpgroups = 1 + consumers
         # ptxas gives every thread of the block the same count: 65536 /
@@ -222,7 +228,7 @@ class WarpSpecializedPipeline:
         return [Barriers(count=self.stages, arrival_count=1),
                 Barriers(count=self.stages, arrival_count=self.consumers * self.cluster)]
 
-    def _check_kernel(self, tiles_m: int) -> int:
+    def _check_kernel(self, tiles_m: int, tiles_n: int) -> int:
         """Checks the kernel being built against the pipeline; returns the
         number of clusters of its grid."""
         shape = launch_shape()
@@ -239,10 +245,12 @@ class WarpSpecializedPipeline:
         if grid[0] % self.cluster:
             raise ValueError(f"the grid ({grid[0]} blocks) is not a whole number of clusters "
                              f"of {self.cluster}")
-        if tiles_m % self.cluster:
-            raise ValueError(f"`tiles` has {tiles_m} tile rows, not a multiple of the cluster "
-                             f"({self.cluster}): the blocks of a cluster take consecutive tile "
-                             "rows of one tile column")
+        paired, what = ((tiles_m, "rows of one tile column") if self.pair_along == "m"
+                        else (tiles_n, "columns of one tile row"))
+        if paired % self.cluster:
+            raise ValueError(f"`tiles` has {paired} tile {what.split()[0]}, not a multiple of the "
+                             f"cluster ({self.cluster}): the blocks of a cluster take "
+                             f"consecutive tile {what}")
         return grid[0] // self.cluster
 
     def _check_barriers(self, full: Any, empty: Any) -> None:
@@ -283,6 +291,11 @@ class WarpSpecializedPipeline:
         return stage_bytes
 
     def _tile(self, index: Scalar, tiles_m: int, tiles_n: int, group: int) -> OutputTile:
+        if self.pair_along == "n":
+            row, columns = grouped_tile(index, tiles_m, tiles_n // self.cluster, group)
+            if self.cluster > 1:
+                columns = columns * self.cluster + cluster_block_id("x")
+            return OutputTile(row, columns)
         rows, column = grouped_tile(index, tiles_m // self.cluster, tiles_n,
                                     group // self.cluster)
         if self.cluster > 1:
@@ -331,17 +344,17 @@ class WarpSpecializedPipeline:
         tiles_m, tiles_n = (_positive(t, "tiles") for t in tiles)
         steps = _positive(steps, "steps")
         group = _positive(group, "group")
-        if group % self.cluster:
+        if self.pair_along == "m" and group % self.cluster:
             raise ValueError(f"`group` ({group} tile rows) must be a multiple of the cluster "
                              f"({self.cluster})")
         for name, body in (("fetch", fetch), ("compute", compute), ("init", init),
                            ("epilogue", epilogue)):
             if not callable(body):
                 raise TypeError(f"`{name}` must be callable, got {body!r}")
-        clusters = self._check_kernel(tiles_m)
+        clusters = self._check_kernel(tiles_m, tiles_n)
         self._check_barriers(full, empty)
         stage_bytes = self._stage_bytes(rings, stage_bytes)
-        cluster_tiles = tiles_m // self.cluster * tiles_n
+        cluster_tiles = tiles_m * tiles_n // self.cluster
         stages = self.stages
 
         def tile_loop(body: Callable[[OutputTile, Scalar], None]) -> None:

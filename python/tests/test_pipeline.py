@@ -96,6 +96,9 @@ def test_defaults_and_properties():
     (dict(stages=3, consumers=0), ValueError, "`consumers` must be positive"),
     (dict(stages=3, consumers=8), ValueError, "a block of 9 warpgroups has 1152 threads"),
     (dict(stages=3, cluster=0), ValueError, "`cluster` must be positive"),
+    (dict(stages=3, cluster=2, pair_along="k"), ValueError,
+     r"`pair_along` must be 'm' \(the blocks of a cluster take consecutive tile rows\) or 'n' "
+     r"\(tile columns\), got 'k'"),
     (dict(stages=3, producer_registers=36), ValueError,
      r"`producer_registers` must be a multiple of 8 in 24..256 \(setmaxnreg\), got 36"),
     (dict(stages=3, producer_registers=16), ValueError, "got 16"),
@@ -241,6 +244,9 @@ def test_the_readme_example_builds_and_compiles():
     (["--k", "96"], "--k 96 must be a positive multiple of the tile's 64"),
     (["--dtype", "fp8", "--k", "64"], "--k 64 must be a positive multiple of the tile's 128"),
     (["--cluster", "3"], "--cluster must be 1 or 2, got 3"),
+    (["--cluster-shape", "1x2", "--n", "256"],
+     r"--n 256 must be a positive multiple of 512, the columns of a cluster's 2 tiles "
+     r"\(--cluster 1 takes multiples of 256\)"),
     (["--grid", "0"], r"--grid must be a positive multiple of the cluster \(2\), got 0"),
     (["--grid", "131"], r"--grid must be a positive multiple of the cluster \(2\), got 131"),
 ])
@@ -335,6 +341,13 @@ EMULATED_CLUSTER = [
                  id="bf16-s2-more-clusters-than-tiles"),
     pytest.param(2304, 256, 128, ["--stages", "2", "--grid", "4"], id="bf16-2-groups-of-rows"),
     pytest.param(512, 512, 640, ["--dtype", "fp8", "--grid", "6"], id="fp8-s3-4tiles-3clusters"),
+    # 1x2: the blocks of a cluster take two tile columns and share A.
+    pytest.param(384, 1024, 320, ["--cluster-shape", "1x2", "--grid", "4"],
+                 id="bf16-1x2-s3-6tiles-2clusters-k5"),
+    pytest.param(256, 512, 256, ["--cluster-shape", "1x2", "--stages", "5", "--grid", "4"],
+                 id="bf16-1x2-s5-tile128"),
+    pytest.param(256, 1024, 256, ["--cluster-shape", "1x2", "--dtype", "fp8", "--grid", "2"],
+                 id="fp8-1x2"),
 ]
 
 
