@@ -246,10 +246,12 @@ private:
                               const layout::RegisterLayout &to,
                               mlir::VectorType type);
   /// Per logical dim, the index offset of this thread's elements from thread
-  /// 0's under a tiled layout.
+  /// 0's under a tiled layout; of those of `thread` (an index in the
+  /// warpgroup) instead when it is given.
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>
   threadOffsets(mlir::Operation *op, const layout::TiledLayout &layout,
-                llvm::ArrayRef<int64_t> shape, mlir::OpBuilder &builder);
+                llvm::ArrayRef<int64_t> shape, mlir::OpBuilder &builder,
+                mlir::Value thread = {});
 
   // Barriers (LowerBarriers.cpp).
   mlir::LogicalResult

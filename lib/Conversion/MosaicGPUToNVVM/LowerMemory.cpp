@@ -7,7 +7,10 @@
 // vector. Tiled (and swizzled) shared-memory buffers are addressed by hand:
 // the logical index is split into tile coordinates, linearized with the
 // buffer's strides, and the swizzle XORs the 16-byte chunk bits with the row
-// bits, as TMA and wgmma do.
+// bits, as TMA and wgmma do. 16-bit stores into swizzled buffers whose rows
+// the layout hands out as stmatrix fragments (WGMMA into the tiles a TMA
+// store reads) use stmatrix.x4: four register pairs per instruction, each
+// lane addressing one 16-byte row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -199,7 +202,8 @@ LogicalResult KernelLowering::lowerStridedTransfer(Operation *op,
 
 FailureOr<SmallVector<Value>>
 KernelLowering::threadOffsets(Operation *op, const layout::TiledLayout &layout,
-                              ArrayRef<int64_t> shape, OpBuilder &builder) {
+                              ArrayRef<int64_t> shape, OpBuilder &builder,
+                              Value thread) {
   // Each warp and lane digit moves the thread's elements by a fixed amount
   // per dim; probe the layout for those amounts and sum the digits' shares.
   llvm::Expected<Shape> tiled = layout.tiling().tileShape(shape);
@@ -213,7 +217,8 @@ KernelLowering::threadOffsets(Operation *op, const layout::TiledLayout &layout,
     return arith::ConstantIndexOp::create(builder, loc, value);
   };
   SmallVector<Value> offsets(shape.size(), constant(0));
-  Value thread = threadInWarpgroup(op);
+  if (!thread)
+    thread = threadInWarpgroup(op);
   Value warp =
       arith::DivUIOp::create(builder, loc, thread, constant(kLanesPerWarp));
   Value lane =
@@ -279,7 +284,7 @@ namespace {
 
 /// Addresses elements of a tiled, possibly swizzled shared-memory buffer.
 struct TiledSmemAddressing {
-  Value base;                   // byte address of the buffer's first element
+  Value base; // byte address of the buffer's first element, once emitted
   SmallVector<int64_t> strides; // of the tiled memref, in elements
   Shape logicalShape;
   Shape tile; // effective tile of the minor dims
@@ -287,7 +292,7 @@ struct TiledSmemAddressing {
   int64_t swizzle;
 
   static FailureOr<TiledSmemAddressing>
-  create(Operation *op, OpBuilder &builder, Value ref, ArrayRef<int64_t> shape,
+  create(Operation *op, Value ref, ArrayRef<int64_t> shape,
          const SmemTransforms &transforms) {
     auto type = cast<MemRefType>(ref.getType());
     TiledSmemAddressing result;
@@ -308,7 +313,6 @@ struct TiledSmemAddressing {
     for (size_t i = 0; i < tile.size(); ++i)
       tile[i] = std::min(tile[i], shape[rank - tile.size() + i]);
     result.tile = tile;
-    result.base = sharedByteAddress(builder, op->getLoc(), ref);
     return result;
   }
 
@@ -376,6 +380,165 @@ struct TiledSmemAddressing {
   }
 };
 
+/// How `stmatrix.sync.aligned.m8n8.x4.shared.b16` (PTX ISA "stmatrix")
+/// stores a tiled vector: lane l of a warp gives the address of row l % 8 of
+/// matrix l / 8, and that row is the 8 elements that lanes 4 (l % 8) ..
+/// 4 (l % 8) + 3 hold in their register pair l / 8 of the instruction.
+/// Instruction g stores the thread's register pairs 4g .. 4g + 3 (elements
+/// 8g .. 8g + 7).
+/// stmatrix.m8n8.x4 stores 4 matrices of 8 rows; a row is 8 16-bit elements
+/// (16 bytes), which 4 lanes hold as one 32-bit pair each.
+constexpr int64_t kMatrices = 4, kMatrixRows = 8, kRowBytes = 16,
+                  kLanesPerRow = 4;
+
+struct StmatrixPlan {
+  /// The index step from pair 4g to pair 4g + 1 and to pair 4g + 2, the same
+  /// for every g; pair 4g + 3 is both steps.
+  Shape step1, step2;
+};
+
+Shape plus(Shape a, ArrayRef<int64_t> b) {
+  for (auto [x, y] : llvm::zip_equal(a, b))
+    x += y;
+  return a;
+}
+
+Shape minus(Shape a, ArrayRef<int64_t> b) {
+  for (auto [x, y] : llvm::zip_equal(a, b))
+    x -= y;
+  return a;
+}
+
+/// The stmatrix plan for storing registers whose thread-0 indices are
+/// `elements` (moved by `threads[t]` for thread t) into a swizzled buffer,
+/// if stmatrix stores every element where the per-pair stores would. Checked
+/// for every thread and register at compile time: lanes 4r .. 4r + 3 hold
+/// consecutive pairs of one row; each row is 16 bytes in one swizzle chunk;
+/// the four pairs of every instruction step alike; and, as for the per-pair
+/// stores, the swizzle splits over the lane's part of the index and the
+/// instruction's constant part.
+std::optional<StmatrixPlan> planStmatrix(const TiledSmemAddressing &addressing,
+                                         ArrayRef<Shape> elements,
+                                         int64_t group,
+                                         ArrayRef<Shape> threads) {
+  if (addressing.elementBytes != 2 ||
+      addressing.swizzle == layout::kNoSwizzle || group != 2 ||
+      elements.empty() || elements.size() % (kMatrices * group) != 0 ||
+      threads.size() != static_cast<size_t>(kThreadsPerWarpgroup))
+    return std::nullopt;
+  size_t minor = elements.front().size() - 1;
+  for (int64_t t = 0; t < kThreadsPerWarpgroup; ++t) {
+    Shape expected = threads[t - t % kLanesPerRow];
+    expected[minor] += group * (t % kLanesPerRow);
+    if (threads[t] != expected)
+      return std::nullopt;
+  }
+  for (int64_t t = 0; t < kThreadsPerWarpgroup; t += kLanesPerRow)
+    for (size_t start = 0; start < elements.size(); start += group) {
+      Shape row = plus(threads[t], elements[start]);
+      int64_t offset = addressing.offsetBytes(row);
+      if (offset % kRowBytes != 0)
+        return std::nullopt;
+      for (int64_t k = 1; k * addressing.elementBytes < kRowBytes; ++k) {
+        Shape next = row;
+        next[minor] += k;
+        if (addressing.offsetBytes(next) !=
+            offset + k * addressing.elementBytes)
+          return std::nullopt;
+      }
+    }
+  StmatrixPlan plan{minus(elements[group], elements[0]),
+                    minus(elements[2 * group], elements[0])};
+  Shape step3 = plus(plan.step1, plan.step2);
+  for (size_t start = 0; start < elements.size(); start += kMatrices * group)
+    if (minus(elements[start + group], elements[start]) != plan.step1 ||
+        minus(elements[start + 2 * group], elements[start]) != plan.step2 ||
+        minus(elements[start + 3 * group], elements[start]) != step3)
+      return std::nullopt;
+  for (int64_t t = 0; t < kThreadsPerWarpgroup; ++t) {
+    int64_t lane = t % kLanesPerWarp;
+    Shape index = threads[t - lane + kLanesPerRow * (lane % kMatrixRows)];
+    if ((lane / kMatrixRows) & 1)
+      index = plus(index, plan.step1);
+    if ((lane / kMatrixRows) & 2)
+      index = plus(index, plan.step2);
+    if (llvm::any_of(index, [](int64_t value) { return value < 0; }))
+      return std::nullopt;
+    int64_t lanePart = addressing.swizzled(addressing.offsetBytes(index));
+    for (size_t start = 0; start < elements.size(); start += kMatrices * group)
+      if (addressing.swizzled(
+              addressing.offsetBytes(plus(index, elements[start]))) !=
+          (lanePart ^
+           addressing.swizzled(addressing.offsetBytes(elements[start]))))
+        return std::nullopt;
+  }
+  return plan;
+}
+
+/// Stores `stored` (registers whose thread-0 indices are `elements`) with
+/// one stmatrix.x4 per four register pairs, as `plan` says. `offsetsOf`
+/// gives the index offset of a thread's elements from thread 0's.
+LogicalResult
+storeWithStmatrix(OpBuilder &builder, Location loc, Value thread,
+                  function_ref<FailureOr<SmallVector<Value>>(Value)> offsetsOf,
+                  const TiledSmemAddressing &addressing,
+                  const StmatrixPlan &plan, ArrayRef<Shape> elements,
+                  Value stored) {
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, value);
+  };
+  // This lane addresses row `row` of matrix `matrix`: the row that lane
+  // 4 * row of its warp holds, moved by the matrix's steps.
+  Value lane =
+      arith::RemUIOp::create(builder, loc, thread, constant(kLanesPerWarp));
+  Value row = arith::RemUIOp::create(builder, loc, lane, constant(kMatrixRows));
+  Value matrix =
+      arith::DivUIOp::create(builder, loc, lane, constant(kMatrixRows));
+  Value holder = arith::AddIOp::create(
+      builder, loc, arith::SubIOp::create(builder, loc, thread, lane),
+      arith::MulIOp::create(builder, loc, row, constant(kLanesPerRow)));
+  FailureOr<SmallVector<Value>> index = offsetsOf(holder);
+  if (failed(index))
+    return failure();
+  for (auto [bit, step] : {std::pair<int64_t, const Shape &>{1, plan.step1},
+                           std::pair<int64_t, const Shape &>{2, plan.step2}}) {
+    Value chosen = arith::AndIOp::create(
+        builder, loc,
+        arith::DivUIOp::create(builder, loc, matrix, constant(bit)),
+        constant(1));
+    for (auto [value, amount] : llvm::zip_equal(*index, step))
+      if (amount != 0)
+        value = arith::AddIOp::create(
+            builder, loc, value,
+            arith::MulIOp::create(builder, loc, chosen, constant(amount)));
+  }
+  Value laneOffset = arith::SubIOp::create(
+      builder, loc, addressing.address(builder, loc, *index), addressing.base);
+  auto word = VectorType::get({1}, builder.getI32Type());
+  for (int64_t start = 0; start < static_cast<int64_t>(elements.size());
+       start += 2 * kMatrices) {
+    SmallVector<Value> words;
+    for (int64_t pair = 0; pair < kMatrices; ++pair) {
+      Value piece = vector::ExtractStridedSliceOp::create(
+          builder, loc, stored, ArrayRef<int64_t>{start + 2 * pair},
+          ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
+      words.push_back(vector::ExtractOp::create(
+          builder, loc, vector::BitCastOp::create(builder, loc, word, piece),
+          0));
+    }
+    int64_t own = addressing.swizzled(addressing.offsetBytes(elements[start]));
+    Value address = arith::AddIOp::create(
+        builder, loc, addressing.base,
+        arith::XOrIOp::create(builder, loc, laneOffset, constant(own)));
+    NVVM::StMatrixOp::create(
+        builder, loc, sharedPointer(builder, loc, address), words,
+        NVVM::MMALayout::row,
+        NVVM::LdStMatrixShapeAttr::get(builder.getContext(), 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+  }
+  return success();
+}
+
 } // namespace
 
 LogicalResult KernelLowering::lowerTiledTransfer(Operation *op,
@@ -403,14 +566,10 @@ LogicalResult KernelLowering::lowerTiledTransfer(Operation *op,
 
   OpBuilder builder(op);
   Location loc = op->getLoc();
-  FailureOr<SmallVector<Value>> offsets =
-      threadOffsets(op, tiled, shape, builder);
-  if (failed(offsets))
-    return failure();
   std::optional<TiledSmemAddressing> addressing;
   if (tiledBuffer) {
     FailureOr<TiledSmemAddressing> created =
-        TiledSmemAddressing::create(op, builder, ref, shape, *transforms);
+        TiledSmemAddressing::create(op, ref, shape, *transforms);
     if (failed(created))
       return failure();
     addressing = *created;
@@ -432,6 +591,30 @@ LogicalResult KernelLowering::lowerTiledTransfer(Operation *op,
     }
   int64_t group = contiguous ? vectorLength : 1;
   auto groupType = VectorType::get({group}, type.getElementType());
+  std::optional<std::vector<Shape>> threadIndices =
+      addressing ? threadIndexSamples(tiled, shape) : std::nullopt;
+
+  // 16-bit stores into swizzled buffers whose rows stmatrix can address
+  // (the WGMMA layout into the tiles TMA and wgmma use): four register pairs
+  // per instruction instead of one st.shared.b32 each.
+  if (addressing && !loaded && threadIndices)
+    if (std::optional<StmatrixPlan> plan =
+            planStmatrix(*addressing, *elements, group, *threadIndices)) {
+      addressing->base = sharedByteAddress(builder, loc, ref);
+      return storeWithStmatrix(
+          builder, loc, threadInWarpgroup(op),
+          [&](Value thread) {
+            return threadOffsets(op, tiled, shape, builder, thread);
+          },
+          *addressing, *plan, *elements, stored);
+    }
+
+  FailureOr<SmallVector<Value>> offsets =
+      threadOffsets(op, tiled, shape, builder);
+  if (failed(offsets))
+    return failure();
+  if (addressing)
+    addressing->base = sharedByteAddress(builder, loc, ref);
 
   // Swizzled buffers: when the thread's share of each index and the
   // register's share combine without carries, both the tiling and the
@@ -441,8 +624,6 @@ LogicalResult KernelLowering::lowerTiledTransfer(Operation *op,
   // is checked for every thread and register before it is used.
   std::optional<Value> threadSwizzled;
   if (addressing) {
-    std::optional<std::vector<Shape>> threadIndices =
-        threadIndexSamples(tiled, shape);
     bool disjoint = threadIndices.has_value();
     for (size_t t = 0; disjoint && t < threadIndices->size(); ++t) {
       const Shape &thread = (*threadIndices)[t];

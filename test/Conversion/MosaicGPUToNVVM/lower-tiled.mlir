@@ -100,7 +100,7 @@ func.func @global_wgmma(%in: memref<128x64xf32>, %out: memref<128x64xf32>) {
 // XORed in: register 1 (row + 8) is the next 8x64 tile, 1024 bytes on;
 // register 2 (col + 8) the next 16-byte chunk; register 3 both (1040);
 // register 16 (row + 64) 8 tiles on (8192). Each register vector is then an
-// llvm.load / llvm.store of 2 bf16 through an !llvm.ptr<3>, 4-byte aligned.
+// llvm.load of 2 bf16 through an !llvm.ptr<3>, 4-byte aligned.
 // CHECK-LABEL: gpu.func @swizzled_smem
 // CHECK: %[[VIEW:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x1x8x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: %{{.*}}, %[[OFFSET:.*]], %{{.*}}:4, %{{.*}}:4 = memref.extract_strided_metadata %[[VIEW]]
@@ -164,18 +164,75 @@ func.func @global_wgmma(%in: memref<128x64xf32>, %out: memref<128x64xf32>) {
 // CHECK-COUNT-15: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
 // CHECK-NOT: llvm.load
 // CHECK: %[[SUM:.*]] = arith.addf %[[LOADED:.*]], %[[LOADED]] : vector<64xbf16>
-// The store recomputes the thread's swizzled offset the same way.
-// CHECK: %[[SWIZZLED_ST:.*]] = arith.xori %[[ADDRESS_ST:.*]], %{{.*}} : index
-// CHECK: %[[THREAD_ST:.*]] = arith.subi %[[SWIZZLED_ST]], %[[BASE_ST:.*]] : index
-// CHECK: %[[S0:.*]] = vector.extract_strided_slice %[[SUM]] {offsets = [0], sizes = [2], strides = [1]} : vector<64xbf16> to vector<2xbf16>
-// CHECK: %[[XS0:.*]] = arith.xori %[[THREAD_ST]], %{{.*}} : index
-// CHECK: %[[AS0:.*]] = arith.addi %[[BASE_ST]], %[[XS0]] : index
-// CHECK: %[[IS0:.*]] = arith.index_cast %[[AS0]] : index to i64
-// CHECK: %[[PS0:.*]] = llvm.inttoptr %[[IS0]] : i64 to !llvm.ptr<3>
-// CHECK: llvm.store %[[S0]], %[[PS0]] {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<3>
-// CHECK: %[[KS1:.*]] = arith.constant 1024 : index
-// CHECK-NEXT: arith.xori %[[THREAD_ST]], %[[KS1]] : index
-// CHECK-COUNT-31: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<3>
+// The store is stmatrix.x4 (PTX ISA "stmatrix"): each instruction takes
+// four register pairs, thread 0's (row, col) + (0, 0), (8, 0), (0, 8) and
+// (8, 8), and lane l gives the address of row l % 8 of matrix l / 8. That
+// row is what lane 4 (l % 8) of the warp holds, so the lane takes the
+// thread offsets of thread t - l + 4 (l % 8), plus 8 rows when matrix bit 0
+// is set and 8 columns when bit 1 is, and tiles and swizzles that index as
+// the load does, once. Instruction g XORs in the swizzled offset of thread
+// 0's pair 4g: 16 columns on is 32 bytes, 64 rows on 8 tiles (8192 bytes).
+// CHECK: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-NEXT: %[[LANE:.*]] = arith.remui %[[TID:.*]], %[[C32]] : index
+// CHECK-NEXT: %[[C8R:.*]] = arith.constant 8 : index
+// CHECK-NEXT: %[[ROW_ST:.*]] = arith.remui %[[LANE]], %[[C8R]] : index
+// CHECK-NEXT: %[[C8M:.*]] = arith.constant 8 : index
+// CHECK-NEXT: %[[MATRIX:.*]] = arith.divui %[[LANE]], %[[C8M]] : index
+// CHECK-NEXT: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT: %[[FOUR_ROWS:.*]] = arith.muli %[[ROW_ST]], %[[C4]] : index
+// CHECK-NEXT: %[[WARP_START:.*]] = arith.subi %[[TID]], %[[LANE]] : index
+// CHECK-NEXT: %[[HOLDER:.*]] = arith.addi %[[WARP_START]], %[[FOUR_ROWS]] : index
+// CHECK: arith.divui %[[HOLDER]], %{{.*}} : index
+// CHECK: %[[M0:.*]] = arith.divui %[[MATRIX]], %{{.*}} : index
+// CHECK-NEXT: %[[BIT0:.*]] = arith.andi %[[M0]], %{{.*}} : index
+// CHECK-NEXT: %[[C8D:.*]] = arith.constant 8 : index
+// CHECK-NEXT: %[[DOWN:.*]] = arith.muli %[[BIT0]], %[[C8D]] : index
+// CHECK-NEXT: %[[LANE_ROW:.*]] = arith.addi %{{.*}}, %[[DOWN]] : index
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[M1:.*]] = arith.divui %[[MATRIX]], %[[TWO]] : index
+// CHECK-NEXT: %[[BIT1:.*]] = arith.andi %[[M1]], %[[ONE]] : index
+// CHECK-NEXT: %[[C8A:.*]] = arith.constant 8 : index
+// CHECK-NEXT: %[[ACROSS:.*]] = arith.muli %[[BIT1]], %[[C8A]] : index
+// CHECK-NEXT: %[[LANE_COL:.*]] = arith.addi %{{.*}}, %[[ACROSS]] : index
+// CHECK-NEXT: %[[C8T:.*]] = arith.constant 8 : index
+// CHECK-NEXT: arith.divui %[[LANE_ROW]], %[[C8T]] : index
+// CHECK: arith.divui %[[LANE_COL]], %{{.*}} : index
+// CHECK: %[[SWIZZLED_ST:.*]] = arith.xori %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[LANE_OFFSET:.*]] = arith.subi %[[SWIZZLED_ST]], %[[BASE_ST:.*]] : index
+// CHECK-NEXT: %[[S0:.*]] = vector.extract_strided_slice %[[SUM]] {offsets = [0], sizes = [2], strides = [1]} : vector<64xbf16> to vector<2xbf16>
+// CHECK-NEXT: %[[B0:.*]] = vector.bitcast %[[S0]] : vector<2xbf16> to vector<1xi32>
+// CHECK-NEXT: %[[W0:.*]] = vector.extract %[[B0]][0] : i32 from vector<1xi32>
+// CHECK-NEXT: vector.extract_strided_slice %[[SUM]] {offsets = [2], sizes = [2], strides = [1]}
+// CHECK-NEXT: vector.bitcast
+// CHECK-NEXT: %[[W1:.*]] = vector.extract
+// CHECK-NEXT: vector.extract_strided_slice %[[SUM]] {offsets = [4], sizes = [2], strides = [1]}
+// CHECK-NEXT: vector.bitcast
+// CHECK-NEXT: %[[W2:.*]] = vector.extract
+// CHECK-NEXT: vector.extract_strided_slice %[[SUM]] {offsets = [6], sizes = [2], strides = [1]}
+// CHECK-NEXT: vector.bitcast
+// CHECK-NEXT: %[[W3:.*]] = vector.extract
+// CHECK-NEXT: %[[K0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[X0:.*]] = arith.xori %[[LANE_OFFSET]], %[[K0]] : index
+// CHECK-NEXT: %[[A0:.*]] = arith.addi %[[BASE_ST]], %[[X0]] : index
+// CHECK-NEXT: %[[I0:.*]] = arith.index_cast %[[A0]] : index to i64
+// CHECK-NEXT: %[[P0:.*]] = llvm.inttoptr %[[I0]] : i64 to !llvm.ptr<3>
+// CHECK-NEXT: nvvm.stmatrix %[[P0]], %[[W0]], %[[W1]], %[[W2]], %[[W3]] {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
+// CHECK-NEXT: vector.extract_strided_slice %[[SUM]] {offsets = [8], sizes = [2], strides = [1]}
+// CHECK: %[[K1:.*]] = arith.constant 32 : index
+// CHECK-NEXT: arith.xori %[[LANE_OFFSET]], %[[K1]] : index
+// CHECK: nvvm.stmatrix
+// CHECK: %[[K2:.*]] = arith.constant 64 : index
+// CHECK-NEXT: arith.xori %[[LANE_OFFSET]], %[[K2]] : index
+// CHECK: nvvm.stmatrix
+// CHECK: %[[K3:.*]] = arith.constant 96 : index
+// CHECK-NEXT: arith.xori %[[LANE_OFFSET]], %[[K3]] : index
+// CHECK: nvvm.stmatrix
+// CHECK-NEXT: vector.extract_strided_slice %[[SUM]] {offsets = [32], sizes = [2], strides = [1]}
+// CHECK: %[[K4:.*]] = arith.constant 8192 : index
+// CHECK-NEXT: arith.xori %[[LANE_OFFSET]], %[[K4]] : index
+// CHECK-COUNT-4: nvvm.stmatrix
+// CHECK-NOT: nvvm.stmatrix
 // CHECK-NOT: llvm.store
 // CHECK-NOT: mosaic_gpu.
 gpu.module @kernels {
@@ -186,6 +243,29 @@ gpu.module @kernels {
     %v = mosaic_gpu.vector_load %t : memref<128x64xbf16, #gpu.address_space<workgroup>> -> vector<128x64xbf16>
     %d = arith.addf %v, %v : vector<128x64xbf16>
     mosaic_gpu.vector_store %d, %t : vector<128x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// Without a swizzle the buffer's alignment to 16 bytes is not known, so a
+// store into (8, 8) tiles keeps one 4-byte llvm.store per register pair
+// instead of stmatrix.
+// CHECK-LABEL: gpu.func @unswizzled_smem_store
+// CHECK-NOT: nvvm.stmatrix
+// CHECK-COUNT-32: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<3>
+// CHECK-NOT: nvvm.stmatrix
+// CHECK-NOT: llvm.store
+gpu.module @kernels {
+  gpu.func @unswizzled_smem_store() kernel {
+    %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+    %t = mosaic_gpu.with_transforms %s : memref<128x64xbf16, #gpu.address_space<workgroup>>
+        with [#mosaic_gpu.tile<[8, 8]>, #mosaic_gpu.swizzle<kNoSwizzle>]
+    %c = arith.constant 1.0 : bf16
+    %v = vector.broadcast %c : bf16 to vector<128x64xbf16>
+    %w = mosaic_gpu.layout_cast %v : vector<128x64xbf16> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+    mosaic_gpu.vector_store %w, %t : vector<128x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>
     gpu.return
   }
 }

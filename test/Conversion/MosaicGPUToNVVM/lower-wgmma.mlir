@@ -158,11 +158,13 @@ gpu.module @kernels {
 
 // -----
 
-// The threads wrote A with ordinary stores (16 swizzled llvm.store of 2 bf16
-// each); wgmma reads it through the async proxy, so a proxy fence and a
-// warpgroup barrier come before the wgmma fence.
+// The threads wrote A with generic-proxy stores (4 stmatrix.x4 into the
+// swizzled tile, 4 register pairs each); wgmma reads it through the async
+// proxy, so a proxy fence and a warpgroup barrier come before the wgmma
+// fence.
 // CHECK-LABEL: gpu.func @written_a
-// CHECK-COUNT-16: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<3>
+// CHECK-COUNT-4: nvvm.stmatrix %{{.*}} : !llvm.ptr<3>, i32, i32, i32, i32
+// CHECK-NOT: nvvm.stmatrix
 // CHECK-NOT: llvm.store
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
