@@ -12,7 +12,7 @@ HERE = ("kernel.py", 7, 3)
 
 @pytest.fixture
 def builder():
-    return _mosaic.KernelBuilder.start("k", [([128], E.f32), ([4, 128], E.bf16)], (1, 1, 1),
+    return _mosaic.KernelBuilder.start("k", [([128], E.f32), ([4, 128], E.bf16)], (2, 1, 1),
                                        (128, 1, 1), (2, 1, 1), "kernel.py", 1)
 
 
@@ -33,7 +33,7 @@ def test_the_skeleton_and_typed_ops(builder):
     loop.verify()
     text = str(builder.finish())
     assert ("gpu.func @k(%arg0: memref<128xf32>, %arg1: memref<4x128xbf16>) kernel attributes "
-            "{known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 1, 1, 1>, "
+            "{known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 2, 1, 1>, "
             "mosaic_gpu.cluster = array<i32: 2, 1, 1>}") in text
     assert "memref<4x128xbf16> to memref<128xbf16, strided<[1], offset: ?>>" in text
     assert "arrival_count = 1, num_barriers = 2 : memref<2x!mosaic_gpu.barrier" in text
