@@ -61,7 +61,7 @@ TEST(CompilerManifest, EveryExampleLoads) {
     Expected<Manifest> manifest = loadManifest(json);
     ASSERT_TRUE(manifest.ok()) << manifest.message();
     const mosaic::run::Reference *reference =
-        mosaic::run::findReference(manifest->entry);
+        mosaic::run::referenceForEntry(manifest->entry);
     ASSERT_NE(reference, nullptr) << "no reference for " << manifest->entry;
     Status signature = reference->checkSignature(*manifest);
     EXPECT_TRUE(signature.ok()) << signature.message();

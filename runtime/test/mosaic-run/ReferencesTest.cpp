@@ -39,6 +39,15 @@ TEST(References, Names) {
   EXPECT_EQ(findReference("tma_roundtrip")->tolerance, 1e-2);
 }
 
+TEST(References, DefaultForAnEntryName) {
+  EXPECT_EQ(referenceForEntry("gemm"), findReference("gemm"));
+  EXPECT_EQ(referenceForEntry("gemm_ws"), findReference("gemm"));
+  EXPECT_EQ(referenceForEntry("softmax_online"), findReference("softmax"));
+  EXPECT_EQ(referenceForEntry("gemmws"), nullptr);
+  EXPECT_EQ(referenceForEntry("ws_gemm"), nullptr);
+  EXPECT_EQ(referenceForEntry("nope"), nullptr);
+}
+
 TEST(References, Elementwise) {
   const Reference &ref = *findReference("elementwise");
   std::vector<HostBuffer> buffers = {

@@ -209,6 +209,21 @@ const Reference *findReference(std::string_view name) {
   return nullptr;
 }
 
+const Reference *referenceForEntry(std::string_view entry) {
+  if (const Reference *exact = findReference(entry))
+    return exact;
+  // `gemm_ws` is a gemm: the longest reference name followed by `_`.
+  const Reference *best = nullptr;
+  for (const Reference &reference : kReferences) {
+    std::string_view name = reference.name;
+    if (entry.size() > name.size() && entry.substr(0, name.size()) == name &&
+        entry[name.size()] == '_' &&
+        (!best || name.size() > std::string_view(best->name).size()))
+      best = &reference;
+  }
+  return best;
+}
+
 std::string referenceNames() {
   std::string names;
   for (const Reference &reference : kReferences)

@@ -45,6 +45,11 @@ struct Reference {
 /// The reference called `name`, or null.
 const Reference *findReference(std::string_view name);
 
+/// The reference a kernel's entry name selects by default: the one called
+/// `entry`, or else the one whose name followed by `_` begins it (`gemm_ws`
+/// is checked as `gemm`); null when none does.
+const Reference *referenceForEntry(std::string_view entry);
+
 /// "elementwise, softmax, tma_roundtrip, gemm".
 std::string referenceNames();
 

@@ -54,7 +54,8 @@ float64 reference and times it.
 options:
   --check=NAME      reference to check against: elementwise, softmax,
                     tma_roundtrip, gemm, or none (default: the kernel's
-                    entry name, when a reference has that name)
+                    entry name, when a reference has that name, or a
+                    reference name and `_` begin it: gemm_ws is a gemm)
   --outputs=I,J     parameter indices of the output buffers, which are
                     poisoned before the run and must be fully written
                     (default: the last buffer parameter)
@@ -226,7 +227,8 @@ Expected<Plan> makePlan(const Manifest &manifest, const Options &options) {
     return Error{"`" + manifest.entry + "` has no buffer parameters to check"};
   std::string name = options.check.value_or(manifest.entry);
   if (name != "none") {
-    plan.reference = findReference(name);
+    plan.reference =
+        options.check ? findReference(name) : referenceForEntry(name);
     if (!plan.reference)
       return Error{"no reference named `" + name + "` (" +
                    (options.check ? "--check" : "the kernel's entry name") +
