@@ -81,8 +81,7 @@ struct State {
   void forgetInside(Operation *op) {
     auto inside = [&](Value value) {
       Region *region = value.getParentRegion();
-      return region && op->isAncestor(region->getParentOp()) &&
-             region->getParentOp() != op->getParentOp();
+      return region && op->isAncestor(region->getParentOp());
     };
     inFlight.remove_if([&](const auto &entry) { return inside(entry.first); });
     overwritten.remove_if(
