@@ -572,6 +572,22 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
           py::arg("loc"), py::arg("pending"),
           "mosaic_gpu.wgmma_wait: waits until at most `pending` async wgmma "
           "groups are in flight.")
+      .def(
+          "named_barrier",
+          [](BuilderState &state, const SourceLocation &at, uint32_t id,
+             uint32_t warpgroups) {
+            if (id < 1 || id > 15)
+              throw py::value_error("named_barrier: `id` must be in 1..15, "
+                                    "got " +
+                                    std::to_string(id));
+            if (warpgroups < 1)
+              throw py::value_error(
+                  "named_barrier: `warpgroups` must be at least 1");
+            state.create<mosaic_gpu::NamedBarrierOp>(at, id, warpgroups);
+          },
+          py::arg("loc"), py::arg("id"), py::arg("warpgroups"),
+          "mosaic_gpu.named_barrier: waits until `warpgroups` warpgroups "
+          "reached named barrier `id`.")
       .def("multi_reduction", &multiReduction, py::arg("loc"), py::arg("kind"),
            py::arg("x"), py::arg("acc"), py::arg("dims"),
            "vector.multi_reduction of `x` along `dims` into `acc`.")

@@ -14,7 +14,7 @@ from .values import Scalar, Value, Vector, constant, dimension
 
 __all__ = [
     "BarrierRef", "Ref", "arrive", "arrive_expect_tx", "async_load", "async_prefetch",
-    "async_store", "async_store_wait", "ds", "transpose", "vector_load", "vector_store", "wait", "wgmma",
+    "async_store", "async_store_wait", "ds", "named_barrier", "transpose", "vector_load", "vector_store", "wait", "wgmma",
     "wgmma_wait", "with_transforms",
 ]
 
@@ -283,6 +283,21 @@ def async_store(src: Ref, dst: Ref, indices: Sequence[int | Scalar],
     _K.async_store(current(), location(), src.handle, dst.handle, handles,
                    _slice_lengths(slice_lengths, src.shape, dst),
                    defer_wait=defer_wait)
+
+
+def named_barrier(id: int, warpgroups: int) -> None:
+    """Waits until ``warpgroups`` warpgroups, this one included, reached
+    named barrier ``id`` (``mosaic_gpu.named_barrier``): a role's own
+    synchronization, without the rest of the block. ``id`` is above the
+    block's warpgroup count (the lowering keeps 1 .. W) and at most 15."""
+    for name, value, low in (("id", id, 1), ("warpgroups", warpgroups, 1)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"`{name}` must be an int, got {value!r}")
+        if value < low:
+            raise ValueError(f"`{name}` must be at least {low}, got {value}")
+    if id > 15:
+        raise ValueError(f"`id` must be a named barrier in 1..15, got {id}")
+    _K.named_barrier(current(), location(), id, warpgroups)
 
 
 def async_store_wait(pending: int = 0) -> None:

@@ -87,6 +87,11 @@ def test_an_in_flight_result_read_before_its_wait_is_an_error_at_its_line():
     (lambda: mgpu.async_store_wait(-1), ValueError,
      "`pending` must be a non-negative number of store groups, got -1"),
     (lambda: mgpu.async_store_wait(0.5), TypeError, "`pending` must be an int, got 0.5"),
+    (lambda: mgpu.named_barrier(16, 2), ValueError,
+     "`id` must be a named barrier in 1..15, got 16"),
+    (lambda: mgpu.named_barrier(0, 2), ValueError, "`id` must be at least 1, got 0"),
+    (lambda: mgpu.named_barrier(4, 0), ValueError, "`warpgroups` must be at least 1, got 0"),
+    (lambda: mgpu.named_barrier(4, 2.0), TypeError, "`warpgroups` must be an int, got 2.0"),
 ])
 def test_bad_arguments(body, exception, message):
     with pytest.raises(exception, match=message):
@@ -117,6 +122,15 @@ def test_deferred_store():
     ptx = mgpu.compile(store.module, emit="ptx")
     # The exit waits for the deferred store.
     assert re.search(r"cp.async.bulk.wait_group\s+0;\s+ret;", ptx.ptx)
+
+
+def test_named_barrier():
+    @mgpu.kernel(grid=(1, 1, 1), block=(384, 1, 1), inputs=[], outputs=[])
+    def meet():
+        mgpu.named_barrier(4, 2)
+
+    assert "mosaic_gpu.named_barrier 4, warpgroups = 2" in str(meet.module)
+    assert re.search(r"bar\.sync\s+4, 256;", mgpu.compile(meet.module, emit="ptx").ptx)
 
 
 def test_the_ops_need_a_kernel():

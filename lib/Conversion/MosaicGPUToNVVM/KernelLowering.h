@@ -268,6 +268,7 @@ private:
   // Warpgroup roles (LowerBarriers.cpp).
   mlir::LogicalResult lowerWarpgroupId(mosaic_gpu::WarpgroupIdOp op);
   mlir::LogicalResult lowerSetMaxRegisters(mosaic_gpu::SetMaxRegistersOp op);
+  mlir::LogicalResult lowerNamedBarrier(mosaic_gpu::NamedBarrierOp op);
 
   // TMA (LowerTMA.cpp).
   mlir::LogicalResult lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op);

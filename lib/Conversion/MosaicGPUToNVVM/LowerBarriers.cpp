@@ -29,6 +29,8 @@ void KernelLowering::addBarrierLowerings(LoweringRegistry &registry) {
   registry.add<mosaic_gpu::WarpgroupIdOp>(&KernelLowering::lowerWarpgroupId);
   registry.add<mosaic_gpu::SetMaxRegistersOp>(
       &KernelLowering::lowerSetMaxRegisters);
+  registry.add<mosaic_gpu::NamedBarrierOp>(
+      &KernelLowering::lowerNamedBarrier);
 }
 
 static constexpr int64_t kBarrierBytes = 8;
@@ -272,5 +274,39 @@ KernelLowering::lowerSetMaxRegisters(mosaic_gpu::SetMaxRegistersOp op) {
       op.getAction() == mosaic_gpu::RegisterAction::Increase
           ? NVVM::SetMaxRegisterAction::increase
           : NVVM::SetMaxRegisterAction::decrease);
+  return success();
+}
+
+LogicalResult KernelLowering::lowerNamedBarrier(mosaic_gpu::NamedBarrierOp op) {
+  auto function = op->getParentOfType<gpu::GPUFuncOp>();
+  DenseI32ArrayAttr block =
+      function ? function.getKnownBlockSizeAttr() : DenseI32ArrayAttr();
+  if (!block)
+    return op.emitOpError()
+           << "needs the kernel's `known_block_size` to know which named "
+              "barriers its warpgroups keep";
+  std::optional<int64_t> warpgroups = 1;
+  for (int32_t size : block.asArrayRef())
+    *warpgroups *= size;
+  *warpgroups = std::max<int64_t>(*warpgroups / kThreadsPerWarpgroup, 1);
+  // Barriers 1 .. W are the warpgroups' own (warpgroupBarrier).
+  if (int64_t(op.getId()) <= *warpgroups)
+    return op.emitOpError()
+           << "uses named barrier " << op.getId()
+           << ", which the lowering keeps for warpgroup " << op.getId() - 1
+           << "'s own synchronization; a block of " << *warpgroups
+           << " warpgroups leaves barriers " << *warpgroups + 1 << " .. 15";
+  if (int64_t(op.getWarpgroups()) > *warpgroups)
+    return op.emitOpError() << "waits for " << op.getWarpgroups()
+                            << " warpgroups, but the block has "
+                            << *warpgroups;
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  Value id = arith::ConstantIntOp::create(builder, loc, op.getId(), 32);
+  Value threads = arith::ConstantIntOp::create(
+      builder, loc, int64_t(op.getWarpgroups()) * kThreadsPerWarpgroup, 32);
+  NVVM::BarrierOp::create(builder, loc, /*res=*/Type(), id, threads,
+                          /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
   return success();
 }

@@ -157,3 +157,47 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// A role's own barrier: bar.sync id, 128 x warpgroups.
+// CHECK-LABEL: gpu.func @consumers_meet
+// CHECK: %[[ID:.*]] = arith.constant 4 : i32
+// CHECK: %[[THREADS:.*]] = arith.constant 256 : i32
+// CHECK: nvvm.barrier id = %[[ID]] number_of_threads = %[[THREADS]]
+gpu.module @kernels {
+  gpu.func @consumers_meet() kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+    mosaic_gpu.named_barrier 4, warpgroups = 2
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @reserved_barrier() kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+    // expected-error @+1 {{uses named barrier 3, which the lowering keeps for warpgroup 2's own synchronization; a block of 3 warpgroups leaves barriers 4 .. 15}}
+    mosaic_gpu.named_barrier 3, warpgroups = 2
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @too_many_warpgroups() kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+    // expected-error @+1 {{waits for 3 warpgroups, but the block has 2}}
+    mosaic_gpu.named_barrier 5, warpgroups = 3
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @unknown_block() kernel {
+    // expected-error @+1 {{needs the kernel's `known_block_size` to know which named barriers its warpgroups keep}}
+    mosaic_gpu.named_barrier 5, warpgroups = 1
+    gpu.return
+  }
+}

@@ -136,3 +136,28 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// CHECK-LABEL: func @named_barrier
+func.func @named_barrier() {
+  // CHECK: mosaic_gpu.named_barrier 4, warpgroups = 2
+  mosaic_gpu.named_barrier 4, warpgroups = 2
+  return
+}
+
+// -----
+
+func.func @barrier_id_out_of_range() {
+  // expected-error @+1 {{attribute 'id' failed to satisfy constraint}}
+  mosaic_gpu.named_barrier 16, warpgroups = 2
+  return
+}
+
+// -----
+
+func.func @no_warpgroups() {
+  // expected-error @+1 {{attribute 'warpgroups' failed to satisfy constraint}}
+  mosaic_gpu.named_barrier 4, warpgroups = 0
+  return
+}

@@ -199,6 +199,28 @@ def MosaicGPU_SetMaxRegistersOp : MosaicGPU_Op<"set_max_registers"> {
   let hasVerifier = 1;
 }
 
+def MosaicGPU_NamedBarrierOp : MosaicGPU_Op<"named_barrier"> {
+  let summary = "Synchronizes the warpgroups of a role on a named barrier";
+  let description = [{
+    `bar.sync id, 128 * warpgroups`: the executing warpgroup waits until
+    `warpgroups` warpgroups in all (itself included) have reached named
+    barrier `id`, and their earlier memory accesses are visible. Roles use
+    it to synchronize among themselves without the rest of the block (the
+    consumers of a warp-specialized kernel, say, while the producer keeps
+    loading). Barrier 0 is the block-wide one, and the lowering uses
+    1 .. W (W warpgroups in the block) for each warpgroup's own barrier, so
+    `id` is in W + 1 .. 15; `warpgroups` is at most W. Every warpgroup that
+    uses an `id` must use it with the same count.
+
+    ```mlir
+    mosaic_gpu.named_barrier 4, warpgroups = 2
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<1>, IntMaxValue<15>]>:$id,
+                       ConfinedAttr<I32Attr, [IntMinValue<1>]>:$warpgroups);
+  let assemblyFormat = "$id `,` `warpgroups` `=` $warpgroups attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // TMA
 //===----------------------------------------------------------------------===//
