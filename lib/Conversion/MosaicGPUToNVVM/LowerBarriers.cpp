@@ -268,6 +268,16 @@ LogicalResult KernelLowering::lowerWarpgroupId(mosaic_gpu::WarpgroupIdOp op) {
 
 LogicalResult
 KernelLowering::lowerSetMaxRegisters(mosaic_gpu::SetMaxRegistersOp op) {
+  // ptxas fixes the count each thread starts with (which setmaxnreg moves
+  // from) only for a kernel whose block size it knows; otherwise it drops
+  // the instruction with a warning.
+  auto function = op->getParentOfType<gpu::GPUFuncOp>();
+  if (!function || !function.getKnownBlockSizeAttr())
+    return op.emitOpError()
+           << "needs its kernel's `known_block_size`: ptxas fixes the "
+              "registers each thread starts with, which setmaxnreg moves "
+              "from, only for a known block size, and drops setmaxnreg "
+              "otherwise";
   OpBuilder builder(op);
   NVVM::SetMaxRegisterOp::create(
       builder, op.getLoc(), op.getCount(),

@@ -201,3 +201,13 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @reallocates_without_block_size() kernel {
+    // expected-error @+1 {{needs its kernel's `known_block_size`: ptxas fixes the registers each thread starts with, which setmaxnreg moves from, only for a known block size, and drops setmaxnreg otherwise}}
+    mosaic_gpu.set_max_registers decrease 40
+    gpu.return
+  }
+}
