@@ -77,6 +77,12 @@ struct State {
       overwritten[to] = overwriter;
   }
 
+  /// Each of `to` takes the status of the value of `from` at its position.
+  void pass(ValueRange from, ValueRange to) {
+    for (auto [source, target] : llvm::zip(from, to))
+      copyStatus(source, target);
+  }
+
   /// Drops the values defined inside `op`'s regions, out of scope after it.
   void forgetInside(Operation *op) {
     auto inside = [&](Value value) {
@@ -93,6 +99,17 @@ struct State {
     overwritten.erase(value);
   }
 };
+
+/// The state at a loop's head, whose `arguments` come from `inits` on entry
+/// (`entry`) or from `yielded` on the back edge (`end`).
+State loopHead(const State &entry, ValueRange inits, State end,
+               ValueRange yielded, ValueRange arguments) {
+  State head = entry;
+  head.pass(inits, arguments);
+  end.pass(yielded, arguments);
+  head.join(end);
+  return head;
+}
 
 class Checker {
 public:
@@ -174,10 +191,8 @@ private:
     for (Region &region : op->getRegions()) {
       State branch = region.empty() ? state : visitRegion(region, state, report);
       if (!region.empty())
-        for (auto [yielded, result] :
-             llvm::zip(region.front().getTerminator()->getOperands(),
-                       op->getResults()))
-          branch.copyStatus(yielded, result);
+        branch.pass(region.front().getTerminator()->getOperands(),
+                    op->getResults());
       if (first)
         merged = std::move(branch);
       else
@@ -190,26 +205,15 @@ private:
 
   void visitFor(scf::ForOp loop, State &state, bool report) {
     Block *body = loop.getBody();
+    ValueRange yielded = body->getTerminator()->getOperands();
     State head = state;
-    for (auto [init, argument] :
-         llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs()))
-      head.copyStatus(init, argument);
+    head.pass(loop.getInitArgs(), loop.getRegionIterArgs());
     State end;
     while (true) {
       end = head;
       visitBlock(*body, end, /*report=*/false);
-      State next = state;
-      for (auto [init, argument] :
-           llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs()))
-        next.copyStatus(init, argument);
-      State backEdge = end;
-      for (auto [yielded, argument] :
-           llvm::zip(body->getTerminator()->getOperands(),
-                     loop.getRegionIterArgs())) {
-        backEdge.forget(argument);
-        backEdge.copyStatus(yielded, argument);
-      }
-      next.join(backEdge);
+      State next = loopHead(state, loop.getInitArgs(), end, yielded,
+                            loop.getRegionIterArgs());
       if (next == head)
         break;
       head = std::move(next);
@@ -220,13 +224,9 @@ private:
     }
     // Zero trips or some: the results come from the inits or the yields.
     State after = state;
-    for (auto [init, result] : llvm::zip(loop.getInitArgs(), loop.getResults()))
-      after.copyStatus(init, result);
-    State exit = end;
-    for (auto [yielded, result] :
-         llvm::zip(body->getTerminator()->getOperands(), loop.getResults()))
-      exit.copyStatus(yielded, result);
-    after.join(exit);
+    after.pass(loop.getInitArgs(), loop.getResults());
+    end.pass(yielded, loop.getResults());
+    after.join(end);
     after.forgetInside(loop);
     state = std::move(after);
   }
@@ -235,9 +235,7 @@ private:
     Block &before = loop.getBefore().front();
     Block &afterBlock = loop.getAfter().front();
     State head = state;
-    for (auto [init, argument] :
-         llvm::zip(loop.getInits(), before.getArguments()))
-      head.copyStatus(init, argument);
+    head.pass(loop.getInits(), before.getArguments());
     State atCondition;
     auto iterate = [&](State entry, bool reportNow) {
       State beforeEnd = entry;
@@ -245,25 +243,15 @@ private:
       atCondition = beforeEnd;
       auto condition = cast<scf::ConditionOp>(before.getTerminator());
       State afterEnd = beforeEnd;
-      for (auto [passed, argument] :
-           llvm::zip(condition.getArgs(), afterBlock.getArguments()))
-        afterEnd.copyStatus(passed, argument);
+      afterEnd.pass(condition.getArgs(), afterBlock.getArguments());
       visitBlock(afterBlock, afterEnd, reportNow);
       return afterEnd;
     };
     while (true) {
       State afterEnd = iterate(head, /*reportNow=*/false);
-      State next = state;
-      for (auto [init, argument] :
-           llvm::zip(loop.getInits(), before.getArguments()))
-        next.copyStatus(init, argument);
-      for (auto [yielded, argument] :
-           llvm::zip(afterBlock.getTerminator()->getOperands(),
-                     before.getArguments())) {
-        afterEnd.forget(argument);
-        afterEnd.copyStatus(yielded, argument);
-      }
-      next.join(afterEnd);
+      State next = loopHead(state, loop.getInits(), std::move(afterEnd),
+                            afterBlock.getTerminator()->getOperands(),
+                            before.getArguments());
       if (next == head)
         break;
       head = std::move(next);
@@ -272,9 +260,7 @@ private:
       iterate(head, /*reportNow=*/true);
     auto condition = cast<scf::ConditionOp>(before.getTerminator());
     State exit = atCondition;
-    for (auto [passed, result] :
-         llvm::zip(condition.getArgs(), loop.getResults()))
-      exit.copyStatus(passed, result);
+    exit.pass(condition.getArgs(), loop.getResults());
     exit.forgetInside(loop);
     state = std::move(exit);
   }
