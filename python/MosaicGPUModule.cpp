@@ -224,8 +224,12 @@ mosaic::CompiledKernel compile(ModuleObject &module, const std::string &arch,
     options.dumpDirectory = dir;
 
   DiagnosticCapture capture(module.mlirContext());
-  llvm::Expected<mosaic::CompiledKernel> kernel =
-      mosaic::compileKernel(*module.module, options);
+  llvm::Expected<mosaic::CompiledKernel> kernel = [&] {
+    // Compiling (ptxas included) touches no Python object and the capture
+    // collects diagnostics in C++: other Python threads run meanwhile.
+    py::gil_scoped_release released;
+    return mosaic::compileKernel(*module.module, options);
+  }();
   if (kernel) {
     capture.warn();
     return std::move(*kernel);

@@ -101,11 +101,13 @@ struct LoadedKernel {
     return take(rt::Kernel::load(context(backend), std::move(manifest)));
   }
 
-  /// Runs the kernel once on `(pointer, element type, shape)` buffers and
-  /// waits for it.
+  /// Runs the kernel once on `(pointer, element type, shape)` buffers on
+  /// `stream` (a CUstream handle; 0: the context's default stream) and
+  /// waits for that stream.
   void launch(
       const std::vector<std::tuple<uint64_t, std::string, std::vector<int64_t>>>
-          &buffers) {
+          &buffers,
+      uint64_t stream) {
     std::vector<rt::BufferArgument> arguments;
     for (const auto &[pointer, type, shape] : buffers) {
       std::optional<rt::ElementType> elementType = rt::parseElementType(type);
@@ -115,10 +117,17 @@ struct LoadedKernel {
           {static_cast<CUdeviceptr>(pointer), *elementType, shape});
     }
     const rt::Context &ctx = context(backend);
+    // Encoding tensor maps, the launch and the wait touch no Python object;
+    // an emulated launch takes seconds that other threads may use.
+    py::gil_scoped_release released;
     rt::Launch prepared = take(kernel.prepare(arguments));
-    check(prepared.run(nullptr));
-    check(ctx.driver().check(ctx.driver().cuCtxSynchronize(),
-                             "the kernel failed: cuCtxSynchronize"));
+    auto handle = reinterpret_cast<CUstream>(static_cast<uintptr_t>(stream));
+    check(prepared.run(handle));
+    const rt::Driver &driver = ctx.driver();
+    check(handle ? driver.check(driver.cuStreamSynchronize(handle),
+                                "the kernel failed: cuStreamSynchronize")
+                 : driver.check(driver.cuCtxSynchronize(),
+                                "the kernel failed: cuCtxSynchronize"));
   }
 
   rt::Backend backend;
@@ -170,6 +179,7 @@ void mosaic::python::registerRuntime(py::module_ &m) {
           [](const DeviceMemory &memory, py::buffer host) {
             py::buffer_info info = hostBuffer(memory.buffer, host, false);
             context(memory.backend);
+            py::gil_scoped_release released;
             check(memory.buffer.upload(info.ptr));
           },
           py::arg("host"), "Copies a whole host buffer to the device.")
@@ -178,6 +188,7 @@ void mosaic::python::registerRuntime(py::module_ &m) {
           [](const DeviceMemory &memory, py::buffer host) {
             py::buffer_info info = hostBuffer(memory.buffer, host, true);
             context(memory.backend);
+            py::gil_scoped_release released;
             check(memory.buffer.download(info.ptr));
           },
           py::arg("host"), "Copies the device buffer into a host buffer.");
@@ -196,6 +207,13 @@ void mosaic::python::registerRuntime(py::module_ &m) {
                                return rt::backendName(loaded.backend);
                              })
       .def("launch", &LoadedKernel::launch, py::arg("buffers"),
+           py::arg("stream") = 0,
            "Runs the kernel on (device pointer, element type, shape) "
-           "buffers, one per parameter, and waits for it.");
+           "buffers, one per parameter, on `stream` (a CUstream handle, 0 "
+           "for the default stream) and waits for that stream. The GIL is "
+           "released meanwhile.");
+  m.def("set_emulator_library", &rt::setEmulatorLibrary, py::arg("library"),
+        "Makes the emulator backend open `library` (unless "
+        "MOSAIC_CUDA_DRIVER names another): the installed package's own "
+        "emulator. Applies to a backend not opened yet.");
 }

@@ -26,13 +26,16 @@ MLIR diagnostics (parse, verifier, pass and inference errors) are raised as
 and notes.
 """
 
+from . import _tools
 from . import control_flow as _control_flow
 from . import dtypes as _dtypes
+from . import generic as _generic
 from . import kernels as _kernels
 from . import layouts as _layouts
 from . import pipeline as _pipeline
 from . import refs as _refs
 from . import values as _values
+from . import _mosaic
 from ._mosaic import (
     CompiledKernel,
     Context,
@@ -50,10 +53,17 @@ from .control_flow import *  # noqa: F401,F403  (the authoring API)
 from .dtypes import *  # noqa: F401,F403
 from .kernels import *  # noqa: F401,F403
 from .layouts import *  # noqa: F401,F403
+from .generic import *  # noqa: F401,F403
 from .launch import cache_dir, compile_cached
 from .pipeline import *  # noqa: F401,F403
 from .refs import *  # noqa: F401,F403
 from .values import *  # noqa: F401,F403
+
+__version__ = "0.1.0"  # pyproject.toml's
+
+# An installed package carries its own emulator (python/mosaic_gpu/_tools.py).
+if _tools.packaged_emulator() and hasattr(_mosaic, "set_emulator_library"):
+    _mosaic.set_emulator_library(str(_tools.packaged_emulator()))
 
 __all__ = [
     "CompiledKernel",
@@ -69,5 +79,6 @@ __all__ = [
     "run_pipeline",
     "cache_dir",
     "compile_cached",
-] + (_kernels.__all__ + _values.__all__ + _refs.__all__ + _control_flow.__all__
+    "__version__",
+] + (_kernels.__all__ + _generic.__all__ + _values.__all__ + _refs.__all__ + _control_flow.__all__
      + _dtypes.__all__ + _layouts.__all__ + _pipeline.__all__)

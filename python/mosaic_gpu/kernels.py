@@ -118,6 +118,8 @@ class Kernel:
         self.name = name
         self.grid, self.block, self.cluster = grid, block, cluster
         self.inputs, self.outputs, self.smem = inputs, outputs, smem
+        # (backend, options) -> the kernel compiled and loaded there.
+        self._loaded_kernels: dict[tuple[str, str], Any] = {}
 
     @property
     def smem_bytes(self) -> int:
@@ -128,22 +130,33 @@ class Kernel:
         """``mosaic_gpu.compile(self.module, **options)``."""
         return _mosaic.compile(self.module, **options)
 
-    def __call__(self, *arrays: Any) -> Any:
-        """Runs the kernel on device 0 of the backend $MOSAIC_GPU_BACKEND
-        names ('cuda', the default, or 'emulator'): ``kernel(*inputs)``
-        returns new NumPy outputs, ``kernel(*inputs, *outputs)`` writes the
-        outputs given. Arrays on a CUDA device (DLPack) are used in place;
-        NumPy arrays are copied. Raises TypeError/ValueError for arrays that
-        do not match the kernel or an unknown backend, RuntimeError for the
-        driver's errors ('no CUDA driver: ...'; on the emulator, a fault or
-        a hazard, with its report)."""
-        return self.launch(*arrays)
+    def __call__(self, *arrays: Any, backend: str | None = None, stream: Any = None,
+                 **options: Any) -> Any:
+        """Runs the kernel on device 0 of ``backend`` ('cuda' or 'emulator';
+        None: $MOSAIC_GPU_BACKEND, else 'cuda') on ``stream`` (see
+        ``launch.stream_handle``), compiled with ``options`` (as for
+        compile): ``kernel(*inputs)`` returns new outputs (NumPy arrays, or
+        PyTorch tensors beside the first tensor input),
+        ``kernel(*inputs, *outputs)`` writes the outputs given. Arrays on a
+        CUDA device (DLPack) are used in place; CPU arrays are copied.
+        Raises TypeError/ValueError for arrays that do not match the kernel,
+        an unknown backend or a bad stream, RuntimeError for the driver's
+        errors ('no CUDA driver: ...'; on the emulator, a fault or a hazard,
+        with its report)."""
+        return _launch.launch(self, arrays, options, backend, stream)
 
-    def launch(self, *arrays: Any, backend: str | None = None, **options: Any) -> Any:
-        """``kernel(*arrays)`` on ``backend`` ('cuda' or 'emulator'; None:
-        $MOSAIC_GPU_BACKEND, else 'cuda'), compiled with ``options`` (as for
-        compile)."""
-        return _launch.launch(self, arrays, options, backend)
+    def launch(self, *arrays: Any, backend: str | None = None, stream: Any = None,
+               **options: Any) -> Any:
+        """``kernel(*arrays, backend=backend, stream=stream, **options)``."""
+        return _launch.launch(self, arrays, options, backend, stream)
+
+    def _loaded(self, backend: str, options: dict[str, Any]) -> Any:
+        """The kernel compiled with ``options`` and loaded on ``backend``,
+        once per kernel object."""
+        key = (backend, repr(sorted(options.items())))
+        if key not in self._loaded_kernels:
+            self._loaded_kernels[key] = _launch.load(self.module, backend, options)
+        return self._loaded_kernels[key]
 
     def __repr__(self) -> str:
         return f"<Kernel {self.name} grid={self.grid} block={self.block}>"

@@ -3,7 +3,8 @@
 // Every entry point runtime/ looks up, answering as one Hopper device would,
 // with "device memory" in host memory. A launch copies its first buffer
 // parameter into its last one (`fake_param_count` says how many parameters
-// the kernel has) and records its grid, block and dynamic shared memory, so
+// the kernel has) and records its grid, block, dynamic shared memory and
+// stream (and the stream last synchronized), so
 // python/tests/test_launch.py can check what mosaic_gpu passed, end to end,
 // on a machine without a GPU (MOSAIC_CUDA_DRIVER names this library).
 //
@@ -11,6 +12,7 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -23,6 +25,8 @@ std::map<CUdeviceptr, size_t> allocations;
 extern "C" {
 int fake_param_count = 0;
 unsigned fake_launch_grid[3], fake_launch_block[3], fake_launch_smem;
+unsigned long long fake_launch_stream; // the last launch's CUstream handle
+unsigned long long fake_synchronized_stream; // the last cuStreamSynchronize's
 int fake_launches = 0;
 
 CUresult cuInit(unsigned int) { return CUDA_SUCCESS; }
@@ -106,6 +110,7 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction,
   fake_launch_block[1] = config->blockDimY;
   fake_launch_block[2] = config->blockDimZ;
   fake_launch_smem = config->sharedMemBytes;
+  fake_launch_stream = reinterpret_cast<uintptr_t>(config->hStream);
   ++fake_launches;
   if (fake_param_count < 2)
     return CUDA_SUCCESS;
@@ -189,7 +194,10 @@ CUresult cuStreamCreate(CUstream *stream, unsigned int) {
   return CUDA_SUCCESS;
 }
 CUresult cuStreamDestroy(CUstream) { return CUDA_SUCCESS; }
-CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize(CUstream stream) {
+  fake_synchronized_stream = reinterpret_cast<uintptr_t>(stream);
+  return CUDA_SUCCESS;
+}
 CUresult cuEventCreate(CUevent *event, unsigned int) {
   *event = nullptr;
   return CUDA_SUCCESS;

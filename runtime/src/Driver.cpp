@@ -39,12 +39,24 @@ Expected<Backend> backendFromEnvironment() {
   return parseBackend(name);
 }
 
+/// The emulator library `setEmulatorLibrary` named, if any.
+static std::string &emulatorLibraryOverride() {
+  static std::string library;
+  return library;
+}
+
+void setEmulatorLibrary(const std::string &library) {
+  emulatorLibraryOverride() = library;
+}
+
 Expected<std::string> driverLibrary(Backend backend) {
   std::string chosen = environment("MOSAIC_CUDA_DRIVER");
   if (!chosen.empty())
     return chosen;
   if (backend == Backend::Cuda)
     return std::string(kDefaultDriverLibrary);
+  if (!emulatorLibraryOverride().empty())
+    return emulatorLibraryOverride();
 #ifdef MOSAIC_EMULATOR_DRIVER
   return std::string(MOSAIC_EMULATOR_DRIVER);
 #else

@@ -89,7 +89,14 @@ Expected<Backend> backendFromEnvironment();
 /// libcuda.so.1. The emulator: MOSAIC_CUDA_DRIVER, else the emulator's
 /// libcuda.so.1 of the build the runtime is part of; an error when neither
 /// exists (the standalone runtime build does not build the emulator).
+/// `setEmulatorLibrary` replaces the build's emulator.
 Expected<std::string> driverLibrary(Backend backend);
+
+/// Makes the emulator backend open `library` when MOSAIC_CUDA_DRIVER is
+/// unset: an installed Python package carries the emulator inside itself,
+/// while the path compiled into the runtime names the (temporary) build.
+/// Takes effect for a driver not loaded yet.
+void setEmulatorLibrary(const std::string &library);
 
 /// What the emulator counted in its last launch.
 struct EmulatorCounts {
