@@ -296,14 +296,19 @@ void asyncLoad(BuilderState &state, const SourceLocation &at,
                const std::vector<ValueHandle> &indices,
                const std::vector<int64_t> &sliceLengths,
                const std::vector<mosaic_gpu::Dimension> &collective,
-               const std::optional<ValueHandle> &predicate) {
+               const std::optional<ValueHandle> &predicate,
+               std::optional<mosaic_gpu::OOBFillMode> oobFillMode) {
   MLIRContext *ctx = state.mlirContext();
+  mosaic_gpu::OOBFillModeAttr fill;
+  if (oobFillMode)
+    fill = mosaic_gpu::OOBFillModeAttr::get(
+        ctx, checkedEnum(*oobFillMode, "oob_fill_mode"));
   state.create<mosaic_gpu::AsyncLoadOp>(
       at, state.use(src, "src"), state.use(dst, "dst"),
       state.use(barrier, "barrier"), state.use(indices, "indices"),
       optional(state, predicate, "predicate"),
       DenseI64ArrayAttr::get(ctx, sliceLengths), clusterDims(ctx, collective),
-      mosaic_gpu::OOBFillModeAttr(), /*in_transforms=*/ArrayAttr(),
+      fill, /*in_transforms=*/ArrayAttr(),
       /*transforms_applied=*/UnitAttr());
 }
 
@@ -323,12 +328,17 @@ void asyncPrefetch(BuilderState &state, const SourceLocation &at,
 void asyncStore(BuilderState &state, const SourceLocation &at,
                 const ValueHandle &src, const ValueHandle &dst,
                 const std::vector<ValueHandle> &indices,
-                const std::vector<int64_t> &sliceLengths, bool deferWait) {
+                const std::vector<int64_t> &sliceLengths, bool deferWait,
+                std::optional<mosaic_gpu::TMAReduction> reduction) {
+  mosaic_gpu::TMAReductionAttr reduce;
+  if (reduction)
+    reduce = mosaic_gpu::TMAReductionAttr::get(
+        state.mlirContext(), checkedEnum(*reduction, "reduction"));
   state.create<mosaic_gpu::AsyncStoreOp>(
       at, state.use(src, "src"), state.use(dst, "dst"),
       state.use(indices, "indices"), /*predicate=*/Value(),
       DenseI64ArrayAttr::get(state.mlirContext(), sliceLengths), BoolAttr(),
-      mosaic_gpu::TMAReductionAttr(),
+      reduce,
       deferWait ? state.builder.getUnitAttr() : UnitAttr(),
       /*in_transforms=*/ArrayAttr(),
       /*transforms_applied=*/UnitAttr());
@@ -374,6 +384,14 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
   bindEnum<arith::CmpIPredicate>(m, "CmpIPredicate",
                                  "arith.cmpi's predicates (eq, slt, ...).",
                                  arith::getMaxEnumValForCmpIPredicate());
+  bindEnum<mosaic_gpu::TMAReduction>(
+      m, "TMAReduction",
+      "mosaic_gpu.async_store's reductions (add, min, max, ..., smax).",
+      mosaic_gpu::getMaxEnumValForTMAReduction());
+  bindEnum<mosaic_gpu::OOBFillMode>(
+      m, "OOBFillMode",
+      "mosaic_gpu.async_load's out-of-bounds fill modes (kZeros, ...).",
+      mosaic_gpu::getMaxEnumValForOOBFillMode());
   bindEnum<mosaic_gpu::RegisterAction>(
       m, "RegisterAction",
       "mosaic_gpu.set_max_registers' actions: increase or decrease.",
@@ -421,6 +439,79 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
   defIndexOp<gpu::BlockIdOp>(builder, "block_id");
   defIndexOp<gpu::ClusterBlockIdOp>(builder, "cluster_block_id");
   defIndexOp<gpu::ThreadIdOp>(builder, "thread_id");
+
+  // Elementwise math (each lowers unchanged onto the thread's registers and
+  // then through the upstream math-to-NVVM patterns), integer bit
+  // operations and select: the authoring API's completeness (issue 15).
+  defUnary<math::RsqrtOp>(builder, "rsqrt");
+  defUnary<math::SqrtOp>(builder, "sqrt");
+  defUnary<math::LogOp>(builder, "log");
+  defUnary<math::Log2Op>(builder, "log2");
+  defUnary<math::Log1pOp>(builder, "log1p");
+  defUnary<math::Exp2Op>(builder, "exp2");
+  defUnary<math::ExpM1Op>(builder, "expm1");
+  defUnary<math::TanhOp>(builder, "tanh");
+  defUnary<math::ErfOp>(builder, "erf");
+  defUnary<math::SinOp>(builder, "sin");
+  defUnary<math::CosOp>(builder, "cos");
+  defUnary<math::AbsFOp>(builder, "absf");
+  defUnary<math::AbsIOp>(builder, "absi");
+  defUnary<math::FloorOp>(builder, "floor");
+  defUnary<math::CeilOp>(builder, "ceil");
+  defBinary<math::PowFOp>(builder, "powf");
+  defBinary<math::CopySignOp>(builder, "copysign");
+  defBinary<math::Atan2Op>(builder, "atan2");
+  defBinary<arith::AndIOp>(builder, "andi");
+  defBinary<arith::OrIOp>(builder, "ori");
+  defBinary<arith::XOrIOp>(builder, "xori");
+  defBinary<arith::ShLIOp>(builder, "shli");
+  defBinary<arith::ShRSIOp>(builder, "shrsi");
+  defBinary<arith::ShRUIOp>(builder, "shrui");
+  defCast<arith::ExtUIOp>(builder, "extui");
+  defCast<arith::UIToFPOp>(builder, "uitofp");
+  defCast<arith::FPToUIOp>(builder, "fptoui");
+  builder.def(
+      "select",
+      [](BuilderState &state, const SourceLocation &at,
+         const ValueHandle &condition, const ValueHandle &onTrue,
+         const ValueHandle &onFalse) {
+        return result(state, state.create<arith::SelectOp>(
+                                 at, state.use(condition, "condition"),
+                                 state.use(onTrue, "on_true"),
+                                 state.use(onFalse, "on_false")));
+      },
+      py::arg("loc"), py::arg("condition"), py::arg("on_true"),
+      py::arg("on_false"),
+      "arith.select: `on_true` where `condition` (i1, of the same shape or "
+      "a scalar) holds, else `on_false`.");
+  builder.def(
+      "optimization_barrier",
+      [](BuilderState &state, const SourceLocation &at,
+         const std::vector<ValueHandle> &values) {
+        SmallVector<Value> operands = state.use(values, "values");
+        SmallVector<Type> types;
+        for (Value operand : operands)
+          types.push_back(operand.getType());
+        Operation *op = state.create<mosaic_gpu::OptimizationBarrierOp>(
+            at, types, operands);
+        std::vector<ValueHandle> results;
+        for (Value value : op->getResults())
+          results.push_back(state.handle(value));
+        return results;
+      },
+      py::arg("loc"), py::arg("values"),
+      "mosaic_gpu.optimization_barrier: the same values, which the "
+      "compiler may not move computations across.");
+  builder.def(
+      "assume_multiple",
+      [](BuilderState &state, const SourceLocation &at,
+         const ValueHandle &value, uint32_t multiple) {
+        return result(state, state.create<mosaic_gpu::AssumeMultipleOp>(
+                                 at, state.use(value, "value"), multiple));
+      },
+      py::arg("loc"), py::arg("value"), py::arg("multiple"),
+      "mosaic_gpu.assume_multiple: `value`, promised to be a multiple of "
+      "`multiple`.");
 
   builder
       .def("constant_int", &integerConstant, py::arg("loc"), py::arg("value"),
@@ -525,16 +616,20 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
            py::arg("dst"), py::arg("barrier"), py::arg("indices"),
            py::arg("slice_lengths"), py::arg("collective"),
            py::arg("predicate") = py::none(),
-           "mosaic_gpu.async_load; `predicate` None: unguarded.")
+           py::arg("oob_fill_mode") = py::none(),
+           "mosaic_gpu.async_load; `predicate` None: unguarded; "
+           "`oob_fill_mode` None: the op's default (zeros).")
       .def("async_prefetch", &asyncPrefetch, py::arg("loc"), py::arg("src"),
            py::arg("indices"), py::arg("slice_lengths"), py::arg("collective"),
            py::arg("predicate") = py::none(),
            "mosaic_gpu.async_prefetch; `predicate` None: unguarded.")
       .def("async_store", &asyncStore, py::arg("loc"), py::arg("src"),
            py::arg("dst"), py::arg("indices"), py::arg("slice_lengths"),
-           py::arg("defer_wait") = false,
+           py::arg("defer_wait") = false, py::arg("reduction") = py::none(),
            "mosaic_gpu.async_store; with `defer_wait` the source may be "
-           "written again only after an async_store_wait.")
+           "written again only after an async_store_wait; with `reduction` "
+           "(a TMAReduction) it combines into the destination instead of "
+           "overwriting it.")
       .def(
           "async_store_wait",
           [](BuilderState &state, const SourceLocation &at, int32_t pending) {

@@ -1,6 +1,7 @@
 """Structured control flow: ``for_loop``, ``if_`` and ``while_loop``
 (``scf.for``, ``scf.if``, ``scf.while``), each a decorator whose function is
-the region's body, called once while the kernel is built."""
+the region's body, called once while the kernel is built; and ``range``,
+the same ``scf.for`` written as a Python ``for`` statement."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from .builder import current, location
 from .dtypes import i1, index
 from .values import Scalar, Vector, constant
 
-__all__ = ["for_loop", "if_", "while_loop"]
+__all__ = ["for_loop", "if_", "range", "while_loop"]
 
 Carried = Union[Scalar, Vector]
 # One carried value, a sequence of them, or None.
@@ -137,3 +138,72 @@ def while_loop(condition: Callable[..., Scalar],
         op.verify()
         return rebuild(op.results)
     return build
+
+
+class range:
+    """``scf.for`` as a Python loop: ``for i in range(upper)``,
+    ``range(lower, upper, step)``; bounds are ints or Scalars. The loop
+    body runs once, while the kernel is built, with ``i`` the loop's index
+    (an index Scalar).
+
+    With ``carry`` (a value or a sequence of them) each iteration yields a
+    tuple: the index, then the carried values; and the body must end by passing the new
+    ones to ``loop.carry(...)``; after the loop, ``loop.results`` holds the
+    final values (shaped as ``carry``):
+
+        loop = range(k_steps, carry=acc)
+        for k, acc in loop:
+            loop.carry(wgmma(acc, a[k], b[k]))
+        acc = loop.results
+    """
+
+    def __init__(self, lower: int | Scalar, upper: int | Scalar | None = None,
+                 step: int | Scalar = 1, *, carry: Carry = None) -> None:
+        if upper is None:
+            lower, upper = 0, lower
+        self._bounds = [_index(lower, "lower"), _index(upper, "upper"), _index(step, "step")]
+        self._inits, self._rebuild = _flatten(carry, "carry")
+        self._carried = carry is not None
+        self._next: list[Carried] | None = None
+        self._results: Results = None
+        self._done = False
+
+    def carry(self, *values: Carried) -> None:
+        """The carried values for the next iteration (the body's last call)."""
+        if not self._carried:
+            raise TypeError("this range carries no values: pass `carry=` to carry some")
+        items, _ = _flatten(values[0] if len(values) == 1 else values, "carry")
+        if [v.type for v in items] != [v.type for v in self._inits]:
+            raise TypeError(f"`carry` got {[v.type for v in items]}, the loop carries "
+                            f"{[v.type for v in self._inits]}")
+        self._next = items
+
+    @property
+    def results(self) -> Results:
+        """The carried values after the last iteration."""
+        if not self._done:
+            raise RuntimeError("`results` is known after the loop's body was built")
+        return self._results
+
+    def __iter__(self):
+        builder = current()
+        op = builder.for_(location(), *[v.handle for v in self._bounds],
+                          [v.handle for v in self._inits])
+        block = op.block(0)
+        builder.enter(block)
+        try:
+            index_value = Scalar(block.arguments[0], index)
+            if self._carried:
+                carried = _like(self._inits, block.arguments[1:])
+                yield (index_value, *carried)
+                if self._next is None:
+                    raise TypeError("the body of a range with `carry` must end with "
+                                    "loop.carry(new values)")
+            else:
+                yield index_value
+            builder.yield_(location(), [v.handle for v in (self._next or [])])
+        finally:
+            builder.exit()
+        op.verify()
+        self._results = self._rebuild(op.results)
+        self._done = True

@@ -242,19 +242,34 @@ def _predicate(predicate: Scalar | None) -> _mosaic.Value | None:
 
 def async_load(src: Ref, dst: Ref, barrier: BarrierRef, indices: Sequence[int | Scalar],
                slice_lengths: Sequence[int] | None = None,
-               collective: str | Sequence[str] = (), predicate: Scalar | None = None) -> None:
+               collective: str | Sequence[str] = (), predicate: Scalar | None = None,
+               oob_fill_mode: str | None = None) -> None:
     """TMA: copies the slice of global ``src`` at ``indices`` into shared
     ``dst``, completing on ``barrier`` (``mosaic_gpu.async_load``).
     ``collective`` ('x', 'y', 'z' or a tuple of them) multicasts it to the
     cluster's blocks along those dims; ``predicate`` (an i1 Scalar) guards
-    it."""
+    it. ``oob_fill_mode`` says what the elements of a slice past the end of
+    ``src`` may hold: 'zeros' (the default), 'undefined' or
+    'promise_in_bounds' (the slice never leaves ``src``); the lowering
+    fills zeros, which all three allow."""
     check_type(src, Ref, "src")
     check_type(dst, Ref, "dst")
     handles = _indices(indices, src, "src")
     guard = _predicate(predicate)
+    fill = None
+    if oob_fill_mode is not None:
+        if oob_fill_mode not in _OOB_FILL_MODES:
+            raise ValueError(f"`oob_fill_mode` must be one of {', '.join(_OOB_FILL_MODES)}, "
+                             f"got {oob_fill_mode!r}")
+        fill = _OOB_FILL_MODES[oob_fill_mode]
     _K.async_load(current(), location(), src.handle, dst.handle, _barrier(barrier).handle,
                   handles, _slice_lengths(slice_lengths, dst.shape, src),
-                  _collective(collective), guard)
+                  _collective(collective), guard, oob_fill_mode=fill)
+
+
+# The bindings name each enum member as MLIR spells it ('zeros', 'add').
+_OOB_FILL_MODES = dict(_mosaic.OOBFillMode.__members__)
+_TMA_REDUCTIONS = dict(_mosaic.TMAReduction.__members__)
 
 
 def async_prefetch(src: Ref, indices: Sequence[int | Scalar], slice_lengths: Sequence[int],
@@ -270,19 +285,26 @@ def async_prefetch(src: Ref, indices: Sequence[int | Scalar], slice_lengths: Seq
 
 def async_store(src: Ref, dst: Ref, indices: Sequence[int | Scalar],
                 slice_lengths: Sequence[int] | None = None, *,
-                defer_wait: bool = False) -> None:
+                defer_wait: bool = False, reduction: str | None = None) -> None:
     """TMA: copies shared ``src`` to the slice of global ``dst`` at
     ``indices`` (``mosaic_gpu.async_store``). By default the warpgroup
     waits until TMA has read ``src``; with ``defer_wait=True`` it goes on
     at once, and ``src`` may be written again only after
-    ``async_store_wait`` (the emulator reports a write before it)."""
+    ``async_store_wait`` (the emulator reports a write before it). With
+    ``reduction`` ('add', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor',
+    'umin', 'umax', 'smin', 'smax') TMA combines ``src`` into ``dst``
+    instead of overwriting it (the verifier checks the element type)."""
     check_type(src, Ref, "src")
     check_type(dst, Ref, "dst")
     check_type(defer_wait, bool, "defer_wait")
+    if reduction is not None and reduction not in _TMA_REDUCTIONS:
+        raise ValueError(f"`reduction` must be one of {', '.join(_TMA_REDUCTIONS)}, "
+                         f"got {reduction!r}")
     handles = _indices(indices, dst, "dst")
     _K.async_store(current(), location(), src.handle, dst.handle, handles,
                    _slice_lengths(slice_lengths, src.shape, dst),
-                   defer_wait=defer_wait)
+                   defer_wait=defer_wait,
+                   reduction=None if reduction is None else _TMA_REDUCTIONS[reduction])
 
 
 def named_barrier(id: int, warpgroups: int) -> None:

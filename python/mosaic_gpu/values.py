@@ -326,3 +326,156 @@ def layout_cast(x: Vector, layout: Layout) -> Vector:
     builder = current()
     attribute = layout._attribute(builder.context, x.shape)
     return x._like(_K.layout_cast(builder, location(), x.handle, attribute))
+
+
+# ---------------------------------------------------------------------------
+# Elementwise math, integer bit operations and select (issue 15). Each is
+# one op on a Vector or Scalar, of any float dtype for the math functions.
+# ---------------------------------------------------------------------------
+
+__all__ += [
+    "absolute", "atan2", "ceil", "copysign", "cos", "erf", "exp2", "expm1", "floor", "log",
+    "log1p", "log2", "power", "rsqrt", "select", "sin", "sqrt", "tanh",
+]
+
+
+def _float_unary(make: Callable[..., _mosaic.Value], name: str,
+                 op: str) -> Callable[[_Arith], _Arith]:
+    def function(x: _Arith) -> _Arith:
+        check_type(x, (Vector, Scalar), "x")
+        if not x.dtype.is_float:
+            raise TypeError(f"`{name}` takes a float vector or scalar, got {x.dtype}")
+        return x._like(make(current(), location(), x.handle))
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"Elementwise {name} (``{op}``) of a float vector or scalar."
+    return function
+
+
+rsqrt = _float_unary(_K.rsqrt, "rsqrt", "math.rsqrt")
+sqrt = _float_unary(_K.sqrt, "sqrt", "math.sqrt")
+log = _float_unary(_K.log, "log", "math.log")
+log2 = _float_unary(_K.log2, "log2", "math.log2")
+log1p = _float_unary(_K.log1p, "log1p", "math.log1p")
+exp2 = _float_unary(_K.exp2, "exp2", "math.exp2")
+expm1 = _float_unary(_K.expm1, "expm1", "math.expm1")
+tanh = _float_unary(_K.tanh, "tanh", "math.tanh")
+erf = _float_unary(_K.erf, "erf", "math.erf")
+sin = _float_unary(_K.sin, "sin", "math.sin")
+cos = _float_unary(_K.cos, "cos", "math.cos")
+floor = _float_unary(_K.floor, "floor", "math.floor")
+ceil = _float_unary(_K.ceil, "ceil", "math.ceil")
+
+
+def absolute(x: _Arith) -> _Arith:
+    """Elementwise absolute value (``math.absf``, ``math.absi``); also
+    Python's ``abs(x)``."""
+    check_type(x, (Vector, Scalar), "x")
+    if x.dtype == index:
+        raise TypeError("`absolute` takes float or integer values, not index")
+    make = _K.absf if x.dtype.is_float else _K.absi
+    return x._like(make(current(), location(), x.handle))
+
+
+def _float_binary(make: Callable[..., _mosaic.Value], name: str,
+                  op: str) -> Callable[..., _Arith]:
+    def function(a: _Arith, b: _Arith | Number) -> _Arith:
+        check_type(a, (Vector, Scalar), "a")
+        if not a.dtype.is_float:
+            raise TypeError(f"`{name}` takes float values, got {a.dtype}")
+        b = a._coerce(b, name)
+        return a._like(make(current(), location(), a.handle, b.handle))
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"Elementwise {name} of ``a`` and ``b`` (``{op}``); ``b`` may be a "
+                        "Python number.")
+    return function
+
+
+power = _float_binary(_K.powf, "power", "math.powf")
+copysign = _float_binary(_K.copysign, "copysign", "math.copysign")
+atan2 = _float_binary(_K.atan2, "atan2", "math.atan2")
+
+
+def select(condition: _Arith, on_true: _Arith | Number, on_false: _Arith | Number) -> _Arith:
+    """``on_true`` where ``condition`` (i1, a Vector of the same shape or a
+    Scalar) holds, else ``on_false`` (``arith.select``); at least one of
+    them is a value, the other may be a Python number."""
+    check_type(condition, (Vector, Scalar), "condition")
+    if condition.dtype != i1:
+        raise TypeError(f"`condition` must be i1 (a comparison), got {condition.dtype}")
+    like = on_true if isinstance(on_true, _Arith) else on_false
+    if not isinstance(like, _Arith):
+        raise TypeError("`select` needs `on_true` or `on_false` to be a Vector or Scalar")
+    on_true, on_false = like._coerce(on_true, "select"), like._coerce(on_false, "select")
+    if isinstance(condition, Vector) and (not isinstance(like, Vector)
+                                          or condition.shape != like.shape):
+        raise ValueError(f"`condition` has shape {list(condition.shape)}, the values "
+                         f"{list(getattr(like, 'shape', ()))}")
+    return like._like(_K.select(current(), location(), condition.handle, on_true.handle,
+                                on_false.handle))
+
+
+# Integer bit operations as Python operators: & | ^ << >> (arithmetic shift
+# right, as Python's on negative ints) and ~; on i1 they are the logical
+# operations (a & b of two comparisons).
+_BITWISE_OPS = {"&": _K.andi, "|": _K.ori, "^": _K.xori, "<<": _K.shli, ">>": _K.shrsi}
+
+
+def _bitwise(self: _Arith, symbol: str, other: object, reverse: bool = False) -> _Arith:
+    if self.dtype.is_float:
+        raise TypeError(f"`{symbol}` is not defined on {self.dtype} values")
+    other = self._coerce(other, symbol)
+    lhs, rhs = (other, self) if reverse else (self, other)
+    make = _K.shrui if symbol == ">>" and self.dtype == index else _BITWISE_OPS[symbol]
+    return self._like(make(current(), location(), lhs.handle, rhs.handle))
+
+
+def _invert(self: _Arith) -> _Arith:
+    if self.dtype.is_float:
+        raise TypeError(f"`~` is not defined on {self.dtype} values")
+    return _bitwise(self, "^", -1 if self.dtype != i1 else 1)
+
+
+_Arith.__and__ = lambda self, o: _bitwise(self, "&", o)
+_Arith.__rand__ = lambda self, o: _bitwise(self, "&", o, True)
+_Arith.__or__ = lambda self, o: _bitwise(self, "|", o)
+_Arith.__ror__ = lambda self, o: _bitwise(self, "|", o, True)
+_Arith.__xor__ = lambda self, o: _bitwise(self, "^", o)
+_Arith.__rxor__ = lambda self, o: _bitwise(self, "^", o, True)
+_Arith.__lshift__ = lambda self, o: _bitwise(self, "<<", o)
+_Arith.__rlshift__ = lambda self, o: _bitwise(self, "<<", o, True)
+_Arith.__rshift__ = lambda self, o: _bitwise(self, ">>", o)
+_Arith.__rrshift__ = lambda self, o: _bitwise(self, ">>", o, True)
+_Arith.__invert__ = _invert
+_Arith.__abs__ = absolute
+
+
+# ---------------------------------------------------------------------------
+# Compiler hints (issue 15): optimization_barrier and assume_multiple.
+# ---------------------------------------------------------------------------
+
+__all__ += ["assume_multiple", "optimization_barrier"]
+
+
+def optimization_barrier(*values: _Arith) -> _Arith | tuple[_Arith, ...]:
+    """The same values, which the compiler may not move computations across
+    (``mosaic_gpu.optimization_barrier``): one value for one, a tuple for
+    several."""
+    if not values:
+        raise ValueError("`optimization_barrier` needs at least one value")
+    for i, value in enumerate(values):
+        check_type(value, (Vector, Scalar), f"values[{i}]")
+    handles = _K.optimization_barrier(current(), location(), [v.handle for v in values])
+    results = tuple(v._like(h) for v, h in zip(values, handles))
+    return results[0] if len(results) == 1 else results
+
+
+def assume_multiple(value: Scalar, multiple: int) -> Scalar:
+    """``value`` (an integer or index Scalar), promised to be a multiple of
+    ``multiple`` (``mosaic_gpu.assume_multiple``): divisibility checks, such
+    as a TMA slice's against a tiling, may rely on it."""
+    check_type(value, Scalar, "value")
+    if value.dtype.is_float:
+        raise TypeError(f"`value` must be an integer or index Scalar, got {value.dtype}")
+    if not isinstance(multiple, int) or isinstance(multiple, bool) or not 0 < multiple < 2 ** 31:
+        raise ValueError(f"`multiple` must be a positive int below 2**31, got {multiple!r}")
+    return value._like(_K.assume_multiple(current(), location(), value.handle, multiple))
