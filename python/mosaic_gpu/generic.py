@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence, Union
 
 from . import launch as _launch
 from .builder import check_shape
-from .dtypes import DTypeLike, as_dtype
+from .dtypes import DType, DTypeLike, as_dtype
 from .kernels import Kernel, kernel
 
 __all__ = ["GenericKernel", "Spec", "jit"]
@@ -58,6 +58,15 @@ class Spec:
             raise ValueError(f"`{self.name}` has shape {self.shape}: dim {dim} ({size}) is not "
                              f"a multiple of the kernel's tile ({tile})")
         return size // tile
+
+    def check_dtype(self, *dtypes: DTypeLike) -> DType:
+        """This input's dtype, which must be one of ``dtypes``: a TypeError
+        naming the array and the dtypes the kernel takes otherwise."""
+        allowed = [as_dtype(d, "dtypes") for d in dtypes]
+        if self.dtype not in allowed:
+            raise TypeError(f"`{self.name}` is {self.dtype}; the kernel takes "
+                            f"{' or '.join(map(str, allowed))}")
+        return self.dtype
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Spec) and self.shape == other.shape
