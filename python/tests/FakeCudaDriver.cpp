@@ -28,6 +28,7 @@ unsigned fake_launch_grid[3], fake_launch_block[3], fake_launch_smem;
 unsigned long long fake_launch_stream; // the last launch's CUstream handle
 unsigned long long fake_synchronized_stream; // the last cuStreamSynchronize's
 int fake_launches = 0;
+int fake_copies = 0; // cuMemcpyHtoD and cuMemcpyDtoH calls
 
 CUresult cuInit(unsigned int) { return CUDA_SUCCESS; }
 CUresult cuDriverGetVersion(int *version) {
@@ -146,10 +147,12 @@ CUresult cuMemFree(CUdeviceptr pointer) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyHtoD(CUdeviceptr to, const void *from, size_t bytes) {
+  ++fake_copies;
   std::memcpy(reinterpret_cast<void *>(to), from, bytes);
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoH(void *to, CUdeviceptr from, size_t bytes) {
+  ++fake_copies;
   std::memcpy(to, reinterpret_cast<void *>(from), bytes);
   return CUDA_SUCCESS;
 }
