@@ -8,6 +8,10 @@ packages=(
   cmake ninja-build g++ python3 python3-dev python3-pytest python3-numpy
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   pybind11-dev libgtest-dev python3-pip
+  # The pip install test (python/tests/packaging/): fresh virtual
+  # environments, and ccache so that its build of the package reuses the
+  # main build's compilations (scripts/build.sh uses ccache when present).
+  python3-venv ccache
   # clang and libFuzzer for the fuzz test (fuzz/, docs/Fuzzing.md); without
   # them it is skipped.
   clang-22 libclang-rt-22-dev
@@ -37,6 +41,15 @@ if ! /usr/bin/python3 -c "import ml_dtypes" 2>/dev/null; then
   echo "Installing ml_dtypes 0.3.2 from PyPI"
   /usr/bin/python3 -m pip install --quiet --break-system-packages \
     "ml_dtypes==0.3.2"
+fi
+
+# scikit-build-core, the build backend of pyproject.toml (`pip install .`):
+# preinstalled, so that the pip install test builds without build isolation
+# and downloads nothing.
+if ! /usr/bin/python3 -c "import scikit_build_core" 2>/dev/null; then
+  echo "Installing scikit-build-core 1.1.2 from PyPI"
+  /usr/bin/python3 -m pip install --quiet --break-system-packages \
+    "scikit-build-core==1.1.2"
 fi
 
 # nvdisasm for the SASS test (test/Examples/SASS/): NVIDIA ships it on PyPI
