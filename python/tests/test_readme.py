@@ -27,5 +27,5 @@ def test_quickstart(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "gpu.func @softmax" in result.stdout
-    assert ("<OpLayouts vector.multi_reduction at quickstart.py:9:44: in [#wgmma, #wgmma_row] "
+    assert (f"<OpLayouts vector.multi_reduction at {script}:9:44: in [#wgmma, #wgmma_row] "
             "out [#wgmma_row]>") in result.stdout
