@@ -154,6 +154,8 @@ class GenericKernel:
                               smem=smem, name=self.name)
             return decorate(self.body)
         except (TypeError, ValueError) as error:
+            if type(error) not in (TypeError, ValueError):
+                raise  # a subclass may not take a message alone
             # Which signature broke the kernel's assumptions, with the reason.
             raise type(error)(f"{where}: {error}") from error
 

@@ -265,3 +265,50 @@ def test_the_gil_is_released_while_compiling_and_launching(tmp_path):
     assert result.returncode == 0, result.stderr
     compiling, launching = map(float, result.stdout.split())
     assert compiling > 3 and launching > 3, result.stdout
+
+
+# A stand-in for PyTorch on the CPU: tensors over NumPy storage, seen only
+# through DLPack; runs on the emulator in a process of its own.
+CPU_TORCH_RUN = """
+import sys, types
+import numpy as np
+import mosaic_gpu as mgpu
+
+torch = types.ModuleType("torch")
+class Tensor:
+    is_cuda = False
+    device = "cpu"
+    def __init__(self, storage):
+        self._storage = storage
+    def __dlpack__(self, stream=None):
+        return self._storage.__dlpack__()
+    def __dlpack_device__(self):
+        return (1, 0)
+Tensor.__module__ = "torch"
+torch.Tensor, torch.float32 = Tensor, "float32"
+torch.empty = lambda shape, dtype, device: Tensor(np.full(shape, np.nan, dtype))
+sys.modules["torch"] = torch
+
+@mgpu.jit(block=(128, 1, 1), outputs=lambda x: [x], grid=lambda x: (x.tiles(0, 1024), 1, 1))
+def double(x, out):
+    chunk = mgpu.ds(mgpu.block_id("x") * 1024, 1024)
+    mgpu.vector_store(mgpu.vector_load(x[chunk]) * 2.0, out[chunk])
+
+x = Tensor(np.arange(2048, dtype=np.float32))
+made = double(x, backend="emulator")
+assert type(made) is Tensor and (made._storage == 2 * x._storage).all()
+given = Tensor(np.zeros(2048, np.float32))
+double(x, given, backend="emulator")
+assert (given._storage == 2 * x._storage).all()
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not emulator_available(), reason="built without the emulator")
+def test_cpu_tensors_in_and_out(tmp_path):
+    """CPU tensors are read through DLPack, the outputs the launch makes are
+    tensors, and given outputs are written in place."""
+    env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(tmp_path))
+    result = subprocess.run([sys.executable, "-c", CPU_TORCH_RUN], env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout == "ok\n", result.stdout + result.stderr
