@@ -144,8 +144,12 @@ class _Arith(Value):
         raise TypeError("a kernel value has no truth value while the kernel is built; "
                         "use mosaic_gpu.if_ or while_loop for control flow")
 
-    def astype(self, dtype: DTypeLike) -> _Arith:
-        """Converts to ``dtype`` (index_cast, trunc/ext, fp<->int casts)."""
+    def astype(self, dtype: DTypeLike, unsigned: bool = False) -> _Arith:
+        """Converts to ``dtype`` (index_cast, trunc/ext, fp<->int casts).
+        With ``unsigned`` the integer side is read or made as unsigned:
+        zero-extension (``i1`` true becomes 1, not -1), ``uitofp``,
+        ``fptoui``."""
+        check_type(unsigned, bool, "unsigned")
         dtype = as_dtype(dtype, "dtype", allow_index=isinstance(self, Scalar))
         if dtype == self.dtype:
             return self
@@ -157,9 +161,12 @@ class _Arith(Value):
         elif src.is_float and dst.is_float:
             convert = _K.truncf if dst.bitwidth < src.bitwidth else _K.extf
         elif src.is_int and dst.is_int:
-            convert = _K.trunci if dst.bitwidth < src.bitwidth else _K.extsi
+            convert = _K.trunci if dst.bitwidth < src.bitwidth else (
+                _K.extui if unsigned else _K.extsi)
+        elif src.is_int:
+            convert = _K.uitofp if unsigned else _K.sitofp
         else:
-            convert = _K.sitofp if src.is_int else _K.fptosi
+            convert = _K.fptoui if unsigned else _K.fptosi
         return self._with_dtype(convert(current(), location(), self.handle, dst.element), dst)
 
 

@@ -40,6 +40,13 @@ BITWISE = {
     "and": (lambda i, j: i & j), "or": (lambda i, j: i | j), "xor": (lambda i, j: i ^ j),
     "shift left": (lambda i, j: i << 2), "shift right": (lambda i, j: i >> 1),
     "invert": (lambda i, j: ~i), "and with an int": (lambda i, j: 6 & i),
+    "unsigned conversions": (
+        lambda i, j: (i > j).astype("i32", unsigned=True)
+        + (abs(i) & 7).astype("f32", unsigned=True).astype("i32", unsigned=True)),
+}
+# NumPy's side of each bit operation where Python's operators differ.
+NUMPY_BITWISE = {
+    "unsigned conversions": lambda i, j: (i > j).astype(np.int32) + (np.abs(i) & 7),
 }
 
 
@@ -72,7 +79,8 @@ def check_math_matches_numpy():
                                    err_msg=name)
     i, j = x.astype(np.int32), y.astype(np.int32)
     for name, function in BITWISE.items():
-        np.testing.assert_array_equal(results.pop(0), function(i, j), err_msg=name)
+        np.testing.assert_array_equal(results.pop(0), NUMPY_BITWISE.get(name, function)(i, j),
+                                      err_msg=name)
 
 
 def check_tma_store_reduction():
@@ -118,7 +126,8 @@ def test_tma_store_reduction_on_the_emulator():
 
 def test_each_function_makes_its_op():
     text = str(math_kernel().module)
-    for op in ["math.rsqrt", "math.sqrt", "math.log ", "math.log2", "math.log1p", "math.exp2",
+    for op in ["arith.extui", "arith.uitofp", "arith.fptoui", "math.rsqrt", "math.sqrt",
+               "math.log ", "math.log2", "math.log1p", "math.exp2",
                "math.expm1", "math.tanh", "math.erf", "math.absf", "math.floor", "math.ceil",
                "math.powf", "math.copysign", "math.atan2", "arith.select", "arith.andi",
                "arith.ori", "arith.xori", "arith.shli", "arith.shrsi"]:
@@ -229,6 +238,7 @@ def test_range_carries_values():
     (lambda a, i: [None for _ in mgpu.range(4, carry=a)], TypeError,
      r"must end with loop.carry\(new values\)"),
     (lambda a, i: mgpu.range("4"), TypeError, "`upper` must be an int or a Scalar"),
+    (lambda a, i: i.astype("f32", unsigned=1), TypeError, "`unsigned` must be a bool"),
 ])
 def test_bad_arguments(body, exception, message):
     def kernel_body(x, out):
