@@ -338,8 +338,7 @@ void asyncStore(BuilderState &state, const SourceLocation &at,
       at, state.use(src, "src"), state.use(dst, "dst"),
       state.use(indices, "indices"), /*predicate=*/Value(),
       DenseI64ArrayAttr::get(state.mlirContext(), sliceLengths), BoolAttr(),
-      reduce,
-      deferWait ? state.builder.getUnitAttr() : UnitAttr(),
+      reduce, deferWait ? state.builder.getUnitAttr() : UnitAttr(),
       /*in_transforms=*/ArrayAttr(),
       /*transforms_applied=*/UnitAttr());
 }
