@@ -409,6 +409,22 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
   defBinary<arith::MinUIOp>(builder, "minui");
   defUnary<arith::NegFOp>(builder, "negf");
   defUnary<math::ExpOp>(builder, "exp");
+  // The online softmax of attention works in base 2.
+  defUnary<math::Exp2Op>(builder, "exp2");
+  defUnary<math::Log2Op>(builder, "log2");
+  builder.def(
+      "select",
+      [](BuilderState &state, const SourceLocation &at,
+         const ValueHandle &condition, const ValueHandle &ifTrue,
+         const ValueHandle &ifFalse) {
+        return result(state, state.create<arith::SelectOp>(
+                                 at, state.use(condition, "condition"),
+                                 state.use(ifTrue, "if_true"),
+                                 state.use(ifFalse, "if_false")));
+      },
+      py::arg("loc"), py::arg("condition"), py::arg("if_true"),
+      py::arg("if_false"),
+      "arith.select condition, if_true, if_false (elementwise for vectors)");
   defCast<arith::IndexCastOp>(builder, "index_cast");
   defCast<arith::ExtFOp>(builder, "extf");
   defCast<arith::TruncFOp>(builder, "truncf");
@@ -575,7 +591,7 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
       .def(
           "named_barrier",
           [](BuilderState &state, const SourceLocation &at, uint32_t id,
-             uint32_t warpgroups) {
+             uint32_t warpgroups, bool arrive) {
             if (id < 1 || id > 15)
               throw py::value_error("named_barrier: `id` must be in 1..15, "
                                     "got " +
@@ -583,11 +599,14 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
             if (warpgroups < 1)
               throw py::value_error(
                   "named_barrier: `warpgroups` must be at least 1");
-            state.create<mosaic_gpu::NamedBarrierOp>(at, id, warpgroups);
+            state.create<mosaic_gpu::NamedBarrierOp>(at, id, warpgroups,
+                                                     arrive);
           },
           py::arg("loc"), py::arg("id"), py::arg("warpgroups"),
+          py::arg("arrive") = false,
           "mosaic_gpu.named_barrier: waits until `warpgroups` warpgroups "
-          "reached named barrier `id`.")
+          "reached named barrier `id` (with `arrive`, counts towards it "
+          "without waiting).")
       .def("multi_reduction", &multiReduction, py::arg("loc"), py::arg("kind"),
            py::arg("x"), py::arg("acc"), py::arg("dims"),
            "vector.multi_reduction of `x` along `dims` into `acc`.")

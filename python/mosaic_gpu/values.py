@@ -18,7 +18,7 @@ from .layouts import Layout
 
 __all__ = [
     "Scalar", "Value", "Vector", "block_id", "broadcast_in_dim", "cluster_block_id",
-    "constant", "exp", "iota", "layout_cast", "maximum", "minimum", "reduce",
+    "constant", "exp", "exp2", "iota", "log2", "select", "layout_cast", "maximum", "minimum", "reduce",
     "thread_id", "warpgroup_id",
 ]
 
@@ -252,6 +252,40 @@ def exp(x: Vector) -> Vector:
     """Elementwise exp (``math.exp``)."""
     check_type(x, Vector, "x")
     return x._like(_K.exp(current(), location(), x.handle))
+
+
+def exp2(x: Vector) -> Vector:
+    """Elementwise 2**x (``math.exp2``)."""
+    check_type(x, Vector, "x")
+    return x._like(_K.exp2(current(), location(), x.handle))
+
+
+def log2(x: Vector) -> Vector:
+    """Elementwise base-2 logarithm (``math.log2``)."""
+    check_type(x, Vector, "x")
+    return x._like(_K.log2(current(), location(), x.handle))
+
+
+def select(condition: Vector | Scalar, if_true: Vector | Scalar | Number,
+           if_false: Vector | Scalar | Number) -> Vector | Scalar:
+    """``if_true`` where ``condition`` (i1, as comparisons give) holds, else
+    ``if_false``, elementwise (``arith.select``). One of the two values may be
+    a Python number, made a constant of the other's type."""
+    check_type(condition, (Vector, Scalar), "condition")
+    if condition.dtype != i1:
+        raise TypeError(f"`condition` must be i1 (a comparison's result), got {condition.dtype}")
+    if not isinstance(if_true, _Arith) and not isinstance(if_false, _Arith):
+        raise TypeError("select: `if_true` or `if_false` must be a Vector or Scalar")
+    like = if_true if isinstance(if_true, _Arith) else if_false
+    if_true, if_false = like._coerce(if_true, "select"), like._coerce(if_false, "select")
+    if isinstance(condition, Vector) != isinstance(like, Vector) or (
+            isinstance(like, Vector) and condition.shape != like.shape):
+        what = f"shape {list(like.shape)}" if isinstance(like, Vector) else "a scalar"
+        raise ValueError(f"select: `condition` must match the values ({what}), got "
+                         + (f"shape {list(condition.shape)}" if isinstance(condition, Vector)
+                            else "a scalar"))
+    return like._like(_K.select(current(), location(), condition.handle, if_true.handle,
+                                if_false.handle))
 
 
 def maximum(a: Vector | Scalar, b: Vector | Scalar | Number) -> Vector | Scalar:
