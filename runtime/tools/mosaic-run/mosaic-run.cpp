@@ -53,14 +53,18 @@ float64 reference and times it.
 
 options:
   --check=NAME      reference to check against: elementwise, softmax,
-                    tma_roundtrip, gemm, or none (default: the kernel's
-                    entry name, when a reference has that name, or a
-                    reference name and `_` begin it: gemm_ws is a gemm)
+                    tma_roundtrip, gemm, attention, attention_causal (these
+                    two check O and the LSE, the last two buffers), or none
+                    (default: the kernel's entry name, when a reference has
+                    that name, or a reference name and `_` begin it:
+                    gemm_ws is a gemm)
   --outputs=I,J     parameter indices of the output buffers, which are
                     poisoned before the run and must be fully written
-                    (default: the last buffer parameter)
-  --samples=N       output elements to compare (default: all; gemm: 4096
-                    sampled at random); 0 compares all
+                    (default: the reference's outputs, else the last
+                    buffer parameter)
+  --samples=N       elements of each output to compare (default: all;
+                    gemm and attention: 4096 sampled at random); 0
+                    compares all
   --warmup=N        untimed runs before timing (default 10)
   --reps=N          timed runs; the median is reported (default 100)
   --emulate         run on the PTX emulator instead of a GPU (the same as
@@ -255,10 +259,13 @@ Expected<Plan> makePlan(const Manifest &manifest, const Options &options) {
                    formatList(bufferIndices) + ")"};
   if (plan.reference && plan.outputs != lastBuffers)
     return Error{"reference `" + std::string(plan.reference->name) +
-                 "` checks parameter" + (outputCount > 1 ? "s " : " ") +
-                 formatList(lastBuffers) +
-                 (outputCount > 1 ? " (the last buffers)" : " (the last buffer)") +
-                 " as its outputs; drop --outputs or use --check=none"};
+                 "` checks " +
+                 (outputCount > 1
+                      ? "parameters " + formatList(lastBuffers) +
+                            " (the last buffers) as its outputs"
+                      : "parameter " + std::to_string(lastBuffers.front()) +
+                            " (the last buffer) as the only output") +
+                 "; drop --outputs or use --check=none"};
   return plan;
 }
 
