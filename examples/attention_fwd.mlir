@@ -208,8 +208,11 @@ gpu.module @kernels {
       mosaic_gpu.arrive %empty_l : !barrier
 
       // Epilogue: O / l through shared memory with TMA, and the LSE rows.
-      %l_b = mosaic_gpu.broadcast_in_dim %l, dims [0] : vector<64xf32> -> vector<64x128xf32>
-      %o_normalized = arith.divf %o_final, %l_b : vector<64x128xf32>
+      // One division per row, not per element.
+      %ones = arith.constant dense<1.0> : vector<64xf32>
+      %l_inverse = arith.divf %ones, %l : vector<64xf32>
+      %l_b = mosaic_gpu.broadcast_in_dim %l_inverse, dims [0] : vector<64xf32> -> vector<64x128xf32>
+      %o_normalized = arith.mulf %o_final, %l_b : vector<64x128xf32>
       %o_bf16 = arith.truncf %o_normalized : vector<64x128xf32> to vector<64x128xbf16>
       mosaic_gpu.vector_store %o_bf16, %o_s : vector<64x128xbf16>, !half
       %row0_i32 = arith.index_cast %row0 : index to i32

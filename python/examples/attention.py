@@ -213,7 +213,8 @@ def build(config: Config) -> mgpu.Kernel:
             mgpu.arrive(empty[last_stage])
 
             # Epilogue: O / l through shared memory with TMA, and the LSE.
-            out = acc / mgpu.broadcast_in_dim(l, (HALF_M, d), [0])
+            # One division per row, not per element.
+            out = acc * mgpu.broadcast_in_dim(1.0 / l, (HALF_M, d), [0])
             mgpu.vector_store(out.astype(dtype), o_half)
             row0 = q_row + half * HALF_M
             mgpu.async_store(o_half, o, indices=[head, row0, 0], slice_lengths=[-1, HALF_M, d])
