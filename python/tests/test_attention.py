@@ -17,21 +17,11 @@ import sys
 import pytest
 
 import mosaic_gpu as mgpu
-from conftest import REPO
+from conftest import REPO, needs_emulator, run_example
 
 SCRIPT = REPO / "python" / "examples" / "attention.py"
 EXAMPLE = runpy.run_path(str(SCRIPT))
 Config = EXAMPLE["Config"]
-
-
-def emulator_available():
-    try:
-        return os.path.exists(mgpu._mosaic.driver_library("emulator"))
-    except (RuntimeError, AttributeError):
-        return False
-
-
-needs_emulator = pytest.mark.skipif(not emulator_available(), reason="built without the emulator")
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +30,7 @@ def cache(tmp_path_factory):
 
 
 def run(args, cache, script=None):
-    env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(cache))
-    command = [sys.executable] + (["-c", script] if script else [str(SCRIPT)]) + list(args)
-    return subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO)
+    return run_example(SCRIPT, args, cache, script)
 
 
 # On the emulator: sequences of 1 to 8 blocks of queries (so the causal
@@ -118,7 +106,7 @@ def test_reading_v_before_it_lands_is_a_hazard(cache):
 
 
 def test_check_finds_a_wrong_element():
-    np = pytest.importorskip("numpy")
+    pytest.importorskip("numpy")
     pytest.importorskip("ml_dtypes")
     config = Config(1, 2, 128, 64, causal=True)
     q, k, v = EXAMPLE["inputs"](config)
