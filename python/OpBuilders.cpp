@@ -426,6 +426,22 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
   defBinary<arith::MinUIOp>(builder, "minui");
   defUnary<arith::NegFOp>(builder, "negf");
   defUnary<math::ExpOp>(builder, "exp");
+  // The online softmax of attention works in base 2.
+  defUnary<math::Exp2Op>(builder, "exp2");
+  defUnary<math::Log2Op>(builder, "log2");
+  builder.def(
+      "select",
+      [](BuilderState &state, const SourceLocation &at,
+         const ValueHandle &condition, const ValueHandle &ifTrue,
+         const ValueHandle &ifFalse) {
+        return result(state, state.create<arith::SelectOp>(
+                                 at, state.use(condition, "condition"),
+                                 state.use(ifTrue, "if_true"),
+                                 state.use(ifFalse, "if_false")));
+      },
+      py::arg("loc"), py::arg("condition"), py::arg("if_true"),
+      py::arg("if_false"),
+      "arith.select condition, if_true, if_false (elementwise for vectors)");
   defCast<arith::IndexCastOp>(builder, "index_cast");
   defCast<arith::ExtFOp>(builder, "extf");
   defCast<arith::TruncFOp>(builder, "truncf");
@@ -440,14 +456,13 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
   defIndexOp<gpu::ThreadIdOp>(builder, "thread_id");
 
   // Elementwise math (each lowers unchanged onto the thread's registers and
-  // then through the upstream math-to-NVVM patterns), integer bit
-  // operations and select: the authoring API's completeness (issue 15).
+  // then through the upstream math-to-NVVM patterns; exp2 and log2 are
+  // above) and integer bit operations: the authoring API's completeness
+  // (issue 15).
   defUnary<math::RsqrtOp>(builder, "rsqrt");
   defUnary<math::SqrtOp>(builder, "sqrt");
   defUnary<math::LogOp>(builder, "log");
-  defUnary<math::Log2Op>(builder, "log2");
   defUnary<math::Log1pOp>(builder, "log1p");
-  defUnary<math::Exp2Op>(builder, "exp2");
   defUnary<math::ExpM1Op>(builder, "expm1");
   defUnary<math::TanhOp>(builder, "tanh");
   defUnary<math::ErfOp>(builder, "erf");
@@ -469,20 +484,6 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
   defCast<arith::ExtUIOp>(builder, "extui");
   defCast<arith::UIToFPOp>(builder, "uitofp");
   defCast<arith::FPToUIOp>(builder, "fptoui");
-  builder.def(
-      "select",
-      [](BuilderState &state, const SourceLocation &at,
-         const ValueHandle &condition, const ValueHandle &onTrue,
-         const ValueHandle &onFalse) {
-        return result(state, state.create<arith::SelectOp>(
-                                 at, state.use(condition, "condition"),
-                                 state.use(onTrue, "on_true"),
-                                 state.use(onFalse, "on_false")));
-      },
-      py::arg("loc"), py::arg("condition"), py::arg("on_true"),
-      py::arg("on_false"),
-      "arith.select: `on_true` where `condition` (i1, of the same shape or "
-      "a scalar) holds, else `on_false`.");
   builder.def(
       "optimization_barrier",
       [](BuilderState &state, const SourceLocation &at,
@@ -669,7 +670,7 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
       .def(
           "named_barrier",
           [](BuilderState &state, const SourceLocation &at, uint32_t id,
-             uint32_t warpgroups) {
+             uint32_t warpgroups, bool arrive) {
             if (id < 1 || id > 15)
               throw py::value_error("named_barrier: `id` must be in 1..15, "
                                     "got " +
@@ -677,11 +678,14 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
             if (warpgroups < 1)
               throw py::value_error(
                   "named_barrier: `warpgroups` must be at least 1");
-            state.create<mosaic_gpu::NamedBarrierOp>(at, id, warpgroups);
+            state.create<mosaic_gpu::NamedBarrierOp>(at, id, warpgroups,
+                                                     arrive);
           },
           py::arg("loc"), py::arg("id"), py::arg("warpgroups"),
+          py::arg("arrive") = false,
           "mosaic_gpu.named_barrier: waits until `warpgroups` warpgroups "
-          "reached named barrier `id`.")
+          "reached named barrier `id` (with `arrive`, counts towards it "
+          "without waiting).")
       .def("multi_reduction", &multiReduction, py::arg("loc"), py::arg("kind"),
            py::arg("x"), py::arg("acc"), py::arg("dims"),
            "vector.multi_reduction of `x` along `dims` into `acc`.")

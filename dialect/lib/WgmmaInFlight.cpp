@@ -114,6 +114,8 @@ State loopHead(const State &entry, ValueRange inits, State end,
 class Checker {
 public:
   bool failed = false;
+  /// Where the values waits complete go, if anywhere.
+  llvm::DenseSet<Value> *completed = nullptr;
 
   void visitBlock(Block &block, State &state, bool report) {
     for (Operation &op : block)
@@ -121,6 +123,11 @@ public:
   }
 
 private:
+  void noteCompleted(Value value, bool report) {
+    if (report && completed)
+      completed->insert(value);
+  }
+
   void read(Operation *op, Value value, const State &state, bool report) {
     if (!report)
       return;
@@ -166,6 +173,8 @@ private:
       state.overwritten[accumulator] = wgmma;
     }
     if (!wgmma.getAsync()) {
+      for (const auto &entry : state.inFlight)
+        noteCompleted(entry.first, report);
       state.inFlight.clear();
       return;
     }
@@ -270,8 +279,12 @@ private:
       return visitWgmma(wgmma, state, report);
     if (auto wait = dyn_cast<mosaic_gpu::WGMMAWaitOp>(op)) {
       int64_t pending = wait.getPending();
-      state.inFlight.remove_if(
-          [&](const auto &entry) { return entry.second.age >= pending; });
+      state.inFlight.remove_if([&](const auto &entry) {
+        if (entry.second.age < pending)
+          return false;
+        noteCompleted(entry.first, report);
+        return true;
+      });
       return;
     }
     // Terminators that hand values to their parent pass them on; the
@@ -300,8 +313,11 @@ private:
 
 } // namespace
 
-LogicalResult mosaic_gpu::verifyWgmmaInFlightUses(Operation *root) {
+LogicalResult
+mosaic_gpu::verifyWgmmaInFlightUses(Operation *root,
+                                    llvm::DenseSet<Value> *completed) {
   Checker checker;
+  checker.completed = completed;
   auto check = [&](FunctionOpInterface function) {
     // Only kernels with async wgmma have anything to check.
     bool hasAsync = false;

@@ -15,13 +15,17 @@
 //     first, then its other candidates (hints, layouts that reduce to a
 //     decided broadcast operand, the defaults) cheapest first, then Splat,
 //     then the rest of the domain, cheapest first; each rejected candidate
-//     and each backtrack costs one unit of fuel.
+//     and each backtrack costs one unit of fuel. A class that runs out of
+//     candidates jumps back to the latest class among those that ruled
+//     them out (conflict-directed backjumping), not merely the previous
+//     one.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ConstraintSystem.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -405,6 +409,10 @@ private:
     bool extended = false;
     std::vector<Assignment> tried;
     std::vector<Rejection> rejections;
+    /// The decided classes that ruled out a candidate of this visit (or of
+    /// a later level that jumped back here): only changing one of them can
+    /// let this class find a value.
+    llvm::SmallDenseSet<unsigned, 8> conflicts;
   };
 };
 
@@ -1072,6 +1080,7 @@ std::variant<Solution, Conflict> Solver::run() {
       frame.extended = false;
       frame.rejections.clear();
       frame.tried.clear();
+      frame.conflicts.clear();
     }
     if (frame.pending.empty() && !frame.extended) {
       frame.extended = true;
@@ -1085,11 +1094,26 @@ std::variant<Solution, Conflict> Solver::run() {
         deepestFailure = cls;
         deepestRejections = frame.rejections;
       }
-      frame.expanded = false;
-      assignment[cls] = std::nullopt;
+      // Conflict-directed backjumping: go back to the latest class that
+      // took part in ruling out this one's candidates; the classes decided
+      // in between did not, and retrying their other values would fail
+      // here the same way (chronological backtracking through them is
+      // exponential). That class inherits this one's conflicts.
+      int target = level - 1;
+      while (target >= 0 && !frame.conflicts.contains(frames[target].cls))
+        --target;
       ++spent;
-      if (--level < 0)
+      if (target < 0)
         return unsatisfiable(deepestFailure);
+      llvm::SmallDenseSet<unsigned, 8> inherited = std::move(frame.conflicts);
+      for (int skipped = level; skipped > target; --skipped) {
+        frames[skipped].expanded = false;
+        frames[skipped].conflicts.clear();
+        assignment[frames[skipped].cls] = std::nullopt;
+      }
+      level = target;
+      inherited.erase(frames[level].cls);
+      frames[level].conflicts.insert(inherited.begin(), inherited.end());
       assignment[frames[level].cls] = std::nullopt;
       continue;
     }
@@ -1124,8 +1148,12 @@ std::variant<Solution, Conflict> Solver::run() {
     if (violated >= 0) {
       ++spent;
       Rejection rejection{std::move(candidate), violated, {}};
-      for (VarId v : system.constraints_[violated].vars())
-        rejection.values.push_back(assignment[classOf(v)]);
+      for (VarId v : system.constraints_[violated].vars()) {
+        unsigned other = classOf(v);
+        rejection.values.push_back(assignment[other]);
+        if (other != cls && assignment[other])
+          frame.conflicts.insert(other);
+      }
       frame.rejections.push_back(std::move(rejection));
       assignment[cls] = std::nullopt;
       continue;

@@ -307,11 +307,15 @@ def async_store(src: Ref, dst: Ref, indices: Sequence[int | Scalar],
                    reduction=None if reduction is None else _TMA_REDUCTIONS[reduction])
 
 
-def named_barrier(id: int, warpgroups: int) -> None:
+def named_barrier(id: int, warpgroups: int, *, arrive: bool = False) -> None:
     """Waits until ``warpgroups`` warpgroups, this one included, reached
     named barrier ``id`` (``mosaic_gpu.named_barrier``): a role's own
     synchronization, without the rest of the block. ``id`` is above the
-    block's warpgroup count (the lowering keeps 1 .. W) and at most 15."""
+    block's warpgroup count (the lowering keeps 1 .. W) and at most 15.
+    With ``arrive=True`` the warpgroup counts towards the barrier without
+    waiting (``bar.arrive``): one side of a hand-over whose other side
+    waits."""
+    check_type(arrive, bool, "arrive")
     for name, value, low in (("id", id, 1), ("warpgroups", warpgroups, 1)):
         if not isinstance(value, int) or isinstance(value, bool):
             raise TypeError(f"`{name}` must be an int, got {value!r}")
@@ -319,7 +323,7 @@ def named_barrier(id: int, warpgroups: int) -> None:
             raise ValueError(f"`{name}` must be at least {low}, got {value}")
     if id > 15:
         raise ValueError(f"`id` must be a named barrier in 1..15, got {id}")
-    _K.named_barrier(current(), location(), id, warpgroups)
+    _K.named_barrier(current(), location(), id, warpgroups, arrive=arrive)
 
 
 def async_store_wait(pending: int = 0) -> None:

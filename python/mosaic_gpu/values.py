@@ -18,7 +18,7 @@ from .layouts import Layout
 
 __all__ = [
     "Scalar", "Value", "Vector", "block_id", "broadcast_in_dim", "cluster_block_id",
-    "constant", "exp", "iota", "layout_cast", "maximum", "minimum", "reduce",
+    "constant", "exp", "exp2", "iota", "log2", "select", "layout_cast", "maximum", "minimum", "reduce",
     "thread_id", "warpgroup_id",
 ]
 
@@ -261,6 +261,40 @@ def exp(x: Vector) -> Vector:
     return x._like(_K.exp(current(), location(), x.handle))
 
 
+def exp2(x: Vector) -> Vector:
+    """Elementwise 2**x (``math.exp2``)."""
+    check_type(x, Vector, "x")
+    return x._like(_K.exp2(current(), location(), x.handle))
+
+
+def log2(x: Vector) -> Vector:
+    """Elementwise base-2 logarithm (``math.log2``)."""
+    check_type(x, Vector, "x")
+    return x._like(_K.log2(current(), location(), x.handle))
+
+
+def select(condition: Vector | Scalar, if_true: Vector | Scalar | Number,
+           if_false: Vector | Scalar | Number) -> Vector | Scalar:
+    """``if_true`` where ``condition`` (i1, as comparisons give) holds, else
+    ``if_false``, elementwise (``arith.select``). One of the two values may be
+    a Python number, made a constant of the other's type."""
+    check_type(condition, (Vector, Scalar), "condition")
+    if condition.dtype != i1:
+        raise TypeError(f"`condition` must be i1 (a comparison's result), got {condition.dtype}")
+    if not isinstance(if_true, _Arith) and not isinstance(if_false, _Arith):
+        raise TypeError("select: `if_true` or `if_false` must be a Vector or Scalar")
+    like = if_true if isinstance(if_true, _Arith) else if_false
+    if_true, if_false = like._coerce(if_true, "select"), like._coerce(if_false, "select")
+    if isinstance(condition, Vector) != isinstance(like, Vector) or (
+            isinstance(like, Vector) and condition.shape != like.shape):
+        what = f"shape {list(like.shape)}" if isinstance(like, Vector) else "a scalar"
+        raise ValueError(f"select: `condition` must match the values ({what}), got "
+                         + (f"shape {list(condition.shape)}" if isinstance(condition, Vector)
+                            else "a scalar"))
+    return like._like(_K.select(current(), location(), condition.handle, if_true.handle,
+                                if_false.handle))
+
+
 def maximum(a: Vector | Scalar, b: Vector | Scalar | Number) -> Vector | Scalar:
     """Elementwise maximum."""
     return a._binary("max", b)
@@ -336,13 +370,14 @@ def layout_cast(x: Vector, layout: Layout) -> Vector:
 
 
 # ---------------------------------------------------------------------------
-# Elementwise math, integer bit operations and select (issue 15). Each is
-# one op on a Vector or Scalar, of any float dtype for the math functions.
+# Elementwise math and integer bit operations (issue 15; exp, exp2, log2 and
+# select are above). Each is one op on a Vector or Scalar, of any float
+# dtype for the math functions.
 # ---------------------------------------------------------------------------
 
 __all__ += [
-    "absolute", "atan2", "ceil", "copysign", "cos", "erf", "exp2", "expm1", "floor", "log",
-    "log1p", "log2", "power", "rsqrt", "select", "sin", "sqrt", "tanh",
+    "absolute", "atan2", "ceil", "copysign", "cos", "erf", "expm1", "floor", "log", "log1p",
+    "power", "rsqrt", "sin", "sqrt", "tanh",
 ]
 
 
@@ -361,9 +396,7 @@ def _float_unary(make: Callable[..., _mosaic.Value], name: str,
 rsqrt = _float_unary(_K.rsqrt, "rsqrt", "math.rsqrt")
 sqrt = _float_unary(_K.sqrt, "sqrt", "math.sqrt")
 log = _float_unary(_K.log, "log", "math.log")
-log2 = _float_unary(_K.log2, "log2", "math.log2")
 log1p = _float_unary(_K.log1p, "log1p", "math.log1p")
-exp2 = _float_unary(_K.exp2, "exp2", "math.exp2")
 expm1 = _float_unary(_K.expm1, "expm1", "math.expm1")
 tanh = _float_unary(_K.tanh, "tanh", "math.tanh")
 erf = _float_unary(_K.erf, "erf", "math.erf")
@@ -400,25 +433,6 @@ def _float_binary(make: Callable[..., _mosaic.Value], name: str,
 power = _float_binary(_K.powf, "power", "math.powf")
 copysign = _float_binary(_K.copysign, "copysign", "math.copysign")
 atan2 = _float_binary(_K.atan2, "atan2", "math.atan2")
-
-
-def select(condition: _Arith, on_true: _Arith | Number, on_false: _Arith | Number) -> _Arith:
-    """``on_true`` where ``condition`` (i1, a Vector of the same shape or a
-    Scalar) holds, else ``on_false`` (``arith.select``); at least one of
-    them is a value, the other may be a Python number."""
-    check_type(condition, (Vector, Scalar), "condition")
-    if condition.dtype != i1:
-        raise TypeError(f"`condition` must be i1 (a comparison), got {condition.dtype}")
-    like = on_true if isinstance(on_true, _Arith) else on_false
-    if not isinstance(like, _Arith):
-        raise TypeError("`select` needs `on_true` or `on_false` to be a Vector or Scalar")
-    on_true, on_false = like._coerce(on_true, "select"), like._coerce(on_false, "select")
-    if isinstance(condition, Vector) and (not isinstance(like, Vector)
-                                          or condition.shape != like.shape):
-        raise ValueError(f"`condition` has shape {list(condition.shape)}, the values "
-                         f"{list(getattr(like, 'shape', ()))}")
-    return like._like(_K.select(current(), location(), condition.handle, on_true.handle,
-                                on_false.handle))
 
 
 # Integer bit operations as Python operators: & | ^ << >> (arithmetic shift

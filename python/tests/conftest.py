@@ -3,7 +3,10 @@
 Run with the package on the path:
     PYTHONPATH=build/python /usr/bin/python3 -m pytest python/tests
 """
+import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -36,3 +39,24 @@ def ptxas():
     if path is None:
         pytest.skip("ptxas not found (install CUDA 13 or set CUDA_HOME)")
     return path
+
+
+def emulator_available():
+    """Whether this build has the emulator's library: then the emulator
+    tests run (and fail where it does not work)."""
+    try:
+        return os.path.exists(mg._mosaic.driver_library("emulator"))
+    except (RuntimeError, AttributeError):
+        return False
+
+
+needs_emulator = pytest.mark.skipif(not emulator_available(), reason="built without the emulator")
+
+
+def run_example(script, args, cache, source=None):
+    """Runs the example `script` (or `source`, Python that runs it) with
+    `args` in a process of its own (a crash fails that test only), its
+    kernels cached in `cache`."""
+    env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(cache))
+    command = [sys.executable] + (["-c", source] if source else [str(script)]) + list(args)
+    return subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO)

@@ -16,6 +16,7 @@ EXPECTED_PTX = {
     "tma_roundtrip": "cp.async.bulk.tensor",
     "gemm_bf16": "wgmma.mma_async",
     "gemm_bf16_ws": "setmaxnreg.inc.sync.aligned.u32",
+    "attention_fwd": "bar.arrive",
 }
 
 

@@ -8,27 +8,15 @@ Each emulator run is a process of its own (a crash fails that test only)."""
 import os
 import re
 import runpy
-import subprocess
-import sys
 
 import pytest
 
 import mosaic_gpu as mgpu
-from conftest import REPO
+from conftest import REPO, needs_emulator, run_example
 
 SCRIPT = REPO / "python" / "examples" / "gemm_ws.py"
 EXAMPLE = runpy.run_path(str(SCRIPT))
 Config = EXAMPLE["Config"]
-
-
-def emulator_available():
-    try:
-        return os.path.exists(mgpu._mosaic.driver_library("emulator"))
-    except (RuntimeError, AttributeError):
-        return False
-
-
-needs_emulator = pytest.mark.skipif(not emulator_available(), reason="built without the emulator")
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +28,7 @@ def cache(tmp_path_factory):
 def run(args, cache, script=None):
     """Runs gemm_ws.py (or `script`, Python source) with `args` in a process
     of its own."""
-    env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(cache))
-    command = [sys.executable] + (["-c", script] if script else [str(SCRIPT)]) + list(args)
-    return subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO)
+    return run_example(SCRIPT, args, cache, script)
 
 
 # grouped_tile

@@ -580,3 +580,52 @@ func.func @default_strided_vector_size(%f32: memref<128x64xf32>, %bf16: memref<1
   %d = mosaic_gpu.vector_load %small : memref<384xf32> -> vector<384xf32>
   return
 }
+
+// -----
+
+// The online softmax of attention: the running row max and row sum start
+// as Splat constants, and their loop arguments take the WGMMA row layout of
+// the reductions of the scores, which pass through an scf.if (the causal
+// mask) first. The search first gives the loop arguments their inits'
+// Splat and only learns at the reductions that this fails; it jumps back
+// to them directly rather than retrying every value decided in between.
+// CHECK-LABEL: func @online_softmax_through_if
+func.func @online_softmax_through_if(%q: memref<64x64xbf16, #gpu.address_space<workgroup>>,
+                                     %k: memref<64x128xbf16, #gpu.address_space<workgroup>>,
+                                     %n: index, %diagonal: i1, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : vector<64x128xf32>
+  %ninf = arith.constant dense<0xFF800000> : vector<64xf32>
+  %zeros = arith.constant dense<0.0> : vector<64xf32>
+  // CHECK: scf.for
+  // CHECK: } {in_layouts = [#wgmma_row, #wgmma_row], out_layouts = [#wgmma_row, #wgmma_row]}
+  %m, %l = scf.for %i = %c0 to %n step %c1 iter_args(%m_in = %ninf, %l_in = %zeros)
+      -> (vector<64xf32>, vector<64xf32>) {
+    %s = mosaic_gpu.wgmma %zero, %q, %k : vector<64x128xf32>, memref<64x64xbf16, #gpu.address_space<workgroup>>, memref<64x128xbf16, #gpu.address_space<workgroup>> -> vector<64x128xf32>
+    %masked = scf.if %diagonal -> vector<64x128xf32> {
+      %cols = mosaic_gpu.broadcasted_iota 1 : vector<64x128xi32>
+      %rows = mosaic_gpu.broadcasted_iota 0 : vector<64x128xi32>
+      %keep = arith.cmpi sle, %cols, %rows : vector<64x128xi32>
+      %all = arith.constant dense<0xFF800000> : vector<64x128xf32>
+      %kept = arith.select %keep, %s, %all : vector<64x128xi1>, vector<64x128xf32>
+      scf.yield %kept : vector<64x128xf32>
+    } else {
+      scf.yield %s : vector<64x128xf32>
+    }
+    %row_max = vector.multi_reduction <maximumf>, %masked, %ninf [1] : vector<64x128xf32> to vector<64xf32>
+    %m_new = arith.maximumf %m_in, %row_max : vector<64xf32>
+    %m_b = mosaic_gpu.broadcast_in_dim %m_new, dims [0] : vector<64xf32> -> vector<64x128xf32>
+    %shifted = arith.subf %masked, %m_b : vector<64x128xf32>
+    %p = math.exp2 %shifted : vector<64x128xf32>
+    %row_sum = vector.multi_reduction <add>, %p, %zeros [1] : vector<64x128xf32> to vector<64xf32>
+    %m_diff = arith.subf %m_in, %m_new : vector<64xf32>
+    %alpha = math.exp2 %m_diff : vector<64xf32>
+    %l_scaled = arith.mulf %l_in, %alpha : vector<64xf32>
+    %l_new = arith.addf %l_scaled, %row_sum : vector<64xf32>
+    scf.yield %m_new, %l_new : vector<64xf32>, vector<64xf32>
+  }
+  %lse = arith.addf %m, %l : vector<64xf32>
+  mosaic_gpu.vector_store %lse, %out : vector<64xf32>, memref<64xf32>
+  return
+}

@@ -337,6 +337,9 @@ private:
   mlir::VectorType logicalType(mlir::Value value) const;
 
   llvm::DenseMap<mlir::Value, Fragment> fragments;
+  /// Values an async wgmma may write until a wgmma_wait completes them
+  /// (verifyWgmmaInFlightUses); operandAs fences each read of them.
+  llvm::DenseSet<mlir::Value> waitedForValues;
   llvm::DenseMap<mlir::Value, mlir::VectorType> retypedValues;
   llvm::DenseMap<mlir::Operation *, mlir::Value> linearThreadIds;
   llvm::DenseMap<mlir::Operation *, mlir::Value> threadIds;

@@ -315,8 +315,11 @@ LogicalResult KernelLowering::lowerNamedBarrier(mosaic_gpu::NamedBarrierOp op) {
   Value id = arith::ConstantIntOp::create(builder, loc, op.getId(), 32);
   Value threads = arith::ConstantIntOp::create(
       builder, loc, int64_t(op.getWarpgroups()) * kThreadsPerWarpgroup, 32);
-  NVVM::BarrierOp::create(builder, loc, /*res=*/Type(), id, threads,
-                          /*reductionOp=*/nullptr,
-                          /*reductionPredicate=*/Value());
+  if (op.getArrive())
+    NVVM::BarrierArriveOp::create(builder, loc, id, threads);
+  else
+    NVVM::BarrierOp::create(builder, loc, /*res=*/Type(), id, threads,
+                            /*reductionOp=*/nullptr,
+                            /*reductionPredicate=*/Value());
   return success();
 }

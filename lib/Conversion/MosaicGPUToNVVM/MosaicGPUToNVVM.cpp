@@ -191,7 +191,20 @@ FailureOr<Value> KernelLowering::operandAs(Operation *op, OpOperand &operand,
     return op->emitOpError()
            << "uses a vector that mosaic-gpu-lower has not lowered (operand #"
            << operand.getOperandNumber() << ")";
-  const Fragment &fragment = it->second;
+  Fragment fragment = it->second;
+  // The tensor cores write an async wgmma's result registers until a wait;
+  // LLVM sees them defined at the wgmma and could move a read above the
+  // wait. An opaque copy here, which stays after the wait (both have side
+  // effects), is what this op reads instead. Further wgmmas accumulate in
+  // the registers themselves, in order.
+  if (waitedForValues.contains(operand.get()) &&
+      !isa<mosaic_gpu::WGMMAOp>(op)) {
+    FailureOr<SmallVector<Value>> fenced =
+        opaqueRegisters(op, builder, {fragment.registers});
+    if (failed(fenced))
+      return failure();
+    fragment.registers = fenced->front();
+  }
   if (fragment.layout == layout)
     return fragment.registers;
   VectorType type = logicalType(operand.get());
@@ -303,7 +316,7 @@ static const LoweringRegistry &loweringRegistry() {
 
 LogicalResult KernelLowering::run(Operation *root) {
   // Hand-annotated IR skips inference, which checks this first.
-  if (failed(mosaic_gpu::verifyWgmmaInFlightUses(root)))
+  if (failed(mosaic_gpu::verifyWgmmaInFlightUses(root, &waitedForValues)))
     return failure();
   declareArgumentAlignment(root);
   root->walk([&](mosaic_gpu::WGMMAOp wgmma) {

@@ -88,10 +88,11 @@ TEST(MosaicRun, KernelErrorsComeBeforeTheDriver) {
            {broken, broken + ": `grid` must be an array, got 1"},
            {manifest + " --check=fft",
             "no reference named `fft` (--check); choose one of elementwise, "
-            "softmax, tma_roundtrip, gemm, or --check=none"},
+            "softmax, tma_roundtrip, gemm, attention, attention_causal, or "
+            "--check=none"},
            {unnamed, "no reference named `mine` (the kernel's entry name); "
                      "choose one of elementwise, softmax, tma_roundtrip, "
-                     "gemm, or --check=none"},
+                     "gemm, attention, attention_causal, or --check=none"},
            {manifest + " --check=gemm",
             "reference `gemm` expects bf16 2-D buffers A [M, K], B [K, N], C "
             "[M, N]; the kernel's buffers are f32 [1048576], f32 [1048576], "

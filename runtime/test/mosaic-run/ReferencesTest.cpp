@@ -32,7 +32,10 @@ Manifest manifestWith(const std::string &json) {
 }
 
 TEST(References, Names) {
-  EXPECT_EQ(referenceNames(), "elementwise, softmax, tma_roundtrip, gemm");
+  EXPECT_EQ(referenceNames(), "elementwise, softmax, tma_roundtrip, gemm, "
+                              "attention, attention_causal");
+  EXPECT_EQ(findReference("attention")->outputs, 2u);
+  EXPECT_EQ(findReference("gemm")->outputs, 1u);
   EXPECT_EQ(findReference("nope"), nullptr);
   EXPECT_EQ(findReference("gemm")->defaultSamples, 4096u);
   EXPECT_EQ(findReference("elementwise")->tolerance, 1e-5);
@@ -43,6 +46,9 @@ TEST(References, DefaultForAnEntryName) {
   EXPECT_EQ(referenceForEntry("gemm"), findReference("gemm"));
   EXPECT_EQ(referenceForEntry("gemm_ws"), findReference("gemm"));
   EXPECT_EQ(referenceForEntry("softmax_online"), findReference("softmax"));
+  EXPECT_EQ(referenceForEntry("attention_fwd"), findReference("attention"));
+  EXPECT_EQ(referenceForEntry("attention_causal_fwd"),
+            findReference("attention_causal"));
   EXPECT_EQ(referenceForEntry("gemmws"), nullptr);
   EXPECT_EQ(referenceForEntry("ws_gemm"), nullptr);
   EXPECT_EQ(referenceForEntry("nope"), nullptr);
@@ -55,8 +61,8 @@ TEST(References, Elementwise) {
       tensor(ElementType::F32, {3}, {0.5, -1, 2}),
       tensor(ElementType::F32, {3}, {})};
   // x * y + x: 1.5, 0, -9.
-  EXPECT_EQ(ref.compute(buffers, {0, 1, 2}), (std::vector<double>{1.5, 0, -9}));
-  EXPECT_EQ(ref.compute(buffers, {2}), (std::vector<double>{-9}));
+  EXPECT_EQ(ref.compute(buffers, 0, {0, 1, 2}), (std::vector<double>{1.5, 0, -9}));
+  EXPECT_EQ(ref.compute(buffers, 0, {2}), (std::vector<double>{-9}));
   Manifest manifest = manifestWith(mosaic::runtime::test::kElementwiseManifest);
   EXPECT_TRUE(ref.checkSignature(manifest).ok());
   EXPECT_EQ(ref.flops(manifest), 2.0 * 1048576);
@@ -68,7 +74,7 @@ TEST(References, Softmax) {
   std::vector<HostBuffer> buffers = {
       tensor(ElementType::F32, {2, 2}, {5, 5, 100, 100 - std::log(3.0)}),
       tensor(ElementType::F32, {2, 2}, {})};
-  std::vector<double> out = ref.compute(buffers, {0, 1, 2, 3});
+  std::vector<double> out = ref.compute(buffers, 0, {0, 1, 2, 3});
   EXPECT_NEAR(out[0], 0.5, 1e-15);
   EXPECT_NEAR(out[1], 0.5, 1e-15);
   EXPECT_NEAR(out[2], 0.75, 1e-15);
@@ -80,7 +86,7 @@ TEST(References, RoundTripDoubles) {
   std::vector<HostBuffer> buffers = {
       tensor(ElementType::BF16, {1, 2}, {1.5, -0.25}),
       tensor(ElementType::BF16, {1, 2}, {})};
-  EXPECT_EQ(ref.compute(buffers, {0, 1}), (std::vector<double>{3, -0.5}));
+  EXPECT_EQ(ref.compute(buffers, 0, {0, 1}), (std::vector<double>{3, -0.5}));
   Manifest manifest = manifestWith(mosaic::runtime::test::kRoundTripManifest);
   EXPECT_TRUE(ref.checkSignature(manifest).ok());
 }
@@ -93,9 +99,9 @@ TEST(References, GemmByHandAndSampledEqualsFull) {
       tensor(ElementType::BF16, {2, 3}, {1, 2, 3, 4, 5, 6}),
       tensor(ElementType::BF16, {3, 2}, {1, 0, 0, 1, 1, 1}),
       tensor(ElementType::BF16, {2, 2}, {})};
-  EXPECT_EQ(ref.compute(buffers, {0, 1, 2, 3}),
+  EXPECT_EQ(ref.compute(buffers, 0, {0, 1, 2, 3}),
             (std::vector<double>{4, 5, 10, 11}));
-  EXPECT_EQ(ref.compute(buffers, {3, 1}), (std::vector<double>{11, 5}));
+  EXPECT_EQ(ref.compute(buffers, 0, {3, 1}), (std::vector<double>{11, 5}));
 
   std::mt19937_64 rng(3);
   std::vector<HostBuffer> random;
@@ -108,10 +114,34 @@ TEST(References, GemmByHandAndSampledEqualsFull) {
   }
   std::vector<uint64_t> all = sampleIndices(24 * 16, 0, rng);
   std::vector<uint64_t> some = sampleIndices(24 * 16, 50, rng);
-  std::vector<double> full = ref.compute(random, all);
-  std::vector<double> sampled = ref.compute(random, some);
+  std::vector<double> full = ref.compute(random, 0, all);
+  std::vector<double> sampled = ref.compute(random, 0, some);
   for (size_t s = 0; s < some.size(); ++s)
     EXPECT_NEAR(sampled[s], full[some[s]], 1e-12);
+}
+
+// One head of 2 queries and 2 keys with d = 1 (scale 1): query 0 scores
+// keys [1, 2], query 1 scores [0, 0]; V = [3, 5].
+TEST(References, AttentionByHand) {
+  std::vector<HostBuffer> buffers = {
+      tensor(ElementType::BF16, {1, 2, 1}, {1, 0}),
+      tensor(ElementType::BF16, {1, 2, 1}, {1, 2}),
+      tensor(ElementType::BF16, {1, 2, 1}, {3, 5}),
+      tensor(ElementType::BF16, {1, 2, 1}, {}),
+      tensor(ElementType::F32, {1, 2}, {})};
+  double e = std::exp(1.0), e2 = std::exp(2.0);
+  const Reference &full = *findReference("attention");
+  std::vector<double> out = full.compute(buffers, 0, {0, 1});
+  EXPECT_NEAR(out[0], (3 * e + 5 * e2) / (e + e2), 1e-12);
+  EXPECT_NEAR(out[1], 4, 1e-12);
+  std::vector<double> lse = full.compute(buffers, 1, {0, 1});
+  EXPECT_NEAR(lse[0], std::log(e + e2), 1e-12);
+  EXPECT_NEAR(lse[1], std::log(2.0), 1e-12);
+  // Causal: query 0 sees key 0 only.
+  const Reference &causal = *findReference("attention_causal");
+  EXPECT_NEAR(causal.compute(buffers, 0, {0})[0], 3, 1e-12);
+  EXPECT_NEAR(causal.compute(buffers, 1, {0, 1})[0], 1, 1e-12);
+  EXPECT_NEAR(causal.compute(buffers, 1, {0, 1})[1], std::log(2.0), 1e-12);
 }
 
 TEST(References, SignatureMismatchesNameTheBuffers) {
@@ -129,6 +159,10 @@ TEST(References, SignatureMismatchesNameTheBuffers) {
   EXPECT_EQ(findReference("elementwise")->checkSignature(mismatched).message(),
             "reference `elementwise` expects buffers of one shape; the "
             "kernel's buffers are f32 [1024], f32 [1048576], f32 [1048576]");
+  EXPECT_EQ(findReference("attention")->checkSignature(elementwise).message(),
+            "reference `attention` expects bf16 3-D buffers Q, K, V, O "
+            "[heads, seq, d] and an f32 LSE [heads, seq]; the kernel's "
+            "buffers are f32 [1048576], f32 [1048576], f32 [1048576]");
 }
 
 } // namespace

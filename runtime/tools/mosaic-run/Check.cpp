@@ -102,6 +102,14 @@ Comparison compare(const std::vector<double> &output,
   return result;
 }
 
+Comparison combine(const Comparison &a, const Comparison &b) {
+  Comparison both;
+  both.relativeError = std::max(a.relativeError, b.relativeError);
+  both.compared = a.compared + b.compared;
+  both.skipped = a.skipped + b.skipped;
+  return both;
+}
+
 std::vector<uint64_t> sampleIndices(uint64_t size, uint64_t count,
                                     std::mt19937_64 &rng) {
   std::vector<uint64_t> indices;

@@ -67,6 +67,10 @@ Comparison compare(const std::vector<double> &output,
                    const std::vector<uint64_t> &indices,
                    const std::vector<double> &reference);
 
+/// Two outputs' comparisons as one: the larger relative error, and the
+/// pairs of both.
+Comparison combine(const Comparison &a, const Comparison &b);
+
 /// `count` distinct flat indices of a buffer of `size` elements in increasing
 /// order, drawn at random; every index when `count` is 0 or at least `size`.
 std::vector<uint64_t> sampleIndices(uint64_t size, uint64_t count,

@@ -71,6 +71,7 @@ double elementwiseFlops(const Manifest &manifest) {
 }
 
 std::vector<double> elementwise(const std::vector<HostBuffer> &buffers,
+                                unsigned /*output*/,
                                 const std::vector<uint64_t> &indices) {
   const std::vector<double> &x = buffers[0].values, &y = buffers[1].values;
   std::vector<double> out;
@@ -88,6 +89,7 @@ Status softmaxSignature(const Manifest &manifest) {
 }
 
 std::vector<double> softmax(const std::vector<HostBuffer> &buffers,
+                            unsigned /*output*/,
                             const std::vector<uint64_t> &indices) {
   const std::vector<double> &x = buffers[0].values;
   uint64_t rows = buffers[0].parameter.shape[0];
@@ -119,6 +121,7 @@ Status roundTripSignature(const Manifest &manifest) {
 }
 
 std::vector<double> roundTrip(const std::vector<HostBuffer> &buffers,
+                              unsigned /*output*/,
                               const std::vector<uint64_t> &indices) {
   std::vector<double> out;
   out.reserve(indices.size());
@@ -147,6 +150,7 @@ double gemmFlops(const Manifest &manifest) {
 }
 
 std::vector<double> gemm(const std::vector<HostBuffer> &buffers,
+                         unsigned /*output*/,
                          const std::vector<uint64_t> &indices) {
   const std::vector<double> &a = buffers[0].values, &b = buffers[1].values;
   uint64_t m = buffers[0].parameter.shape[0];
@@ -189,6 +193,118 @@ std::vector<double> gemm(const std::vector<HostBuffer> &buffers,
   return out;
 }
 
+// attention: O = softmax(Q K^T / sqrt(d)) V and LSE = log(sum(exp(Q K^T /
+// sqrt(d)))) per row, for Q, K, V [heads, seq, d] (heads counting batch too),
+// O [heads, seq, d], LSE [heads, seq]; `attention_causal` masks keys after the
+// query.
+Status attentionSignature(const Manifest &manifest, const char *name) {
+  const char *what = "bf16 3-D buffers Q, K, V, O [heads, seq, d] and an f32 "
+                     "LSE [heads, seq]";
+  const std::vector<BufferParameter> &buffers = manifest.buffers;
+  bool ok = buffers.size() == 5 && buffers[4].elementType == ElementType::F32 &&
+            buffers[4].shape.size() == 2;
+  for (size_t i = 0; ok && i < 4; ++i)
+    ok = buffers[i].elementType == ElementType::BF16 &&
+         buffers[i].shape == buffers[0].shape && buffers[i].shape.size() == 3;
+  ok = ok && buffers[4].shape[0] == buffers[0].shape[0] &&
+       buffers[4].shape[1] == buffers[0].shape[1];
+  if (ok)
+    return Status();
+  return Error{std::string("reference `") + name + "` expects " + what +
+               "; the kernel's buffers are " + describeBuffers(manifest)};
+}
+
+Status attentionSignature(const Manifest &manifest) {
+  return attentionSignature(manifest, "attention");
+}
+
+Status causalAttentionSignature(const Manifest &manifest) {
+  return attentionSignature(manifest, "attention_causal");
+}
+
+double attentionFlops(const Manifest &manifest) {
+  const std::vector<int64_t> &q = manifest.buffers[0].shape;
+  return 4.0 * q[0] * q[1] * q[1] * q[2];
+}
+
+double causalAttentionFlops(const Manifest &manifest) {
+  return attentionFlops(manifest) / 2;
+}
+
+/// One query row's LSE and output row.
+struct AttentionRow {
+  double lse;
+  std::vector<double> out;
+};
+
+AttentionRow attentionRow(const std::vector<HostBuffer> &buffers,
+                          uint64_t head, uint64_t row, bool causal) {
+  uint64_t seq = buffers[0].parameter.shape[1];
+  uint64_t d = buffers[0].parameter.shape[2];
+  const double *q = buffers[0].values.data() + (head * seq + row) * d;
+  const double *k = buffers[1].values.data() + head * seq * d;
+  const double *v = buffers[2].values.data() + head * seq * d;
+  uint64_t keys = causal ? row + 1 : seq;
+  double scale = 1 / std::sqrt(double(d));
+  std::vector<double> scores(keys);
+  double rowMax = -INFINITY;
+  for (uint64_t key = 0; key < keys; ++key) {
+    double dot = 0;
+    for (uint64_t i = 0; i < d; ++i)
+      dot += q[i] * k[key * d + i];
+    scores[key] = dot * scale;
+    rowMax = std::max(rowMax, scores[key]);
+  }
+  double sum = 0;
+  AttentionRow result{0, std::vector<double>(d)};
+  for (uint64_t key = 0; key < keys; ++key) {
+    double p = std::exp(scores[key] - rowMax);
+    sum += p;
+    for (uint64_t i = 0; i < d; ++i)
+      result.out[i] += p * v[key * d + i];
+  }
+  for (double &value : result.out)
+    value /= sum;
+  result.lse = rowMax + std::log(sum);
+  return result;
+}
+
+/// Output 0 is O, output 1 the LSE; each row is computed once however many
+/// of its elements are sampled.
+std::vector<double> attention(const std::vector<HostBuffer> &buffers,
+                              unsigned output,
+                              const std::vector<uint64_t> &indices,
+                              bool causal) {
+  uint64_t seq = buffers[0].parameter.shape[1];
+  uint64_t d = buffers[0].parameter.shape[2];
+  uint64_t perRow = output == 0 ? d : 1;
+  std::vector<double> out;
+  out.reserve(indices.size());
+  uint64_t cachedRow = UINT64_MAX;
+  AttentionRow row;
+  for (uint64_t index : indices) {
+    uint64_t flatRow = index / perRow;
+    if (flatRow != cachedRow) {
+      row = attentionRow(buffers, flatRow / seq, flatRow % seq, causal);
+      cachedRow = flatRow;
+    }
+    out.push_back(output == 0 ? row.out[index % perRow] : row.lse);
+  }
+  return out;
+}
+
+std::vector<double> attention(const std::vector<HostBuffer> &buffers,
+                              unsigned output,
+                              const std::vector<uint64_t> &indices) {
+  return attention(buffers, output, indices, /*causal=*/false);
+}
+
+std::vector<double> causalAttention(const std::vector<HostBuffer> &buffers,
+                                    unsigned output,
+                                    const std::vector<uint64_t> &indices) {
+  return attention(buffers, output, indices, /*causal=*/true);
+}
+
 const Reference kReferences[] = {
     {"elementwise", "out = x * y + x over f32 buffers of one shape",
      kF32Tolerance, 0, elementwiseSignature, elementwiseFlops, elementwise},
@@ -198,6 +314,13 @@ const Reference kReferences[] = {
      roundTripSignature, noFlops, roundTrip},
     {"gemm", "C = A * B with bf16 A [M, K], B [K, N], C [M, N]", kBF16Tolerance,
      4096, gemmSignature, gemmFlops, gemm},
+    {"attention",
+     "O = softmax(Q K^T / sqrt(d)) V and its LSE, bf16 Q, K, V, O [heads, "
+     "seq, d], f32 LSE [heads, seq]",
+     kBF16Tolerance, 4096, attentionSignature, attentionFlops, attention, 2},
+    {"attention_causal", "attention with the keys after each query masked",
+     kBF16Tolerance, 4096, causalAttentionSignature, causalAttentionFlops,
+     causalAttention, 2},
 };
 
 } // namespace

@@ -1,8 +1,9 @@
 //===- References.h - Float64 references of the example kernels -*- C++ -*-===//
 //
 // Each reference is named after the example kernel it checks, states the
-// signature it expects, and computes the kernel's output (its last buffer
-// parameter) in float64 from the inputs the run drew.
+// signature it expects, and computes the kernel's outputs (its last buffer
+// parameters: one, or two for attention's O and LSE) in float64 from the
+// inputs the run drew.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,10 +37,14 @@ struct Reference {
   Status (*checkSignature)(const Manifest &manifest);
   /// Floating-point operations of one run, or 0 to report bandwidth only.
   double (*flops)(const Manifest &manifest);
-  /// The output's values at the flat `indices`, from `buffers` (one per
-  /// buffer parameter; the output's contents are not read).
+  /// The values of output `output` (0 for the first of the reference's
+  /// outputs) at the flat `indices`, from `buffers` (one per buffer
+  /// parameter; the outputs' contents are not read).
   std::vector<double> (*compute)(const std::vector<HostBuffer> &buffers,
+                                 unsigned output,
                                  const std::vector<uint64_t> &indices);
+  /// The kernel's outputs are its last `outputs` buffer parameters.
+  unsigned outputs = 1;
 };
 
 /// The reference called `name`, or null.

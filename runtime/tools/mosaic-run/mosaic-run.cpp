@@ -53,14 +53,18 @@ float64 reference and times it.
 
 options:
   --check=NAME      reference to check against: elementwise, softmax,
-                    tma_roundtrip, gemm, or none (default: the kernel's
-                    entry name, when a reference has that name, or a
-                    reference name and `_` begin it: gemm_ws is a gemm)
+                    tma_roundtrip, gemm, attention, attention_causal (these
+                    two check O and the LSE, the last two buffers), or none
+                    (default: the kernel's entry name, when a reference has
+                    that name, or a reference name and `_` begin it:
+                    gemm_ws is a gemm)
   --outputs=I,J     parameter indices of the output buffers, which are
                     poisoned before the run and must be fully written
-                    (default: the last buffer parameter)
-  --samples=N       output elements to compare (default: all; gemm: 4096
-                    sampled at random); 0 compares all
+                    (default: the reference's outputs, else the last
+                    buffer parameter)
+  --samples=N       elements of each output to compare (default: all;
+                    gemm and attention: 4096 sampled at random); 0
+                    compares all
   --warmup=N        untimed runs before timing (default 10)
   --reps=N          timed runs; the median is reported (default 100)
   --emulate         run on the PTX emulator instead of a GPU (the same as
@@ -236,8 +240,14 @@ Expected<Plan> makePlan(const Manifest &manifest, const Options &options) {
                    ", or --check=none"};
     MOSAIC_RETURN_IF_ERROR(plan.reference->checkSignature(manifest));
   }
-  unsigned last = manifest.buffers.back().index;
-  plan.outputs = options.outputs.value_or(std::vector<unsigned>{last});
+  // A reference's outputs are the kernel's last buffers; without one, the
+  // last buffer is the output.
+  size_t outputCount = plan.reference ? plan.reference->outputs : 1;
+  std::vector<unsigned> lastBuffers;
+  for (size_t i = manifest.buffers.size() - outputCount;
+       i < manifest.buffers.size(); ++i)
+    lastBuffers.push_back(manifest.buffers[i].index);
+  plan.outputs = options.outputs.value_or(lastBuffers);
   std::vector<unsigned> bufferIndices;
   for (const BufferParameter &buffer : manifest.buffers)
     bufferIndices.push_back(buffer.index);
@@ -247,11 +257,15 @@ Expected<Plan> makePlan(const Manifest &manifest, const Options &options) {
                    " is not a buffer parameter (the kernel's buffer "
                    "parameters are " +
                    formatList(bufferIndices) + ")"};
-  if (plan.reference && plan.outputs != std::vector<unsigned>{last})
+  if (plan.reference && plan.outputs != lastBuffers)
     return Error{"reference `" + std::string(plan.reference->name) +
-                 "` checks parameter " + std::to_string(last) +
-                 " (the last buffer) as the only output; drop --outputs or "
-                 "use --check=none"};
+                 "` checks " +
+                 (outputCount > 1
+                      ? "parameters " + formatList(lastBuffers) +
+                            " (the last buffers) as its outputs"
+                      : "parameter " + std::to_string(lastBuffers.front()) +
+                            " (the last buffer) as the only output") +
+                 "; drop --outputs or use --check=none"};
   return plan;
 }
 
@@ -422,16 +436,17 @@ struct Result {
 /// `when` starts each failure ("after the timed runs: ").
 Status checkOutputs(const Manifest &manifest, const Plan &plan,
                     const std::vector<DeviceBuffer> &device,
-                    const std::vector<uint64_t> &indices,
-                    const std::vector<double> &reference,
+                    const std::vector<std::vector<uint64_t>> &indices,
+                    const std::vector<std::vector<double>> &reference,
                     const std::string &when, Result &result) {
   result.outputElements = 0;
-  for (unsigned index : plan.outputs) {
+  for (size_t position = 0; position < plan.outputs.size(); ++position) {
+    unsigned index = plan.outputs[position];
     const BufferParameter &parameter = *manifest.bufferAt(index);
     std::vector<uint8_t> bytes(parameter.byteSize());
     MOSAIC_RETURN_IF_ERROR(
         device[manifest.parameters[index].slot].download(bytes.data()));
-    HostBuffer output = decodeBuffer(parameter, std::move(bytes));
+    HostBuffer values = decodeBuffer(parameter, std::move(bytes));
     result.outputElements += parameter.elementCount();
     std::string where = when + "parameter " + std::to_string(index) + ": ";
     auto report = [&](const Found &found, const char *what) {
@@ -441,13 +456,16 @@ Status checkOutputs(const Manifest &manifest, const Plan &plan,
             std::to_string(parameter.elementCount()) + " elements " + what +
             " (the first at flat index " + std::to_string(found.first) + ")");
     };
-    report(findUnwritten(output), "were not written");
-    report(findNonFinite(output), "are NaN or infinite");
+    report(findUnwritten(values), "were not written");
+    report(findNonFinite(values), "are NaN or infinite");
     if (!plan.reference)
       continue;
-    Comparison comparison = compare(output.values, indices, reference);
-    if (!result.comparison)
+    Comparison comparison =
+        compare(values.values, indices[position], reference[position]);
+    if (position == 0)
       result.comparison = comparison;
+    else
+      result.comparison = combine(*result.comparison, comparison);
     char text[160];
     std::snprintf(text, sizeof(text),
                   "relative error %.3g exceeds the tolerance %.0e",
@@ -501,13 +519,17 @@ Status run(const Options &options, const Manifest &manifest, const Plan &plan,
         {buffer->pointer(), parameter.elementType, parameter.shape});
     device.push_back(std::move(*buffer));
   }
-  std::vector<uint64_t> indices;
-  std::vector<double> reference;
+  std::vector<std::vector<uint64_t>> indices;
+  std::vector<std::vector<double>> reference;
   if (plan.reference) {
     uint64_t samples = options.samples.value_or(plan.reference->defaultSamples);
-    indices =
-        sampleIndices(manifest.buffers.back().elementCount(), samples, rng);
-    reference = plan.reference->compute(host, indices);
+    for (unsigned output = 0; output < plan.outputs.size(); ++output) {
+      const BufferParameter &parameter = *manifest.bufferAt(plan.outputs[output]);
+      indices.push_back(
+          sampleIndices(parameter.elementCount(), samples, rng));
+      reference.push_back(
+          plan.reference->compute(host, output, indices.back()));
+    }
   }
 
   Expected<Launch> launch = kernel->prepare(arguments);
@@ -560,7 +582,9 @@ void printSummary(const Manifest &manifest, const Plan &plan,
                      "): " + (result.passed() ? "PASS" : "FAIL");
   if (result.comparison) {
     const Comparison &c = *result.comparison;
-    uint64_t total = manifest.buffers.back().elementCount();
+    uint64_t total = 0;
+    for (unsigned index : plan.outputs)
+      total += manifest.bufferAt(index)->elementCount();
     line += "; relative error " + format("%.2e", c.relativeError) +
             " (tolerance " + format("%.0e", plan.reference->tolerance) + ", `" +
             plan.reference->name + "` reference, " +

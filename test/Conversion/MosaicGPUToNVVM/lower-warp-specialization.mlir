@@ -43,6 +43,9 @@ gpu.module @kernels {
 // CHECK-NOT: nvvm.barrier
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: nvvm.barrier
+// The store reads the result through an opaque copy made after the wait,
+// which LLVM cannot hoist above it (both have side effects).
+// CHECK: llvm.inline_asm has_side_effects
 // CHECK: gpu.return
 !a = memref<64x64xbf16, #gpu.address_space<workgroup>>
 !b = memref<64x128xbf16, #gpu.address_space<workgroup>>
@@ -168,6 +171,32 @@ gpu.module @kernels {
 gpu.module @kernels {
   gpu.func @consumers_meet() kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
     mosaic_gpu.named_barrier 4, warpgroups = 2
+    gpu.return
+  }
+}
+
+// -----
+
+// Handing a turn over: bar.arrive id, 128 x warpgroups, which does not wait
+// (the ping-pong of the attention consumers).
+// CHECK-LABEL: gpu.func @pass_the_turn
+// CHECK: %[[ID:.*]] = arith.constant 5 : i32
+// CHECK: %[[THREADS:.*]] = arith.constant 256 : i32
+// CHECK: nvvm.barrier.arrive id = %[[ID]] number_of_threads = %[[THREADS]]
+// CHECK-NOT: nvvm.barrier id
+gpu.module @kernels {
+  gpu.func @pass_the_turn() kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+    mosaic_gpu.named_barrier arrive 5, warpgroups = 2
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @arrive_on_reserved_barrier() kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+    // expected-error @+1 {{uses named barrier 2, which the lowering keeps for warpgroup 1's own synchronization; a block of 3 warpgroups leaves barriers 4 .. 15}}
+    mosaic_gpu.named_barrier arrive 2, warpgroups = 2
     gpu.return
   }
 }

@@ -143,6 +143,8 @@ gpu.module @kernels {
 func.func @named_barrier() {
   // CHECK: mosaic_gpu.named_barrier 4, warpgroups = 2
   mosaic_gpu.named_barrier 4, warpgroups = 2
+  // CHECK: mosaic_gpu.named_barrier arrive 5, warpgroups = 2
+  mosaic_gpu.named_barrier arrive 5, warpgroups = 2
   return
 }
 

@@ -1,4 +1,5 @@
-"""The GEMM examples' machine code: ptxas kept them on Hopper's fast paths.
+"""The matrix examples' machine code (GEMMs, attention): ptxas kept them on
+Hopper's fast paths.
 
 Each example in EXPECTED is compiled to a CUBIN with mosaic-compile and
 disassembled with nvdisasm. The SASS must show the wgmma ops as HGMMA (not
@@ -45,6 +46,9 @@ class Expected:
     absent: tuple[str, ...] = ("HMMA",)
     # The setmaxnreg counts, by direction ("dec", "inc"); empty: none at all.
     setmaxnreg: dict[str, set[int]] = dataclasses.field(default_factory=dict)
+    # Whether some HGMMA takes A from registers (its second operand is a
+    # register, not a gdesc shared-memory descriptor).
+    register_a: bool = False
 
 
 EXPECTED = {
@@ -53,6 +57,10 @@ EXPECTED = {
     # warpgroups take them (232): 128 * (40 + 2 * 232) fits 64K.
     "gemm_bf16_ws": Expected(present=("HGMMA", "UTMALDG", "UTMASTG"),
                              setmaxnreg={"dec": {40}, "inc": {232}}),
+    # The TMA producer keeps 24 registers, the two consumers take 240 each;
+    # P V takes P from registers.
+    "attention_fwd": Expected(present=("HGMMA", "UTMALDG", "UTMASTG"),
+                              setmaxnreg={"dec": {24}, "inc": {240}}, register_a=True),
 }
 
 # An instruction line of `nvdisasm -c`: "/*0c40*/  @!P0 HGMMA.64x128x16.F32.BF16 R88, ... ;"
@@ -111,6 +119,9 @@ def test_parse_sass():
                                               "UTMALDG"]
     assert instructions[3].opcode == "HGMMA.64x128x16.F32.BF16"
     assert setmaxnreg_counts(instructions) == {"inc": {232}, "dec": {40}}
+    assert not register_a(instructions[3])
+    assert register_a(parse_sass("/*0d10*/ HGMMA.64x128x16.F32.BF16 R88, R152, "
+                                 "gdesc[UR12].tnspB, R88 ;")[0])
 
 
 # The register split of a warp-specialized kernel in PTX: warpgroup 0 gives
@@ -159,9 +170,10 @@ def test_setmaxnreg_in_sass(bounds, ptxas, nvdisasm, tmp_path):
         assert losses
 
 
-def test_every_gemm_example_has_expectations():
-    gemms = sorted(path.stem for path in (REPO / "examples").glob("gemm*.mlir"))
-    missing = [name for name in gemms if name not in EXPECTED]
+def test_every_matrix_example_has_expectations():
+    examples = sorted(path.stem for pattern in ("gemm*.mlir", "attention*.mlir")
+                      for path in (REPO / "examples").glob(pattern))
+    missing = [name for name in examples if name not in EXPECTED]
     assert not missing, f"add the SASS expectations of {missing} to EXPECTED"
 
 
@@ -186,6 +198,22 @@ def test_matrix_and_tma_instructions(kernel):
     unwanted = {op: counts[op] for op in expected.absent if counts[op]}
     assert not missing, f"{kernel.name}: no {missing} in the SASS; it has {dict(counts)}"
     assert not unwanted, f"{kernel.name}: {unwanted} in the SASS"
+
+
+def register_a(instruction: Instruction) -> bool:
+    """An HGMMA whose A comes from registers: `D, A, gdesc[B], C` with A a
+    register, rather than `D, gdesc[A], gdesc[B], C`."""
+    operands = [operand.strip() for operand in instruction.operands.split(",")]
+    return (instruction.base == "HGMMA" and len(operands) > 2
+            and re.fullmatch(r"R[0-9]+", operands[1]) is not None)
+
+
+def test_register_a_operand(kernel):
+    found = [i for i in parse_sass(kernel.sass) if register_a(i)]
+    if EXPECTED[kernel.name].register_a:
+        assert found, f"{kernel.name}: no HGMMA takes A from registers"
+    else:
+        assert not found, f"{kernel.name}: unexpected register-A HGMMA {found[0]}"
 
 
 def test_register_reallocation(kernel):

@@ -92,18 +92,43 @@ TEST(ConstraintSystemTest, MmaTilingPicksTheWidestSwizzleThatDivides) {
       layout::mmaTransforms(64, 16, false));
 }
 
-TEST(ConstraintSystemTest, FuelRunsOut) {
-  // Unsatisfiable only after trying every combination of many undecided
-  // values: the search stops when the fuel is spent and says so.
+TEST(ConstraintSystemTest, BackjumpsOverUninvolvedValues) {
+  // Many undecided values and one that nothing fits: chronological
+  // backtracking would retry every combination of the others; the
+  // conflict names none of them, so the search reports it at once.
   ConstraintSystem system;
-  std::vector<VarId> vars;
   for (int i = 0; i < 12; ++i)
-    vars.push_back(system.addRegister({128, 64}, 32, origin("value")));
+    system.addRegister({128, 64}, 32, origin("value"));
   VarId last = system.addRegister({128, 64}, 32, origin("last"));
   system.oneOf(last, {}, origin("nothing fits"));
   auto outcome = system.solve({/*fuel=*/50, {}});
   ASSERT_TRUE(std::holds_alternative<Conflict>(outcome));
+  EXPECT_EQ(std::get<Conflict>(outcome).kind, Conflict::Kind::Unsatisfiable);
+}
+
+TEST(ConstraintSystemTest, FuelRunsOut) {
+  // Every value feeds `last`, which only takes Strided(1): each must give
+  // up its preferred layouts one after the other, more detours than the
+  // fuel pays for. The search stops and says so; with enough fuel it
+  // finds the solution.
+  ConstraintSystem system;
+  std::vector<VarId> values;
+  for (int i = 0; i < 12; ++i)
+    values.push_back(system.addRegister({128, 64}, 32, origin("value")));
+  VarId last = system.addRegister({128, 64}, 32, origin("last"));
+  system.oneOf(last, {RegisterLayout::strided(1)}, origin("only strided 1"));
+  for (VarId value : values) {
+    system.notOfKind(value, RegisterLayout::Kind::Splat, origin("loaded"));
+    system.relayout(value, last, origin("used by last"));
+  }
+  auto outcome = system.solve({/*fuel=*/10, {}});
+  ASSERT_TRUE(std::holds_alternative<Conflict>(outcome));
   EXPECT_EQ(std::get<Conflict>(outcome).kind, Conflict::Kind::OutOfFuel);
+  auto solved = system.solve({});
+  ASSERT_TRUE(std::holds_alternative<Solution>(solved));
+  for (VarId value : values)
+    EXPECT_EQ(std::get<RegisterLayout>(std::get<Solution>(solved).values[value]),
+              RegisterLayout::strided(1));
 }
 
 // Fuel pays for detours only: a long chain decided on the first try needs

@@ -212,13 +212,24 @@ def MosaicGPU_NamedBarrierOp : MosaicGPU_Op<"named_barrier"> {
     `id` is in W + 1 .. 15; `warpgroups` is at most W. Every warpgroup that
     uses an `id` must use it with the same count.
 
+    With `arrive` it is `bar.arrive id, 128 * warpgroups`: the warpgroup
+    counts towards the barrier's completion without waiting for it, and
+    orders no memory. A producer/consumer pair of warpgroups uses it to
+    hand a turn over: the waiting side syncs, the signalling side arrives
+    (the ping-pong of the consumers in examples/attention_fwd.mlir). Each
+    phase of a barrier needs as many arrivals as the count says, so the
+    arrivals of the signalling side must match the syncs of the waiting
+    side one for one.
+
     ```mlir
     mosaic_gpu.named_barrier 4, warpgroups = 2
+    mosaic_gpu.named_barrier arrive 5, warpgroups = 2
     ```
   }];
   let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<1>, IntMaxValue<15>]>:$id,
-                       ConfinedAttr<I32Attr, [IntMinValue<1>]>:$warpgroups);
-  let assemblyFormat = "$id `,` `warpgroups` `=` $warpgroups attr-dict";
+                       ConfinedAttr<I32Attr, [IntMinValue<1>]>:$warpgroups,
+                       UnitAttr:$arrive);
+  let assemblyFormat = "(`arrive` $arrive^)? $id `,` `warpgroups` `=` $warpgroups attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

@@ -11,6 +11,7 @@
 #define MOSAIC_DIALECT_MOSAICGPU_WGMMAINFLIGHT_H
 
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mosaic_gpu {
 
@@ -20,7 +21,14 @@ namespace mosaic_gpu {
 /// that lets fewer groups stay pending than were committed after it, on
 /// every path. An accumulator that an async wgmma overwrote in flight is
 /// never read again. Emits an error on each offending op.
-mlir::LogicalResult verifyWgmmaInFlightUses(mlir::Operation *root);
+///
+/// With `completed`, also collects every value that a `wgmma_wait` (or a
+/// synchronous wgmma, which waits for all groups) completes: the values
+/// whose registers the tensor cores may write until that point. The
+/// lowering orders each later read of them after the wait.
+mlir::LogicalResult
+verifyWgmmaInFlightUses(mlir::Operation *root,
+                        llvm::DenseSet<mlir::Value> *completed = nullptr);
 
 } // namespace mosaic_gpu
 
