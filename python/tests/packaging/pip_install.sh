@@ -12,8 +12,9 @@
 # --no-build-isolation, so nothing is downloaded) and the package needs
 # NumPy and ml_dtypes, which Debian's python3 has. With ccache installed the
 # compilations are the main build's (scripts/build.sh uses ccache too):
-# CCACHE_BASEDIR makes paths relative to each tree, and the wheel's build
-# directory is `build` inside the clone, as the main build's is.
+# CCACHE_BASEDIR makes paths relative to each tree, the wheel's build
+# directory is `build` inside the clone, as the main build's is, and the
+# compilers are the same.
 set -euo pipefail
 source_repo=$(cd "$1" && pwd)
 work=$2
@@ -25,6 +26,10 @@ work=$(cd "$work" && pwd)
 git clone --quiet --no-hardlinks "$source_repo" "$work/src"
 
 settings=(--config-settings=build-dir=build)
+# The compilers CMake picks for the main build (cc and c++): scikit-build-core
+# would otherwise take Python's (x86_64-linux-gnu-g++), the same GCC under
+# another name, which ccache counts as another compiler.
+export CC=${CC:-cc} CXX=${CXX:-c++}
 if command -v ccache >/dev/null; then
   settings+=(--config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache
              --config-settings=cmake.define.CMAKE_C_COMPILER_LAUNCHER=ccache)
