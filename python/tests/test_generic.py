@@ -2,21 +2,15 @@
 once per input signature, in memory and on disk; a layer norm and a GEMM
 written once match NumPy at three shapes each on the emulator; the errors
 for shapes and dtypes a kernel cannot take."""
-import os
-import pathlib
 import runpy
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import mosaic_gpu as mgpu
-from conftest import REPO
-from test_launch import emulator_available
+from conftest import REPO, needs_emulator, run_example
 
 EXAMPLES = REPO / "python" / "examples"
-needs_emulator = pytest.mark.skipif(not emulator_available(), reason="built without the emulator")
 
 
 def example(name):
@@ -33,18 +27,10 @@ def gemm():
     return example("gemm_generic")
 
 
-def run(script, cache, *args):
-    """Runs a script in a process of its own (each loads one backend's
-    driver) with the package on the path and `cache` as the kernel cache."""
-    env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(cache))
-    return subprocess.run([sys.executable, *script, *args], env=env, capture_output=True,
-                          text=True)
-
-
 @needs_emulator
 @pytest.mark.parametrize("name", ["layer_norm", "gemm_generic"])
 def test_written_once_runs_at_three_shapes_on_the_emulator(name, tmp_path):
-    result = run([str(EXAMPLES / f"{name}.py"), "--emulate"], tmp_path)
+    result = run_example(EXAMPLES / f"{name}.py", ["--emulate"], tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert len(lines) == 4 and lines[-1] == "PASS", result.stdout
@@ -93,9 +79,10 @@ print(float(kernel(x, g, g, backend="emulator").sum()))
 
 @needs_emulator
 def test_a_new_process_takes_the_kernel_from_the_disk_cache(tmp_path):
-    first = run(["-c", CACHED_RUN, str(EXAMPLES / "layer_norm.py"), "compile"], tmp_path)
+    script = str(EXAMPLES / "layer_norm.py")
+    first = run_example(None, [script, "compile"], tmp_path, source=CACHED_RUN)
     assert first.returncode == 0, first.stderr
-    second = run(["-c", CACHED_RUN, str(EXAMPLES / "layer_norm.py"), "forbid"], tmp_path)
+    second = run_example(None, [script, "forbid"], tmp_path, source=CACHED_RUN)
     assert second.returncode == 0, second.stderr
     assert first.stdout == second.stdout == f"{64 * 128.0}\n"
 

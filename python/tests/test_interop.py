@@ -16,8 +16,8 @@ import pytest
 
 import mosaic_gpu as mgpu
 from mosaic_gpu import launch
-from conftest import REPO
-from test_launch import FAKE_DRIVER, emulator_available
+from conftest import REPO, needs_emulator
+from test_launch import FAKE_DRIVER
 
 TESTS = pathlib.Path(__file__).resolve().parent
 
@@ -254,7 +254,7 @@ print(compiling / interval, launching / interval)
 """
 
 
-@pytest.mark.skipif(not emulator_available(), reason="built without the emulator")
+@needs_emulator
 def test_the_gil_is_released_while_compiling_and_launching(tmp_path):
     """Another Python thread runs while a kernel compiles and while it runs
     (on the emulator here): it counts for many switch intervals, where a
@@ -304,7 +304,7 @@ print("ok")
 """
 
 
-@pytest.mark.skipif(not emulator_available(), reason="built without the emulator")
+@needs_emulator
 def test_cpu_tensors_in_and_out(tmp_path):
     """CPU tensors are read through DLPack, the outputs the launch makes are
     tensors, and given outputs are written in place."""

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import mosaic_gpu as mgpu
-from test_launch import emulator_available
+from conftest import needs_emulator
 
 N = 1024
 # name: (function, NumPy reference, whether it needs positive arguments)
@@ -109,9 +109,6 @@ def run_check(check):
         [sys.executable, "-c", f"import test_math_and_hints as t; t.{check}()"],
         env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-
-
-needs_emulator = pytest.mark.skipif(not emulator_available(), reason="built without the emulator")
 
 
 @needs_emulator
