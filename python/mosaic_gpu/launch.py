@@ -5,10 +5,13 @@ backend, and the compiled-kernel cache.
 before it touches the driver, compiles the kernel (once per content hash),
 loads it through runtime/ and runs it on device 0 of a backend: "cuda" (a
 GPU) or "emulator" (the PTX emulator, which runs the kernel's PTX on the
-host), chosen by ``backend=`` or else ``$MOSAIC_GPU_BACKEND``. NumPy arrays
-(and other arrays on the CPU) are copied to the device and the outputs
-copied back; arrays on a CUDA device are passed by pointer, read through
-DLPack.
+host), chosen by ``backend=`` or else ``$MOSAIC_GPU_BACKEND``, on a stream
+(``stream=``, else the current PyTorch stream of a CUDA tensor argument,
+else the default stream). NumPy arrays (and other arrays on the CPU, read
+through DLPack) are copied to the device and the outputs copied back into
+them; arrays on a CUDA device are passed by pointer, read through DLPack,
+and the outputs the launch makes for PyTorch inputs are tensors on their
+device.
 """
 
 from __future__ import annotations
