@@ -376,8 +376,9 @@ def layout_cast(x: Vector, layout: Layout) -> Vector:
 # ---------------------------------------------------------------------------
 
 __all__ += [
-    "absolute", "atan2", "ceil", "copysign", "cos", "erf", "expm1", "floor", "log", "log1p",
-    "power", "rsqrt", "sin", "sqrt", "tanh",
+    "absolute", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil",
+    "copysign", "cos", "cosh", "erf", "erfc", "expm1", "floor", "log", "log10", "log1p",
+    "power", "rint", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh",
 ]
 
 
@@ -404,6 +405,20 @@ sin = _float_unary(_K.sin, "sin", "math.sin")
 cos = _float_unary(_K.cos, "cos", "math.cos")
 floor = _float_unary(_K.floor, "floor", "math.floor")
 ceil = _float_unary(_K.ceil, "ceil", "math.ceil")
+# Rounds to the nearest integer, halves to even (NumPy's rint).
+rint = _float_unary(_K.roundeven, "rint", "math.roundeven")
+tan = _float_unary(_K.tan, "tan", "math.tan")
+asin = _float_unary(_K.asin, "asin", "math.asin")
+acos = _float_unary(_K.acos, "acos", "math.acos")
+atan = _float_unary(_K.atan, "atan", "math.atan")
+sinh = _float_unary(_K.sinh, "sinh", "math.sinh")
+cosh = _float_unary(_K.cosh, "cosh", "math.cosh")
+asinh = _float_unary(_K.asinh, "asinh", "math.asinh")
+acosh = _float_unary(_K.acosh, "acosh", "math.acosh")
+atanh = _float_unary(_K.atanh, "atanh", "math.atanh")
+cbrt = _float_unary(_K.cbrt, "cbrt", "math.cbrt")
+log10 = _float_unary(_K.log10, "log10", "math.log10")
+erfc = _float_unary(_K.erfc, "erfc", "math.erfc")
 
 
 def absolute(x: _Arith) -> _Arith:
