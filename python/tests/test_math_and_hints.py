@@ -131,9 +131,11 @@ def check_tma_store_reduction():
     np.testing.assert_array_equal(accumulate.launch(x, y, backend="emulator"), x + y)
 
 
-def run_check(check):
+def run_check(check, cache):
+    """Runs `check` in a process of its own (which loads the emulator's
+    driver), its kernels cached in `cache`."""
     tests = pathlib.Path(__file__).resolve().parent
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join(
         [str(tests)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     result = subprocess.run(
         [sys.executable, "-c", f"import test_math_and_hints as t; t.{check}()"],
@@ -142,13 +144,13 @@ def run_check(check):
 
 
 @needs_emulator
-def test_math_matches_numpy_on_the_emulator():
-    run_check("check_math_matches_numpy")
+def test_math_matches_numpy_on_the_emulator(tmp_path):
+    run_check("check_math_matches_numpy", tmp_path)
 
 
 @needs_emulator
-def test_tma_store_reduction_on_the_emulator():
-    run_check("check_tma_store_reduction")
+def test_tma_store_reduction_on_the_emulator(tmp_path):
+    run_check("check_tma_store_reduction", tmp_path)
 
 
 def test_each_function_makes_its_op():
