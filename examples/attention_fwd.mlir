@@ -38,7 +38,8 @@
 gpu.module @kernels {
   gpu.func @attention_fwd(%q: !rows, %k: !rows, %v: !rows, %o: !rows, %lse: !lse) kernel
       attributes {known_block_size = array<i32: 384, 1, 1>,
-                  known_grid_size = array<i32: 32, 64, 1>} {
+                  known_grid_size = array<i32: 32, 64, 1>,
+                  mosaic_gpu.flush_denormals} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index

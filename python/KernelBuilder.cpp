@@ -92,12 +92,13 @@ using Sizes = std::array<int32_t, 3>;
 using ArgumentSpec = std::pair<std::vector<int64_t>, ElementType>;
 
 /// Starts a kernel: `gpu.func @name(arguments) kernel` with its grid and
-/// block sizes (and cluster, when not 1x1x1), inside gpu.module @kernels;
+/// block sizes (and cluster, when not 1x1x1, and the flush of subnormals),
+/// inside gpu.module @kernels;
 /// the builder inserts before its gpu.return.
 std::shared_ptr<BuilderState>
 startKernel(const std::string &name, const std::vector<ArgumentSpec> &arguments,
             const Sizes &grid, const Sizes &block, const Sizes &cluster,
-            const std::string &file, unsigned line) {
+            const std::string &file, unsigned line, bool flushDenormals) {
   auto state =
       std::make_shared<BuilderState>(std::make_shared<ContextObject>());
   MLIRContext *ctx = state->mlirContext();
@@ -117,6 +118,8 @@ startKernel(const std::string &name, const std::vector<ArgumentSpec> &arguments,
   func.setKnownGridSizeAttr(b.getDenseI32ArrayAttr(grid));
   if (cluster != Sizes{1, 1, 1})
     func->setAttr(mosaic_gpu::kClusterAttr, b.getDenseI32ArrayAttr(cluster));
+  if (flushDenormals)
+    func->setAttr(mosaic_gpu::kFlushDenormalsAttr, b.getUnitAttr());
   b.setInsertionPointToEnd(&func.getBody().front());
   b.setInsertionPoint(gpu::ReturnOp::create(b, loc));
   state->kernel = func;
@@ -213,9 +216,11 @@ void registerKernelBuilder(py::module_ &m) {
       .def_static("start", &startKernel, py::arg("name"), py::arg("arguments"),
                   py::arg("grid"), py::arg("block"), py::arg("cluster"),
                   py::arg("file") = "", py::arg("line") = 0,
+                  py::arg("flush_denormals") = false,
                   "A module with an empty `gpu.func @name(...) kernel` of "
                   "the given sizes, with one global memref argument per "
-                  "(shape, ElementType) of `arguments`.")
+                  "(shape, ElementType) of `arguments` (and "
+                  "`mosaic_gpu.flush_denormals` with `flush_denormals`).")
       .def_property_readonly(
           "context", [](const BuilderState &state) { return state.context; })
       .def(

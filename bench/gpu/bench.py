@@ -17,6 +17,16 @@ and the simple gemm_bf16, 4096^3 only), Triton's persistent TMA GEMM and a
 blocked Triton GEMM (triton_peers.py). Each cell gives the time, TFLOP/s
 and cuBLAS's time over that time (above 1: faster than cuBLAS).
 
+Attention makes another, one row per shape of ATTENTION_SHAPES with and
+without the causal mask (and any other shape a kernel of ours was compiled
+for), one column per implementation: torch's scaled_dot_product_attention
+with the flash backend forced, ours (attention_fwd or attention_causal_fwd,
+compiled per shape by compile-kernels.sh) and a Triton fused attention
+(triton_peers.py). Each cell gives the time, TFLOP/s and SDPA's time over
+that time. The peers' O (and the Triton peer's LSE) are checked against a
+float64 reference on sampled rows, after a check that every element was
+written; mosaic-run checks ours.
+
 Prints the tables, appends them to docs/BENCHMARKS.md with the date, the GPU
 and the command when every check passed, and exits non-zero when one failed.
 A peer that cannot run here (Triton missing, an API it lacks) leaves its
@@ -27,14 +37,19 @@ Usage (normally through bench/gpu/run.sh, which builds mosaic-run first):
       [--out DIR] [--warmup N] [--reps N] [--seed S] [--command TEXT]
   bench/gpu/bench.py --list-gemm-shapes     (M N K per line, for
       compile-kernels.sh; needs no GPU)
+  bench/gpu/bench.py --list-attention-shapes
+      (BATCH HEADS SEQ HEAD_DIM causal|full per line, for
+      compile-kernels.sh; needs no GPU)
 """
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import json
 import math
 import os
 import pathlib
+import random
 import re
 import statistics
 import subprocess
@@ -48,8 +63,10 @@ BF16_TOLERANCE = 1e-2
 FLUSH_BYTES = 256 << 20
 
 # mosaic-run's references (--check=NAME). A kernel is checked against the
-# one its entry names, or the one its entry starts with ("gemm_ws": gemm).
-REFERENCES = ("elementwise", "softmax", "tma_roundtrip", "gemm")
+# one its entry names, or the longest one its entry starts with, followed by
+# `_` ("gemm_ws": gemm; "attention_causal_fwd": attention_causal).
+REFERENCES = ("elementwise", "softmax", "tma_roundtrip", "gemm", "attention",
+              "attention_causal")
 
 
 class GemmShape(typing.NamedTuple):
@@ -94,9 +111,65 @@ OUR_GEMMS = {
     "gemm_bf16": "examples/gemm_bf16.mlir",
 }
 
+
+class AttentionShape(typing.NamedTuple):
+    batch: int
+    heads: int
+    seq: int
+    head_dim: int
+    why: str
+
+
+# The attention table's shapes, each timed with and without the causal
+# mask. As in the FlashAttention-2 and -3 papers' forward benchmarks, the
+# sequence length sweeps 512 to 16k with batch * seq fixed at 16k tokens and
+# 16 heads of 128 (a 2048-wide model): every shape has the same work per
+# token row, the same bytes of Q, K, V and O (64 MiB each) and the same grid
+# of 2048 blocks of 128 queries (15.5 waves of 132 SMs), and only the key
+# loop's length (seq / 128 tiles) changes, so the sweep shows what a block's
+# fixed costs and its main loop each weigh. The causal rows have half the
+# flops, and their blocks' work ranges from 1 to seq / 128 key tiles.
+ATTENTION_SHAPES = [
+    AttentionShape(32, 16, 512, 128,
+                   "short sequences: 4 key tiles per block, so loading Q, filling the "
+                   "K/V ring and the epilogue weigh as much as the main loop"),
+    AttentionShape(16, 16, 1024, 128, "8 key tiles per block"),
+    AttentionShape(8, 16, 2048, 128, "16 key tiles per block"),
+    AttentionShape(4, 16, 4096, 128,
+                   "examples/attention_fwd.mlir's shape: 32 key tiles per block"),
+    AttentionShape(2, 16, 8192, 128, "64 key tiles per block"),
+    AttentionShape(1, 16, 16384, 128,
+                   "the longest: 128 key tiles per block, the main loop is nearly all "
+                   "of the time"),
+]
+
+
+class AttentionCase(typing.NamedTuple):
+    """One row of the attention table."""
+    batch: int
+    heads: int
+    seq: int
+    head_dim: int
+    causal: bool
+
+
+# mosaic-run's attention references, by mask: they check our
+# attention_fwd and attention_causal_fwd (python/examples/attention.py).
+ATTENTION_REFERENCES = {False: "attention", True: "attention_causal"}
+
+# The peers' check: O (and LSE) at a few sampled rows of a few heads, in
+# float64; the first and last query row of each are always among them (in
+# the causal case, the row that sees one key and the row that sees all).
+ATTENTION_CHECKED_HEADS = 4
+ATTENTION_CHECKED_ROWS = 256
+
 CUBLAS = "cuBLAS (torch.matmul)"
 TRITON_TMA = "Triton persistent TMA"
 TRITON_BLOCKED = "Triton blocked"
+SDPA_FLASH = "torch SDPA (flash)"
+OURS_ATTENTION = "ours"
+TRITON_ATTENTION = "Triton fused attention"
+ATTENTION_COLUMNS = [SDPA_FLASH, OURS_ATTENTION, TRITON_ATTENTION]
 FAILED = "FAILED"
 UNAVAILABLE = "unavailable"
 
@@ -141,25 +214,26 @@ def describe_shape(manifest):
 
 def reference_kind(entry):
     """The mosaic-run reference that checks a kernel with this entry name,
-    or None."""
-    for name in REFERENCES:
-        if entry == name or entry.startswith(name + "_"):
-            return name
-    return None
+    or None: as mosaic-run picks it."""
+    if entry in REFERENCES:
+        return entry
+    prefixes = [name for name in REFERENCES if entry.startswith(name + "_")]
+    return max(prefixes, key=len, default=None)
 
 
 def kernel_family(stem):
-    """gemm_bf16_ws_4096x4096x512 -> gemm_bf16_ws; other names unchanged."""
-    return re.sub(r"_\d+x\d+x\d+$", "", stem)
+    """gemm_bf16_ws_4096x4096x512 -> gemm_bf16_ws,
+    attention_fwd_4x16x4096x128 -> attention_fwd; other names unchanged."""
+    return re.sub(r"_\d+x\d+x\d+(x\d+)?$", "", stem)
 
 
-def group_gemms(kernels):
-    """kernels: (file stem, (M, N, K)) of each GEMM kernel. Returns
+def group_kernels(kernels):
+    """kernels: (file stem, family, dims) of each kernel. Returns
     ({(family, dims): stem}, notes): one kernel per family and shape, the
     example's (stem == family) where a generated one has the same shape."""
     chosen, notes = {}, []
-    for stem, dims in sorted(kernels, key=lambda kernel: kernel_family(kernel[0]) != kernel[0]):
-        key = (kernel_family(stem), dims)
+    for stem, family, dims in sorted(kernels, key=lambda kernel: kernel[1] != kernel[0]):
+        key = (family, dims)
         if key in chosen:
             notes.append(f"{stem} not run: {chosen[key]} has the same shape "
                          f"({shape_label(dims)}).")
@@ -216,29 +290,108 @@ def format_ratio(ours_ms, peer_ms):
     return f"{peer_ms / ours_ms:.2f}x"
 
 
-def format_gemm_cell(value, flops, cublas_ms):
-    """A GEMM table cell: a time in ms as 'time, TFLOP/s, cuBLAS time / time';
-    FAILED or unavailable as they are; None (not run) as '-'."""
+def format_compared_cell(value, flops, baseline_ms):
+    """A cell of a table that compares implementations: a time in ms as
+    'time, TFLOP/s, baseline time / time'; FAILED or unavailable as they
+    are; None (not run) as '-'."""
     if value is None:
         return "-"
     if isinstance(value, str):
         return value
     cell = f"{format_time(value)}, {format_rate(value, flops, 0)}"
-    ratio = format_ratio(value, cublas_ms)
+    ratio = format_ratio(value, baseline_ms)
     return cell if ratio == "-" else f"{cell}, {ratio}"
+
+
+def comparison_markdown(first_header, columns, baseline, rows):
+    """rows: (label, flops, {column: ms, FAILED, UNAVAILABLE or None}); each
+    time is compared with the `baseline` column's."""
+    lines = [f"| {first_header} | " + " | ".join(columns) + " |",
+             "|---|" + "---:|" * len(columns)]
+    for label, flops, cells in rows:
+        baseline_ms = cells.get(baseline)
+        baseline_ms = baseline_ms if isinstance(baseline_ms, float) else None
+        formatted = [format_compared_cell(cells.get(column), flops, baseline_ms)
+                     for column in columns]
+        lines.append(f"| {label} | " + " | ".join(formatted) + " |")
+    return "\n".join(lines)
 
 
 def gemm_markdown(columns, rows):
     """rows: ((M, N, K), {column: ms, FAILED, UNAVAILABLE or None})."""
-    lines = ["| M x N x K | " + " | ".join(columns) + " |",
-             "|---|" + "---:|" * len(columns)]
-    for dims, cells in rows:
-        cublas = cells.get(CUBLAS)
-        cublas_ms = cublas if isinstance(cublas, float) else None
-        formatted = [format_gemm_cell(cells.get(column), gemm_flops(dims), cublas_ms)
-                     for column in columns]
-        lines.append(f"| {shape_label(dims)} | " + " | ".join(formatted) + " |")
-    return "\n".join(lines)
+    return comparison_markdown("M x N x K", columns, CUBLAS,
+                               [(shape_label(dims), gemm_flops(dims), cells)
+                                for dims, cells in rows])
+
+
+def attention_dims(manifest):
+    """(heads, seq, head_dim) of an attention manifest: Q's shape, heads
+    counting batch too."""
+    return buffers(manifest)[0][1]
+
+
+def case_dims(case):
+    """The (heads, seq, head_dim) that our kernel for `case` is compiled for."""
+    return (case.batch * case.heads, case.seq, case.head_dim)
+
+
+def attention_kernels_by_case(kernels):
+    """kernels: (file stem, entry, (heads, seq, head_dim)) of each kernel
+    that an attention reference checks. Returns ({(causal, dims): stem},
+    notes): one kernel per mask and shape, the example's where a generated
+    one has the same shape."""
+    chosen, notes = group_kernels(kernels)
+    by_case = {}
+    for (entry, dims), stem in sorted(chosen.items()):
+        key = (reference_kind(entry) == ATTENTION_REFERENCES[True], dims)
+        if key in by_case:
+            notes.append(f"{stem} not run: {by_case[key]} has the same shape "
+                         f"({shape_label(dims)}) and mask.")
+        else:
+            by_case[key] = stem
+    return by_case, notes
+
+
+def attention_table_cases(our_kernels):
+    """ATTENTION_SHAPES in order, each without then with the causal mask,
+    then the other (causal, (heads, seq, head_dim)) our kernels have, as
+    batch 1."""
+    cases = [AttentionCase(s.batch, s.heads, s.seq, s.head_dim, causal)
+             for s in ATTENTION_SHAPES for causal in (False, True)]
+    covered = {(case.causal, case_dims(case)) for case in cases}
+    others = sorted(set(our_kernels) - covered, key=lambda kernel: (kernel[1], kernel[0]))
+    return cases + [AttentionCase(1, *dims, causal) for causal, dims in others]
+
+
+def attention_flops(case):
+    """4 B H S^2 D: Q K^T and P V; half of it under the causal mask."""
+    flops = 4 * case.batch * case.heads * case.seq ** 2 * case.head_dim
+    return flops // 2 if case.causal else flops
+
+
+def attention_label(case):
+    label = shape_label((case.batch, case.heads, case.seq, case.head_dim))
+    return f"{label}, causal" if case.causal else label
+
+
+def attention_markdown(rows):
+    """rows: (AttentionCase, {column: ms, FAILED, UNAVAILABLE or None})."""
+    return comparison_markdown("batch x heads x seq x head_dim", ATTENTION_COLUMNS,
+                               SDPA_FLASH, [(attention_label(case), attention_flops(case), cells)
+                                            for case, cells in rows])
+
+
+def sample_attention_rows(rng, heads, seq):
+    """[(head, sorted query rows)] that the peers' check compares: up to
+    ATTENTION_CHECKED_HEADS heads and ATTENTION_CHECKED_ROWS rows in each,
+    drawn with `rng` (a random.Random), the first and the last row always."""
+    chosen_heads = sorted(rng.sample(range(heads), min(heads, ATTENTION_CHECKED_HEADS)))
+    drawn = min(seq, ATTENTION_CHECKED_ROWS) - 2
+    samples = []
+    for head in chosen_heads:
+        rows = {0, seq - 1} | set(rng.sample(range(1, seq - 1), max(drawn, 0)))
+        samples.append((head, sorted(rows)))
+    return samples
 
 
 def markdown_table(rows):
@@ -264,7 +417,47 @@ def gemm_shape_notes():
     return [f"{shape_label((s.m, s.n, s.k))}: {s.why}." for s in GEMM_SHAPES]
 
 
-def docs_section(date, gpu, command, warmup, reps, gemm_table, gemm_notes, table, notes):
+def attention_shape_notes():
+    return [f"{shape_label((s.batch, s.heads, s.seq, s.head_dim))}: {s.why}."
+            for s in ATTENTION_SHAPES]
+
+
+class TableSection(typing.NamedTuple):
+    """A table of the docs section: its heading, a line on how to read it,
+    the Markdown table and the notes under it."""
+    heading: str
+    legend: str
+    table: str
+    notes: list
+
+
+def gemm_section(table, notes):
+    return TableSection(
+        "GEMM (bf16 in, f32 accumulation, bf16 out)",
+        "Each cell: the time, TFLOP/s, and cuBLAS's time over this time (above 1, "
+        "faster than cuBLAS); `-`: no kernel of that column for the shape.",
+        table, notes)
+
+
+def attention_section(table, notes):
+    return TableSection(
+        "Attention forward (bf16 Q, K, V and O, f32 LSE)",
+        "Each cell: the time, TFLOP/s (4 B H S^2 D flops, half with the causal mask) "
+        "and torch SDPA's time over this time (above 1, faster than SDPA's flash "
+        f"backend); `-`: not run. {OURS_ATTENTION}: attention_fwd, or "
+        "attention_causal_fwd in the causal rows, compiled for the row's shape.",
+        table, notes)
+
+
+def other_examples_section(table, notes):
+    return TableSection("The other examples",
+                        "The ratio is the peer's time over ours: above 1, ours is faster.",
+                        table, notes)
+
+
+def docs_section(date, gpu, command, warmup, reps, sections):
+    """The dated section for docs/BENCHMARKS.md; `sections`: TableSections,
+    those with neither a table nor notes left out."""
     lines = [
         f"## Kernel time on {gpu} ({date})",
         "",
@@ -281,26 +474,14 @@ def docs_section(date, gpu, command, warmup, reps, gemm_table, gemm_notes, table
         "poisoned with NaN before the checked run.",
         "",
     ]
-    if gemm_table:
-        lines += [
-            "### GEMM (bf16 in, f32 accumulation, bf16 out)",
-            "",
-            "Each cell: the time, TFLOP/s, and cuBLAS's time over this time (above 1, "
-            "faster than cuBLAS); `-`: no kernel of that column for the shape.",
-            "",
-            gemm_table,
-            "",
-        ] + [f"- {note}" for note in gemm_notes] + ([""] if gemm_notes else [])
-    if table:
-        lines += [
-            "### The other examples",
-            "",
-            "The ratio is the peer's time over ours: above 1, ours is faster.",
-            "",
-            table,
-            "",
-        ]
-    return "\n".join(lines + [f"- {note}" for note in notes] + ([""] if notes else []))
+    for section in sections:
+        if not section.table and not section.notes:
+            continue
+        lines += [f"### {section.heading}", ""]
+        if section.table:
+            lines += [section.legend, "", section.table, ""]
+        lines += [f"- {note}" for note in section.notes] + ([""] if section.notes else [])
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------
@@ -311,7 +492,8 @@ def docs_section(date, gpu, command, warmup, reps, gemm_table, gemm_notes, table
 class Peer:
     """A peer implementation: `run()` computes into `output`, which is
     poisoned before the checked run unless None (a peer that allocates its
-    output); `check()` returns the relative error of the last run's output."""
+    output); `poison()`, where given, poisons instead; `check()` returns the
+    relative error of the last run's output."""
     name: str
     run: typing.Callable[[], object]
     check: typing.Callable[[], float]
@@ -319,6 +501,7 @@ class Peer:
     flops: float
     moved: int
     output: object = None
+    poison: typing.Optional[typing.Callable[[], None]] = None
 
 
 def gpu_model():
@@ -446,12 +629,105 @@ def gemm_peers(torch, triton, dims, generator):
     return result
 
 
+def load_sdpa(torch):
+    """(torch's scaled_dot_product_attention, a context that forces its
+    flash backend, None), or (None, None, why not)."""
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError as error:
+        return None, None, (f"torch {torch.__version__} has no torch.nn.attention.sdpa_kernel "
+                            f"({error}): the {SDPA_FLASH} column is empty.")
+    return (torch.nn.functional.scaled_dot_product_attention,
+            sdpa_kernel(SDPBackend.FLASH_ATTENTION), None)
+
+
+def attention_reference(torch, q, k, v, causal, samples):
+    """O [rows, head_dim] and LSE [rows] in float64 at the sampled rows of
+    sample_attention_rows, in its order; q, k, v: [heads, seq, head_dim]."""
+    seq, head_dim = q.shape[1:]
+    keys = torch.arange(seq, device=q.device)
+    outputs, lses = [], []
+    for head, rows in samples:
+        index = torch.tensor(rows, device=q.device)
+        scores = (q[head, index].double() @ k[head].double().T) / math.sqrt(head_dim)
+        if causal:
+            scores = scores.masked_fill(keys[None, :] > index[:, None], -math.inf)
+        lse = torch.logsumexp(scores, dim=-1)
+        outputs.append(torch.exp(scores - lse[:, None]) @ v[head].double())
+        lses.append(lse)
+    return torch.cat(outputs), torch.cat(lses)
+
+
+def sampled(torch, tensor, samples):
+    """The sampled rows of `tensor` [heads, seq, ...], in order."""
+    return torch.cat([tensor[head, torch.tensor(rows, device=tensor.device)]
+                      for head, rows in samples])
+
+
+def attention_peers(torch, triton, sdpa, case, samples, generator):
+    """(column, Peer) for each attention peer of `case`: fresh random bf16
+    Q, K, V on the generator's device, one float64 reference at the sampled
+    rows for all of them."""
+    shape = case_dims(case)
+    device = generator.device
+    q, k, v = (torch.randn(shape, generator=generator, device=device).to(torch.bfloat16)
+               for _ in range(3))
+    reference = {}
+
+    def error(o, lse=None):
+        """The largest relative error of O and LSE at the sampled rows, inf
+        when an element anywhere was left unwritten (NaN, as poisoned)."""
+        if "o" not in reference:
+            reference["o"], reference["lse"] = attention_reference(torch, q, k, v, case.causal,
+                                                                   samples)
+        errors = [(o, reference["o"])] + ([(lse, reference["lse"])] if lse is not None else [])
+        if not all(torch.isfinite(out).all() for out, _ in errors):
+            return math.inf
+        return max(relative_error(torch, sampled(torch, out, samples), ref)
+                   for out, ref in errors)
+
+    flops = attention_flops(case)
+    moved = 4 * q.numel() * 2 + shape[0] * shape[1] * 4
+    result = []
+    if sdpa:
+        batched = [x.view(case.batch, case.heads, case.seq, case.head_dim) for x in (q, k, v)]
+        last = {}
+
+        def run_sdpa():
+            last["o"] = sdpa(*batched, is_causal=case.causal)
+
+        def poison_sdpa():
+            # SDPA allocates its output. The warm-up run's is the only
+            # memory that holds these inputs' O; poisoned and freed, it is
+            # also the block the caching allocator most likely hands the
+            # checked run.
+            last.pop("o").fill_(math.nan)
+
+        result.append((SDPA_FLASH, Peer(SDPA_FLASH, run_sdpa,
+                                        lambda: error(last["o"].reshape(shape)), BF16_TOLERANCE,
+                                        flops, moved, poison=poison_sdpa)))
+    if triton and "attention" in triton:
+        o = torch.empty_like(q)
+        lse = torch.empty(shape[:2], dtype=torch.float32, device=device)
+
+        def poison_triton():
+            o.fill_(math.nan)
+            lse.fill_(math.nan)
+
+        result.append((TRITON_ATTENTION, Peer(
+            TRITON_ATTENTION, lambda: triton["attention"](q, k, v, o, lse, case.causal),
+            lambda: error(o, lse), BF16_TOLERANCE, flops, moved, poison=poison_triton)))
+    return result
+
+
 def measure_peer(torch, peer, args):
     """Checks, then times a peer: (median ms, FAILED or UNAVAILABLE;
     relative error or None; a failure or a note, or None)."""
     try:
         peer.run()  # warm-up: compilation, autotuning
-        if peer.output is not None:
+        if peer.poison is not None:
+            peer.poison()
+        elif peer.output is not None:
             peer.output.fill_(math.nan)
         peer.run()
         torch.cuda.synchronize()
@@ -495,10 +771,18 @@ def main():
     parser.add_argument("--command", help="the command to record (default: this one)")
     parser.add_argument("--list-gemm-shapes", action="store_true",
                         help="print the GEMM table's shapes, M N K per line, and exit")
+    parser.add_argument("--list-attention-shapes", action="store_true",
+                        help="print the attention table's shapes, BATCH HEADS SEQ HEAD_DIM "
+                             "causal|full per line, and exit")
     args = parser.parse_args()
     if args.list_gemm_shapes:
         for shape in GEMM_SHAPES:
             print(shape.m, shape.n, shape.k)
+        return 0
+    if args.list_attention_shapes:
+        for case in attention_table_cases([]):
+            print(case.batch, case.heads, case.seq, case.head_dim,
+                  "causal" if case.causal else "full")
         return 0
     if not args.kernels or not args.mosaic_run:
         parser.error("--kernels and --mosaic-run are required")
@@ -532,12 +816,15 @@ def main():
                             f"(emulated: {ours.get('emulated')})")
         return ours.get("median_ms"), ours
 
-    # The examples other than GEMMs: one row per peer.
-    gemms = []
+    # The examples other than GEMMs and attention: one row per peer.
+    gemms, attentions = [], []
     for path, manifest in manifests:
         kind = reference_kind(manifest["entry"])
         if kind == "gemm":
             gemms.append((path, manifest))
+            continue
+        if kind in ATTENTION_REFERENCES.values():
+            attentions.append((path, manifest))
             continue
         shape = describe_shape(manifest)
         if kind is None:
@@ -565,8 +852,9 @@ def main():
                             "peer_relative_error": error})
 
     # The GEMM table.
-    paths = {path.stem: path for path, _ in gemms}
-    chosen, gemm_notes = group_gemms([(path.stem, gemm_dims(m)) for path, m in gemms])
+    paths = {path.stem: path for path, _ in gemms + attentions}
+    chosen, gemm_notes = group_kernels([(path.stem, kernel_family(path.stem), gemm_dims(m))
+                                        for path, m in gemms])
     families = {family for family, _ in chosen}
     columns = gemm_columns(families)
     gemm_rows, unavailable = [], []
@@ -617,11 +905,69 @@ def main():
                       f"allow_bf16_reduced_precision_reduction={reduced}.")
     gemm_notes += gemm_shape_notes()
 
+    # The attention table.
+    ours_by_case, attention_notes = attention_kernels_by_case(
+        [(path.stem, m["entry"], attention_dims(m)) for path, m in attentions])
+    sdpa, flash_only, sdpa_note = load_sdpa(torch)
+    attention_rows, attention_unavailable, missing = [], [], []
+    rng = random.Random(seed)
+
+    def measure_attention_peers(case):
+        """The peers' cells of one row; their tensors are freed on return."""
+        label = attention_label(case)
+        cells = {SDPA_FLASH: UNAVAILABLE, TRITON_ATTENTION: UNAVAILABLE}
+        samples = sample_attention_rows(rng, case.batch * case.heads, case.seq)
+        for column, peer in attention_peers(torch, triton, sdpa, case, samples, generator):
+            value, error, why = measure_peer(torch, peer, args)
+            cells[column] = value
+            if value == FAILED:
+                failures.append(f"attention {label}: {why}")
+            elif why:
+                attention_unavailable.append((why, label))
+            results.append({"attention": label, "implementation": column,
+                            "ms": value if isinstance(value, float) else None,
+                            "relative_error": error})
+        if isinstance(cells[TRITON_ATTENTION], float):
+            attention_notes.append(f"{label}: {TRITON_ATTENTION} tuned to "
+                                   f"{triton['attention'].config()}.")
+        return cells
+
+    with flash_only or contextlib.nullcontext():
+        for case in attention_table_cases(ours_by_case):
+            label = attention_label(case)
+            cells = measure_attention_peers(case)
+            torch.cuda.empty_cache()  # for mosaic-run, another process
+            stem = ours_by_case.get((case.causal, case_dims(case)))
+            if stem is None:
+                missing.append(label)
+            else:
+                ours_ms, ours = measure_ours(paths[stem], ATTENTION_REFERENCES[case.causal],
+                                             label)
+                cells[OURS_ATTENTION] = FAILED if ours_ms is None else ours_ms
+                results.append({"attention": label, "implementation": OURS_ATTENTION,
+                                "kernel": stem, "ms": ours_ms,
+                                "passed": bool(ours.get("passed"))})
+            attention_rows.append((case, cells))
+    if missing:
+        attention_notes.append(f"{OURS_ATTENTION}: no kernel in {args.kernels} at "
+                               f"{'; '.join(missing)} (compile-kernels.sh compiles them with "
+                               "python/examples/attention.py where it exists).")
+    if sdpa_note:
+        attention_notes.append(sdpa_note)
+    if not (triton and "attention" in triton):
+        attention_notes += triton_notes or [f"{TRITON_ATTENTION}: not loaded."]
+    attention_notes += unavailable_notes(attention_unavailable)
+    attention_notes.append(f"{SDPA_FLASH}: torch {torch.__version__}, "
+                           "torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION).")
+    attention_notes += attention_shape_notes()
+
     gemm_table = gemm_markdown(columns, gemm_rows)
     table = markdown_table(rows) if rows else ""
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    section = docs_section(date, gpu_model(), command, args.warmup, args.reps, gemm_table,
-                           gemm_notes, table, notes)
+    section = docs_section(date, gpu_model(), command, args.warmup, args.reps, [
+        gemm_section(gemm_table, gemm_notes),
+        attention_section(attention_markdown(attention_rows), attention_notes),
+        other_examples_section(table, notes)])
     print()
     print(section)
     if args.out:

@@ -7,15 +7,23 @@
 #    (bench.py --list-gemm-shapes), written as MLIR by
 #    `python/examples/gemm_ws.py --m M --n N --k K --emit-mlir PATH` and
 #    compiled to gemm_bf16_ws_MxNxK.{mlir,cubin,ptx,json}; skipped, with a
-#    message, where that script does not exist.
+#    message, where that script does not exist;
+#  - the fused attention at each shape of bench.py's attention table
+#    (bench.py --list-attention-shapes: BATCH HEADS SEQ HEAD_DIM causal|full),
+#    written by `python/examples/attention.py --batch B --heads H --seq S
+#    --head-dim D [--causal] --emit-mlir PATH` and compiled to
+#    attention_fwd_BxHxSxD or attention_causal_fwd_BxHxSxD (the kernel's
+#    entry and shape) .{mlir,cubin,ptx,json}; skipped, with a message, where
+#    that script does not exist.
 #
 #   bench/gpu/compile-kernels.sh [OUT_DIR]   (default build/kernels)
 #
 # MOSAIC_COMPILE names the compiler (default build/bin/mosaic-compile);
-# gemm_ws.py runs on MOSAIC_PYTHON (default /usr/bin/python3) with the
-# mosaic_gpu module of the same build (BUILD/python, BUILD being the folder
-# above the compiler's bin/). Every kernel must compile: a failure is
-# reported, the others still compile, and the script fails.
+# gemm_ws.py and attention.py run on MOSAIC_PYTHON (default
+# /usr/bin/python3) with the mosaic_gpu module of the same build
+# (BUILD/python, BUILD being the folder above the compiler's bin/). Every
+# kernel must compile: a failure is reported, the others still compile, and
+# the script fails.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/build/kernels}
@@ -45,23 +53,47 @@ for source in "$root"/examples/*.mlir; do
   compile "$name" "$source"
 done
 
+# generate NAME GENERATOR ARGS...: GENERATOR ARGS --emit-mlir OUT/NAME.mlir,
+# then compile that; logged to OUT/NAME.log.
+generate() {
+  local name=$1 generator=$2
+  shift 2
+  total=$((total + 1))
+  rm -f "$out/$name.mlir"
+  if PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" "$python" "$generator" \
+      "$@" --emit-mlir "$out/$name.mlir" >"$out/$name.log" 2>&1 &&
+      [ -s "$out/$name.mlir" ]; then
+    compile "$name" "$out/$name.mlir"
+  else
+    echo "not generated: $name (see $out/$name.log)"
+  fi
+}
+
 generator=$root/python/examples/gemm_ws.py
 if [ -f "$generator" ]; then
   while read -r m n k; do
-    name=gemm_bf16_ws_${m}x${n}x${k}
-    total=$((total + 1))
-    rm -f "$out/$name.mlir"
-    if PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" "$python" "$generator" \
-        --m "$m" --n "$n" --k "$k" --emit-mlir "$out/$name.mlir" >"$out/$name.log" 2>&1 &&
-        [ -s "$out/$name.mlir" ]; then
-      compile "$name" "$out/$name.mlir"
-    else
-      echo "not generated: $name (see $out/$name.log)"
-    fi
+    generate "gemm_bf16_ws_${m}x${n}x${k}" "$generator" --m "$m" --n "$n" --k "$k"
   done < <("$python" "$root/bench/gpu/bench.py" --list-gemm-shapes)
 else
   echo "not generated: the warp-specialized GEMM per shape" \
     "(python/examples/gemm_ws.py does not exist in this tree)"
+fi
+
+generator=$root/python/examples/attention.py
+if [ -f "$generator" ]; then
+  while read -r batch heads seq head_dim mask; do
+    entry=attention_fwd
+    mask_flag=()
+    if [ "$mask" = causal ]; then
+      entry=attention_causal_fwd
+      mask_flag=(--causal)
+    fi
+    generate "${entry}_${batch}x${heads}x${seq}x${head_dim}" "$generator" \
+      --batch "$batch" --heads "$heads" --seq "$seq" --head-dim "$head_dim" "${mask_flag[@]}"
+  done < <("$python" "$root/bench/gpu/bench.py" --list-attention-shapes)
+else
+  echo "not generated: the fused attention per shape" \
+    "(python/examples/attention.py does not exist in this tree)"
 fi
 echo "compile-kernels.sh: $compiled of $total kernels compiled into $out"
 [ "$compiled" -eq "$total" ]

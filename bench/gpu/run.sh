@@ -6,7 +6,10 @@
 #
 # The GEMM table (our warp-specialized and simple GEMMs against cuBLAS and
 # Triton's persistent TMA GEMM at 8192^3 and the shape sweep of bench.py's
-# GEMM_SHAPES) comes from two commands:
+# GEMM_SHAPES) and the attention table (our fused attention against torch
+# SDPA's flash backend and a Triton fused attention, seq 512 to 16k with and
+# without the causal mask: bench.py's ATTENTION_SHAPES) come from two
+# commands:
 #
 #   bench/gpu/compile-kernels.sh build/kernels   # build machine: mosaic-compile, ptxas
 #   bench/gpu/run.sh build/kernels               # GPU machine: this tree + build/kernels

@@ -1,9 +1,13 @@
 """Tests of bench.py's tables and helpers; they need no GPU
 (python3 -m pytest bench/gpu; ctest runs them as `bench-gpu`)."""
 import json
+import math
+import os
 import pathlib
+import random
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -15,6 +19,10 @@ GEMM = {"entry": "gemm", "cubin": "gemm.cubin", "parameters": [
     {"index": 1, "kind": "buffer", "element_type": "bf16", "shape": [2048, 1024]},
     {"index": 2, "kind": "buffer", "element_type": "bf16", "shape": [4096, 1024]},
     {"index": 3, "kind": "tensor_map", "tensor_map": 0}]}
+ATTENTION = {"entry": "attention_causal_fwd", "cubin": "attention.cubin", "parameters": [
+    {"index": i, "kind": "buffer", "element_type": "bf16", "shape": [64, 4096, 128]}
+    for i in range(4)] + [
+    {"index": 4, "kind": "buffer", "element_type": "f32", "shape": [64, 4096]}]}
 SOFTMAX = {"entry": "softmax", "cubin": "softmax.cubin", "parameters": [
     {"index": 0, "kind": "buffer", "element_type": "f32", "shape": [4096, 128]},
     {"index": 1, "kind": "buffer", "element_type": "f32", "shape": [4096, 128]}]}
@@ -26,6 +34,7 @@ def test_shapes():
     assert bench.gemm_dims(GEMM) == (4096, 1024, 2048)
     assert bench.shape_label(bench.gemm_dims(GEMM)) == "4096x1024x2048"
     assert bench.describe_shape(SOFTMAX) == "4096x128"
+    assert bench.attention_dims(ATTENTION) == (64, 4096, 128)
 
 
 def test_find_manifests_skips_other_json(tmp_path):
@@ -44,6 +53,10 @@ def test_reference_kind_by_entry_name():
     assert bench.reference_kind("tma_roundtrip") == "tma_roundtrip"
     assert bench.reference_kind("gemmx") is None
     assert bench.reference_kind("matmul") is None
+    # The longest reference that begins the entry, as mosaic-run picks it.
+    assert bench.reference_kind("attention_fwd") == "attention"
+    assert bench.reference_kind("attention_causal_fwd") == "attention_causal"
+    assert bench.reference_kind("attention_causal") == "attention_causal"
 
 
 def test_kernel_family_strips_the_shape():
@@ -51,14 +64,16 @@ def test_kernel_family_strips_the_shape():
     assert bench.kernel_family("gemm_bf16_ws") == "gemm_bf16_ws"
     assert bench.kernel_family("gemm_bf16") == "gemm_bf16"
     assert bench.kernel_family("softmax_64x128") == "softmax_64x128"
+    assert bench.kernel_family("attention_causal_fwd_4x16x4096x128") == "attention_causal_fwd"
 
 
-def test_group_gemms_prefers_the_example():
-    chosen, notes = bench.group_gemms([
-        ("gemm_bf16_ws_8192x8192x8192", (8192, 8192, 8192)),
-        ("gemm_bf16_ws_4096x4096x512", (4096, 4096, 512)),
-        ("gemm_bf16_ws", (8192, 8192, 8192)),
-        ("gemm_bf16", (4096, 4096, 4096))])
+def test_group_kernels_prefers_the_example():
+    chosen, notes = bench.group_kernels([
+        (stem, bench.kernel_family(stem), dims) for stem, dims in (
+            ("gemm_bf16_ws_8192x8192x8192", (8192, 8192, 8192)),
+            ("gemm_bf16_ws_4096x4096x512", (4096, 4096, 512)),
+            ("gemm_bf16_ws", (8192, 8192, 8192)),
+            ("gemm_bf16", (4096, 4096, 4096)))])
     assert chosen == {("gemm_bf16_ws", (8192, 8192, 8192)): "gemm_bf16_ws",
                       ("gemm_bf16_ws", (4096, 4096, 512)): "gemm_bf16_ws_4096x4096x512",
                       ("gemm_bf16", (4096, 4096, 4096)): "gemm_bf16"}
@@ -118,14 +133,14 @@ def test_ratio_is_peer_over_ours():
     assert bench.format_ratio(1.0, None) == "-"
 
 
-def test_gemm_cells():
+def test_compared_cells():
     flops = 2 * 8192 ** 3
     # cuBLAS 1.4 ms, this 1.75 ms: 0.80 of cuBLAS's speed.
-    assert bench.format_gemm_cell(1.75, flops, 1.4) == "1.750 ms, 628 TFLOP/s, 0.80x"
-    assert bench.format_gemm_cell(1.4, flops, None) == "1.400 ms, 785 TFLOP/s"
-    assert bench.format_gemm_cell(bench.FAILED, flops, 1.4) == "FAILED"
-    assert bench.format_gemm_cell(bench.UNAVAILABLE, flops, 1.4) == "unavailable"
-    assert bench.format_gemm_cell(None, flops, 1.4) == "-"
+    assert bench.format_compared_cell(1.75, flops, 1.4) == "1.750 ms, 628 TFLOP/s, 0.80x"
+    assert bench.format_compared_cell(1.4, flops, None) == "1.400 ms, 785 TFLOP/s"
+    assert bench.format_compared_cell(bench.FAILED, flops, 1.4) == "FAILED"
+    assert bench.format_compared_cell(bench.UNAVAILABLE, flops, 1.4) == "unavailable"
+    assert bench.format_compared_cell(None, flops, 1.4) == "-"
 
 
 def test_gemm_markdown():
@@ -161,8 +176,11 @@ def test_markdown_table():
 
 def test_docs_section_records_date_gpu_and_command():
     section = bench.docs_section("2026-11-22", "NVIDIA H100 80GB HBM3 (driver 580.159.04)",
-                                 "bench/gpu/run.sh build/kernels", 10, 100, "GEMM TABLE",
-                                 ["a GEMM note"], "TABLE", ["a note"])
+                                 "bench/gpu/run.sh build/kernels", 10, 100, [
+                                     bench.gemm_section("GEMM TABLE", ["a GEMM note"]),
+                                     bench.attention_section("ATTENTION TABLE",
+                                                             ["an attention note"]),
+                                     bench.other_examples_section("TABLE", ["a note"])])
     lines = section.splitlines()
     assert lines[0] == "## Kernel time on NVIDIA H100 80GB HBM3 (driver 580.159.04) (2026-11-22)"
     assert "```sh" in lines and "bench/gpu/run.sh build/kernels" in lines
@@ -170,13 +188,102 @@ def test_docs_section_records_date_gpu_and_command():
     assert "poisoned with NaN" in section
     assert lines.index("### GEMM (bf16 in, f32 accumulation, bf16 out)") < \
         lines.index("GEMM TABLE") < lines.index("- a GEMM note") < \
+        lines.index("### Attention forward (bf16 Q, K, V and O, f32 LSE)") < \
+        lines.index("ATTENTION TABLE") < lines.index("- an attention note") < \
         lines.index("### The other examples") < lines.index("TABLE") < lines.index("- a note")
 
 
-def test_docs_section_without_other_examples():
-    section = bench.docs_section("2026-11-22", "GPU", "cmd", 10, 100, "GEMM TABLE", [], "", [])
-    assert "### The other examples" not in section
+def test_docs_section_leaves_out_empty_tables():
+    section = bench.docs_section("2026-11-22", "GPU", "cmd", 10, 100, [
+        bench.gemm_section("GEMM TABLE", []), bench.attention_section("", []),
+        bench.other_examples_section("", ["a note"])])
     assert "GEMM TABLE" in section
+    assert "### Attention" not in section
+    # Notes without a table keep their heading, not the table's legend.
+    lines = section.splitlines()
+    assert lines[lines.index("### The other examples") + 2] == "- a note"
+    assert "The ratio is" not in section
+
+
+def test_attention_shapes():
+    """Sequence lengths 512 to 16k at head_dim 128, batch x seq = 16k tokens
+    of 16 heads in each (so every shape has 2048 blocks of 128 queries),
+    lengths that the kernel's 128-row blocks and 128-key tiles divide, each
+    shape saying why it is there, the example's shape among them."""
+    shapes = bench.ATTENTION_SHAPES
+    assert [s.seq for s in shapes] == [512, 1024, 2048, 4096, 8192, 16384]
+    for shape in shapes:
+        assert shape.head_dim == 128 and shape.heads == 16, shape
+        assert shape.batch * shape.seq == 16384, shape
+        assert shape.seq % 128 == 0 and shape.why, shape
+        assert shape.batch * shape.heads * shape.seq // 128 == 2048
+    assert bench.attention_dims(ATTENTION) in {bench.case_dims(c)
+                                               for c in bench.attention_table_cases([])}
+    assert bench.attention_shape_notes()[0].startswith("32x16x512x128: short sequences")
+
+
+def test_attention_table_cases_both_masks_then_ours():
+    cases = bench.attention_table_cases([(True, (64, 4096, 128)), (False, (2, 256, 64)),
+                                         (True, (2, 256, 64))])
+    table = [bench.AttentionCase(s.batch, s.heads, s.seq, s.head_dim, causal)
+             for s in bench.ATTENTION_SHAPES for causal in (False, True)]
+    assert cases[:len(table)] == table
+    assert cases[len(table):] == [bench.AttentionCase(1, 2, 256, 64, False),
+                                  bench.AttentionCase(1, 2, 256, 64, True)]
+
+
+def test_list_attention_shapes_needs_no_torch():
+    out = subprocess.run([sys.executable, str(pathlib.Path(bench.__file__)),
+                          "--list-attention-shapes"], capture_output=True, text=True,
+                         check=True)
+    lines = out.stdout.splitlines()
+    assert lines[:2] == ["32 16 512 128 full", "32 16 512 128 causal"]
+    assert len(lines) == 2 * len(bench.ATTENTION_SHAPES)
+
+
+def test_attention_kernels_by_case():
+    """The example (stem == entry) wins over a generated kernel of its shape;
+    the mask comes from the entry's reference."""
+    by_case, notes = bench.attention_kernels_by_case([
+        ("attention_fwd_4x16x4096x128", "attention_fwd", (64, 4096, 128)),
+        ("attention_fwd", "attention_fwd", (64, 4096, 128)),
+        ("attention_causal_fwd_4x16x4096x128", "attention_causal_fwd", (64, 4096, 128)),
+        ("attention_fwd_1x16x16384x128", "attention_fwd", (16, 16384, 128))])
+    assert by_case == {(False, (64, 4096, 128)): "attention_fwd",
+                       (True, (64, 4096, 128)): "attention_causal_fwd_4x16x4096x128",
+                       (False, (16, 16384, 128)): "attention_fwd_1x16x16384x128"}
+    assert notes == ["attention_fwd_4x16x4096x128 not run: attention_fwd has the same shape "
+                     "(64x4096x128)."]
+
+
+def test_attention_flops_and_table():
+    full = bench.AttentionCase(1, 16, 16384, 128, False)
+    causal = full._replace(causal=True)
+    assert bench.attention_flops(full) == 4 * 16 * 16384 ** 2 * 128
+    assert bench.attention_flops(causal) * 2 == bench.attention_flops(full)
+    # 2.2 TFLOP: 4.4 ms is 500 TFLOP/s; SDPA at 5.5 ms is 0.80 of this speed.
+    rows = [(full, {bench.SDPA_FLASH: 5.5, bench.OURS_ATTENTION: 4.4,
+                    bench.TRITON_ATTENTION: bench.UNAVAILABLE}),
+            (causal, {bench.SDPA_FLASH: bench.FAILED, bench.OURS_ATTENTION: 2.2})]
+    assert bench.attention_markdown(rows).splitlines() == [
+        "| batch x heads x seq x head_dim | torch SDPA (flash) | ours | Triton fused attention |",
+        "|---|---:|---:|---:|",
+        "| 1x16x16384x128 | 5.500 ms, 400 TFLOP/s, 1.00x | 4.400 ms, 500 TFLOP/s, 1.25x "
+        "| unavailable |",
+        "| 1x16x16384x128, causal | FAILED | 2.200 ms, 500 TFLOP/s | - |"]
+
+
+def test_sample_attention_rows():
+    samples = bench.sample_attention_rows(random.Random(0), 512, 16384)
+    assert len(samples) == bench.ATTENTION_CHECKED_HEADS
+    assert len({head for head, _ in samples}) == len(samples)
+    for head, rows in samples:
+        assert 0 <= head < 512
+        assert rows == sorted(set(rows)) and len(rows) == bench.ATTENTION_CHECKED_ROWS
+        assert rows[0] == 0 and rows[-1] == 16383
+    # Fewer heads and rows than asked for: all of them.
+    assert bench.sample_attention_rows(random.Random(0), 2, 4) == [(0, [0, 1, 2, 3]),
+                                                                  (1, [0, 1, 2, 3])]
 
 
 def test_triton_peers_compile_for_hopper():
@@ -197,3 +304,145 @@ def test_triton_peers_compile_for_hopper():
         target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 4})
     ptx = kernel.asm["ptx"]
     assert "cp.async.bulk.tensor" in ptx and "wgmma.mma_async" in ptx
+
+
+@pytest.mark.parametrize("causal, block_n", [(False, 128), (True, 64)])
+def test_triton_attention_compiles_for_hopper(causal, block_n):
+    """The Triton fused attention compiles for sm_90a with the installed
+    Triton (no GPU needed), through TMA and wgmma; causal with two key
+    blocks per diagonal block."""
+    triton = pytest.importorskip("triton", reason="Triton is not installed")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    import triton_peers
+    if triton_peers.TensorDescriptor is None:
+        pytest.skip(f"Triton {triton.__version__} has no host-side TMA descriptors")
+    rows, keys = "tensordesc<bf16[128,128]>", f"tensordesc<bf16[{block_n},128]>"
+    signature = {"q_desc": rows, "k_desc": keys, "v_desc": keys, "o_desc": rows,
+                 "lse_ptr": "*fp32", "seq": "i32", "scale_log2": "fp32"}
+    constants = {"HEAD_DIM": 128, "BLOCK_M": 128, "BLOCK_N": block_n, "CAUSAL": causal}
+    kernel = triton.compile(ASTSource(triton_peers.attention_fwd, signature, constants),
+                            target=GPUTarget("cuda", 90, 32),
+                            options={"num_warps": 8, "num_stages": 3})
+    ptx = kernel.asm["ptx"]
+    assert "cp.async.bulk.tensor" in ptx and "wgmma.mma_async" in ptx
+
+
+def test_triton_launchers_load_without_a_gpu():
+    """load() builds every launcher (the autotuners check their keys name
+    kernel arguments) and the attention pre-hook sets each config's boxes."""
+    triton = pytest.importorskip("triton", reason="Triton is not installed")
+    import types
+    import triton_peers
+    if triton_peers.TensorDescriptor is None:
+        pytest.skip(f"Triton {triton.__version__} has no host-side TMA descriptors")
+    launchers, notes = triton_peers.load(132)
+    assert notes == []
+    assert {"matmul_tma_persistent", "attention"} <= set(launchers)
+    assert launchers["attention"].config() == "not tuned"
+    descriptors = {name: types.SimpleNamespace(block_shape=None)
+                   for name in ("q_desc", "k_desc", "v_desc", "o_desc")}
+    for config in triton_peers.attention_configs():
+        config.pre_hook(dict(descriptors, **config.kwargs, HEAD_DIM=128))
+        assert descriptors["q_desc"].block_shape == descriptors["o_desc"].block_shape == \
+            [128, 128]
+        assert descriptors["k_desc"].block_shape == descriptors["v_desc"].block_shape == \
+            [config.kwargs["BLOCK_N"], 128]
+
+
+# Runs the Triton fused attention in Triton's interpreter (on the CPU; it
+# must be on before triton_peers is imported) and prints the relative errors
+# of O and LSE against bench.py's float64 reference, on all rows. f16: the
+# interpreter's bf16 dot is wrong (Triton 3.9).
+INTERPRETED_ATTENTION = textwrap.dedent("""
+    import math, sys
+    import torch
+    import bench, triton_peers
+    heads, seq, d = 2, 384, 128
+    for causal in (False, True):
+        for block_n in (64, 128):
+            q, k, v = (torch.randn(heads, seq, d).to(torch.float16) for _ in range(3))
+            o = torch.full_like(q, math.nan)
+            lse = torch.full((heads, seq), math.nan)
+            boxes = (128, block_n, block_n, 128)
+            descriptors = [triton_peers.TensorDescriptor.from_tensor(t.view(heads * seq, d),
+                                                                     [rows, d])
+                           for t, rows in zip((q, k, v, o), boxes)]
+            triton_peers.attention_fwd[(seq // 128, heads)](
+                *descriptors, lse, seq, math.log2(math.e) / math.sqrt(d), HEAD_DIM=d,
+                BLOCK_M=128, BLOCK_N=block_n, CAUSAL=causal)
+            every_row = [(head, list(range(seq))) for head in range(heads)]
+            o_ref, lse_ref = bench.attention_reference(torch, q, k, v, causal, every_row)
+            print(causal, block_n,
+                  bench.relative_error(torch, bench.sampled(torch, o, every_row), o_ref),
+                  bench.relative_error(torch, bench.sampled(torch, lse, every_row), lse_ref))
+""")
+
+
+def test_triton_attention_matches_float64_in_the_interpreter():
+    """The Triton fused attention computes attention: O within f16's
+    rounding of P and O, the LSE within f32's, with and without the causal
+    mask, with key blocks of 64 (two per diagonal block) and of 128."""
+    pytest.importorskip("torch", reason="PyTorch is not installed")
+    triton = pytest.importorskip("triton", reason="Triton is not installed")
+    import triton_peers
+    if triton_peers.TensorDescriptor is None:
+        pytest.skip(f"Triton {triton.__version__} has no host-side TMA descriptors")
+    here = pathlib.Path(__file__).parent
+    env = dict(os.environ, TRITON_INTERPRET="1",
+               PYTHONPATH=os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", INTERPRETED_ATTENTION], env=env,
+                         capture_output=True, text=True, check=True)
+    runs = [line.split() for line in out.stdout.splitlines()]
+    assert [run[:2] for run in runs] == [["False", "64"], ["False", "128"], ["True", "64"],
+                                         ["True", "128"]]
+    for run in runs:
+        assert float(run[2]) < 1e-3 and float(run[3]) < 1e-6, run
+
+
+class WrongPeer:
+    """Stands in for the Triton launchers: writes attention's O with one
+    element changed, or one left unwritten."""
+
+    def __init__(self, torch, unwritten):
+        self.torch, self.unwritten = torch, unwritten
+
+    def __call__(self, q, k, v, o, lse, causal):
+        torch = self.torch
+        scores = (q.float() @ k.float().transpose(1, 2)) / math.sqrt(q.shape[-1])
+        if causal:
+            scores = scores.masked_fill(torch.ones(scores.shape[1:], dtype=torch.bool).triu(1),
+                                        -math.inf)
+        lse_rows = torch.logsumexp(scores, -1)
+        written = torch.softmax(scores, -1) @ v.float()
+        if self.unwritten:
+            written[-1, -1, -1] = math.nan
+        else:
+            written[:, 0] += 1
+        o.copy_(written)
+        lse.copy_(lse_rows)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_peers_check_their_outputs(causal):
+    """On the CPU: SDPA (any backend) passes the check; a peer that gets the
+    first row wrong fails it (the first row is always checked), and one that
+    leaves an element unwritten gets an infinite error, the element being
+    poisoned."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    case = bench.AttentionCase(2, 2, 256, 64, causal)
+    samples = bench.sample_attention_rows(random.Random(0), 4, 256)
+    generator = torch.Generator().manual_seed(0)
+    for unwritten in (False, True):
+        triton = {"attention": WrongPeer(torch, unwritten)}
+        peers = dict(bench.attention_peers(torch, triton,
+                                           torch.nn.functional.scaled_dot_product_attention,
+                                           case, samples, generator))
+        assert list(peers) == [bench.SDPA_FLASH, bench.TRITON_ATTENTION]
+        for peer in peers.values():
+            peer.run()
+            peer.poison()
+            peer.run()
+        assert peers[bench.SDPA_FLASH].check() < 1e-2
+        error = peers[bench.TRITON_ATTENTION].check()
+        assert error == math.inf if unwritten else 1e-2 < error < math.inf

@@ -12,7 +12,21 @@ bf16 A [M, K] and B [K, N], both row-major, and write bf16 C [M, N].
   through host-built TMA descriptors (`triton.tools.tensor_descriptor`) and
   stores C through one, optionally in two halves (EPILOGUE_SUBTILE) to free
   shared memory for another stage. Autotuned per shape (tma_configs).
+
+The attention peer takes what our attention kernel takes: bf16 Q, K, V
+[heads, seq, head_dim] (heads counting batch too), and writes bf16 O of that
+shape and the f32 log-sum-exp LSE [heads, seq].
+
+- `attention_fwd`: a fused attention forward in the style of Triton's
+  fused-attention tutorial (06): one program per 128 query rows of one head,
+  Q loaded once, a loop over blocks of BLOCK_N keys with the online softmax
+  in base 2 (running row maximum and row sum, the output rescaled when the
+  maximum grows), Q, K, V and O through host-built TMA descriptors. With the
+  causal mask, the key blocks left of the diagonal run unmasked and only the
+  diagonal's are masked. Autotuned per sequence length (attention_configs).
 """
+import math
+
 import triton
 import triton.language as tl
 
@@ -122,6 +136,112 @@ def matmul_tma_persistent(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr,
             c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.bfloat16))
 
 
+ATTENTION_BLOCK_M = 128
+LN_2 = tl.constexpr(math.log(2))
+
+
+@triton.jit
+def attend_keys(acc, row_sum, row_max, q, k_desc, v_desc, head_row, first_key, end_key,
+                query_rows, scale_log2, BLOCK_N: tl.constexpr, MASKED: tl.constexpr):
+    """Folds keys [first_key, end_key) of one head into the running output
+    `acc` (not yet divided by `row_sum`), the row sums and the row maxima, all
+    in base 2. head_row: the head's first row in the [heads * seq, head_dim]
+    views. MASKED hides each key after its query."""
+    for start in tl.range(first_key, end_key, BLOCK_N):
+        k = k_desc.load([head_row + start, 0])
+        scores = tl.dot(q, tl.trans(k)) * scale_log2
+        if MASKED:
+            keys = start + tl.arange(0, BLOCK_N)
+            scores = tl.where(keys[None, :] <= query_rows[:, None], scores, -float("inf"))
+        # Keys are visited in order and key 0 is every query's, so the
+        # maximum is finite from the first block on: no -inf - -inf.
+        new_max = tl.maximum(row_max, tl.max(scores, 1))
+        p = tl.math.exp2(scores - new_max[:, None])
+        alpha = tl.math.exp2(row_max - new_max)
+        row_sum = row_sum * alpha + tl.sum(p, 1)
+        v = v_desc.load([head_row + start, 0])
+        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+        row_max = new_max
+    return acc, row_sum, row_max
+
+
+@triton.jit
+def attention_fwd(q_desc, k_desc, v_desc, o_desc, lse_ptr, seq, scale_log2,
+                  HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  CAUSAL: tl.constexpr):
+    # seq is a multiple of BLOCK_M and BLOCK_N: no block crosses a head.
+    head_row = tl.program_id(1) * seq
+    first_query = tl.program_id(0) * BLOCK_M
+    query_rows = first_query + tl.arange(0, BLOCK_M)
+    q = q_desc.load([head_row + first_query, 0])
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    row_sum = tl.zeros([BLOCK_M], dtype=tl.float32)
+    row_max = tl.full([BLOCK_M], -float("inf"), dtype=tl.float32)
+    if CAUSAL:
+        # Only the diagonal block pays for the mask.
+        acc, row_sum, row_max = attend_keys(acc, row_sum, row_max, q, k_desc, v_desc, head_row,
+                                            0, first_query, query_rows, scale_log2, BLOCK_N,
+                                            False)
+        acc, row_sum, row_max = attend_keys(acc, row_sum, row_max, q, k_desc, v_desc, head_row,
+                                            first_query, first_query + BLOCK_M, query_rows,
+                                            scale_log2, BLOCK_N, True)
+    else:
+        acc, row_sum, row_max = attend_keys(acc, row_sum, row_max, q, k_desc, v_desc, head_row,
+                                            0, seq, query_rows, scale_log2, BLOCK_N, False)
+    o_desc.store([head_row + first_query, 0], (acc / row_sum[:, None]).to(q.dtype))
+    # The LSE in base e, as our kernel and the float64 reference give it.
+    tl.store(lse_ptr + head_row + query_rows, (row_max + tl.math.log2(row_sum)) * LN_2)
+
+
+def set_attention_block_shapes(nargs):
+    """Autotuning pre-hook: each configuration's TMA boxes."""
+    rows, keys, d = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["HEAD_DIM"]
+    nargs["q_desc"].block_shape = [rows, d]
+    nargs["o_desc"].block_shape = [rows, d]
+    nargs["k_desc"].block_shape = [keys, d]
+    nargs["v_desc"].block_shape = [keys, d]
+
+
+def attention_configs():
+    """128 query rows on 8 warps (two warpgroups of 64 rows, as in our
+    kernel), key blocks of 64 or 128, 2 to 4 stages. Those that do not fit
+    shared memory (128 keys in 4 stages) fail to compile and the autotuner
+    passes over them."""
+    return [
+        triton.Config({"BLOCK_M": ATTENTION_BLOCK_M, "BLOCK_N": keys}, num_stages=stages,
+                      num_warps=8, pre_hook=set_attention_block_shapes)
+        for keys in (64, 128) for stages in (2, 3, 4)
+    ]
+
+
+def attention_runner():
+    """A launcher of attention_fwd, autotuned per (seq, causal). The
+    descriptors are built once per tensor set (each configuration's pre-hook
+    sets its boxes), so that a timed launch is the kernel's."""
+    tuned = triton.autotune(configs=attention_configs(), key=["seq", "CAUSAL"])(attention_fwd)
+    descriptors = {}
+
+    def run(q, k, v, o, lse, causal):
+        heads, seq, d = q.shape
+        if seq % ATTENTION_BLOCK_M:
+            raise ValueError(f"the Triton attention needs seq a multiple of "
+                             f"{ATTENTION_BLOCK_M}, got {seq}")
+        key = tuple(t.data_ptr() for t in (q, k, v, o)) + (q.shape,)
+        if key not in descriptors:
+            # Placeholder boxes; set_attention_block_shapes sets each config's.
+            descriptors.clear()
+            descriptors[key] = tuple(
+                TensorDescriptor.from_tensor(t.view(heads * seq, d), [ATTENTION_BLOCK_M, d])
+                for t in (q, k, v, o))
+        # exp(x / sqrt(d)) = exp2(x * log2(e) / sqrt(d)): scores in base 2.
+        scale_log2 = math.log2(math.e) / math.sqrt(d)
+        tuned[(seq // ATTENTION_BLOCK_M, heads)](*descriptors[key], lse, seq, scale_log2,
+                                                 HEAD_DIM=d, CAUSAL=causal)
+
+    run.config = lambda: describe_config(getattr(tuned, "best_config", None))
+    return run
+
+
 def run_elementwise(x, y, out):
     n = x.numel()
     elementwise[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
@@ -186,11 +306,15 @@ def load(num_sms):
     if TensorDescriptor is None:
         notes.append(f"Triton {triton.__version__} has no "
                      "triton.tools.tensor_descriptor.TensorDescriptor (host-side TMA "
-                     "descriptors): the persistent TMA GEMM column is empty.")
+                     "descriptors): the persistent TMA GEMM and the fused attention "
+                     "columns are empty.")
         return launchers, notes
-    try:
-        launchers["matmul_tma_persistent"] = tma_persistent_runner(num_sms)
-    except Exception as error:  # noqa: BLE001: an autotuning API this Triton lacks
-        notes.append(f"Triton {triton.__version__} cannot autotune the persistent TMA "
-                     f"GEMM ({type(error).__name__}: {error}): its column is empty.")
+    for name, what, make in (("matmul_tma_persistent", "the persistent TMA GEMM",
+                              lambda: tma_persistent_runner(num_sms)),
+                             ("attention", "the fused attention", attention_runner)):
+        try:
+            launchers[name] = make()
+        except Exception as error:  # noqa: BLE001: an autotuning API this Triton lacks
+            notes.append(f"Triton {triton.__version__} cannot autotune {what} "
+                         f"({type(error).__name__}: {error}): its column is empty.")
     return launchers, notes

@@ -77,8 +77,30 @@ bool mosaic_gpu::isGlobalMemory(MemRefType type) {
 
 LogicalResult MosaicGPUDialect::verifyOperationAttribute(Operation *op,
                                                          NamedAttribute attr) {
-  // Only the cluster shape is checked here; the lowering's own annotations
-  // (shared-memory size, tensor maps) are written by the compiler.
+  // Only the kernel attributes a user writes are checked here; the
+  // lowering's own annotations (shared-memory size, tensor maps) are
+  // written by the compiler.
+  if (attr.getName() == kFlushDenormalsAttr) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "`" << kFlushDenormalsAttr
+             << "` is a unit attribute, but it is " << attr.getValue();
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitOpError()
+             << "`" << kFlushDenormalsAttr << "` belongs on a gpu.func kernel";
+    // libdevice's flush mode is one per module (NVVMReflect's __CUDA_FTZ).
+    if (auto module = op->getParentOfType<gpu::GPUModuleOp>())
+      for (auto other : module.getOps<gpu::GPUFuncOp>())
+        if (other.isKernel() && !other->hasAttr(kFlushDenormalsAttr))
+          return op->emitOpError()
+                 << "flushes subnormals (`" << kFlushDenormalsAttr
+                 << "`) but kernel @" << other.getName()
+                 << " of the same gpu.module does not; the library "
+                    "functions (exp, log...) follow one setting per module, "
+                    "so put the kernels in separate gpu.modules or mark "
+                    "them all";
+    return success();
+  }
   if (attr.getName() != kClusterAttr)
     return success();
   auto shape = dyn_cast<DenseI32ArrayAttr>(attr.getValue());
@@ -102,8 +124,8 @@ LogicalResult MosaicGPUDialect::verifyOperationAttribute(Operation *op,
                              << blocks << " blocks; sm_90a allows at most 16";
   // The attribute stays on the kernel once it is an llvm.func.
   if (!isa<FunctionOpInterface>(op))
-    return op->emitOpError() << "`" << kClusterAttr
-                             << "` belongs on a gpu.func kernel";
+    return op->emitOpError()
+           << "`" << kClusterAttr << "` belongs on a gpu.func kernel";
   auto function = dyn_cast<gpu::GPUFuncOp>(op);
   if (DenseI32ArrayAttr grid =
           function ? function.getKnownGridSizeAttr() : DenseI32ArrayAttr())

@@ -104,7 +104,7 @@ def build(config: Config) -> mgpu.Kernel:
 
     @mgpu.kernel(grid=(config.seq // BLOCK_M, heads, 1), block=(384, 1, 1),
                  inputs=[(rows, dtype)] * 3, outputs=[(rows, dtype), (rows[:2], "f32")],
-                 smem=smem(config), name=name)
+                 smem=smem(config), name=name, flush_denormals=True)
     def attention(q, k, v, o, lse, q_smem, k_smem, v_smem, o_smem, q_full, k_full, v_full,
                   empty):
         stages = config.stages

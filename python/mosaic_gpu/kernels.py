@@ -178,12 +178,17 @@ def kernel(grid: Sequence[int], block: Sequence[int],
            inputs: Sequence[tuple[Sequence[int], DTypeLike]],
            outputs: Sequence[tuple[Sequence[int], DTypeLike]],
            cluster: Sequence[int] = (1, 1, 1), smem: Sequence[SmemBuffer | Barriers] = (),
-           name: str | None = None) -> Callable[[Callable[..., Any]], Kernel]:
+           name: str | None = None,
+           flush_denormals: bool = False) -> Callable[[Callable[..., Any]], Kernel]:
     """Decorates a function that writes a kernel: it is called once with one
     Ref per input, per output and per ``smem`` entry (SmemBuffer or
     Barriers, laid out in order at 1024-byte aligned offsets), and returns
     a :class:`Kernel`. Dtypes are DType objects (``mosaic_gpu.f32``) or
-    their names."""
+    their names. With ``flush_denormals`` the kernel's f32 arithmetic
+    flushes subnormals to zero (``mosaic_gpu.flush_denormals``: the PTX
+    ``.ftz`` forms, and a single instruction for ``exp2``)."""
+    if not isinstance(flush_denormals, bool):
+        raise TypeError(f"`flush_denormals` must be a bool, got {flush_denormals!r}")
     grid, block, cluster = (_check_dims(grid, "grid"), _check_dims(block, "block"),
                             _check_dims(cluster, "cluster"))
     inputs, outputs = _check_arrays(inputs, "inputs"), _check_arrays(outputs, "outputs")
@@ -203,7 +208,7 @@ def kernel(grid: Sequence[int], block: Sequence[int],
         arrays = inputs + outputs
         builder = _mosaic.KernelBuilder.start(
             kernel_name, [(list(shape), dtype.element) for shape, dtype in arrays], grid, block,
-            cluster, code.co_filename, code.co_firstlineno)
+            cluster, code.co_filename, code.co_firstlineno, flush_denormals=flush_denormals)
         with building(builder, LaunchShape(grid, block, cluster)):
             refs = [Ref(h, shape, dtype) for h, (shape, dtype) in zip(builder.arguments(), arrays)]
             offsets, _ = _smem_offsets(smem)

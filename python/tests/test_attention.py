@@ -201,7 +201,8 @@ def test_example_is_the_twin_of_the_mlir_example(ptxas):
         assert (report["registers"], report["spill_stores"], report["spill_loads"]) == (168, 0, 0)
         assert "Potential Performance Loss" not in report["report"]
     for instruction in ("setmaxnreg.dec.sync.aligned.u32 \t24;",
-                        "setmaxnreg.inc.sync.aligned.u32 \t240;", "bar.arrive"):
+                        "setmaxnreg.inc.sync.aligned.u32 \t240;", "bar.arrive",
+                        "ex2.approx.ftz.f32"):
         assert instruction in python.ptx and instruction in mlir.ptx, instruction
 
     def instructions(ptx):
@@ -254,6 +255,20 @@ def test_bad_arguments(make, exception, message):
         make(mgpu.vector_load(x))
     with pytest.raises(exception, match=message):
         build(body)
+
+
+def test_flush_denormals():
+    text = str(build(lambda x, out: None).module)
+    assert "mosaic_gpu.flush_denormals" not in text
+
+    @mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[], outputs=[((128,), "f32")],
+                 flush_denormals=True)
+    def flushing(out):
+        pass
+    assert "mosaic_gpu.flush_denormals" in str(flushing.module)
+    with pytest.raises(TypeError, match="`flush_denormals` must be a bool, got 1"):
+        mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[], outputs=[((128,), "f32")],
+                    flush_denormals=1)
 
 
 def test_named_barrier_arrive_builds():

@@ -2,13 +2,15 @@
 //
 // Fixes up the LLVM form of each kernel for launch: the dynamic shared
 // memory becomes the block's external buffer, tensor-map parameters are
-// passed by value as grid constants, and kernels that reallocate registers
-// run one block per SM.
+// passed by value as grid constants, kernels that reallocate registers run
+// one block per SM, and kernels marked `mosaic_gpu.flush_denormals` get the
+// `.ftz` forms of f32 instructions.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelLowering.h"
 #include "mosaic/Conversion/MosaicGPUToNVVM/Passes.h"
+#include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
@@ -36,6 +38,25 @@ struct FinalizeKernelsPass
       global.setLinkage(LLVM::Linkage::External);
       global.setAlignment(1024);
     });
+    // libdevice (exp, exp2, log...) picks its `.ftz` forms by the module
+    // flag NVVMReflect reads for __CUDA_FTZ, once per module: the verifier
+    // makes a module's kernels agree on `mosaic_gpu.flush_denormals`.
+    getOperation()->walk([](gpu::GPUModuleOp module) {
+      bool flushes = false;
+      module.walk([&](LLVM::LLVMFuncOp function) {
+        flushes |= function->hasAttr(mosaic_gpu::kFlushDenormalsAttr);
+      });
+      if (!flushes)
+        return;
+      MLIRContext *context = module.getContext();
+      OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+      auto flag = LLVM::ModuleFlagAttr::get(
+          context, LLVM::ModFlagBehavior::Override,
+          StringAttr::get(context, "nvvm-reflect-ftz"),
+          builder.getI32IntegerAttr(1));
+      LLVM::ModuleFlagsOp::create(builder, module.getLoc(),
+                                  builder.getArrayAttr({flag}));
+    });
     // Tensor maps are passed by value (a 128-byte, 64-byte aligned
     // CUtensorMap) and read in place by TMA.
     getOperation()->walk([](LLVM::LLVMFuncOp function) {
@@ -52,6 +73,10 @@ struct FinalizeKernelsPass
           !function->hasAttr(NVVM::NVVMDialect::getMinctasmAttrName()))
         function->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                           builder.getI32IntegerAttr(1));
+      // `.ftz` forms of the f32 instructions, as `nvcc -ftz=true`.
+      if (function->hasAttr(mosaic_gpu::kFlushDenormalsAttr))
+        function.setDenormalFpMathF32Attr(
+            builder.getStringAttr("preserve-sign,preserve-sign"));
       auto maps = function->getAttrOfType<ArrayAttr>(kTensorMapsAttr);
       if (!maps)
         return;

@@ -25,10 +25,20 @@ def MosaicGPU_Dialect : Dialect {
 
     Op names, operand order and attribute names follow JAX's Mosaic GPU
     dialect so that IR written for its Hopper subset reads the same here.
+
+    Kernel (`gpu.func`) attributes:
+    - `mosaic_gpu.cluster = array<i32: x, y, z>`: the kernel runs in
+      clusters of that many blocks along each grid dim (at most 16 blocks).
+    - `mosaic_gpu.flush_denormals`: f32 arithmetic flushes subnormal inputs
+      and results to zero (the PTX `.ftz` forms, as `nvcc -ftz=true`).
+      `exp2` then is a single `ex2.approx.ftz.f32`: without it, ptxas wraps
+      each `ex2.approx.f32` in a test and two multiplications that keep
+      subnormal results, about a quarter of an attention softmax's
+      instructions.
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
-  // `mosaic_gpu.cluster` on kernels.
+  // `mosaic_gpu.cluster` and `mosaic_gpu.flush_denormals` on kernels.
   let hasOperationAttrVerify = 1;
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect"];
   let extraClassDeclaration = [{

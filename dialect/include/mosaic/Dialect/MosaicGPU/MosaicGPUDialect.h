@@ -31,6 +31,9 @@ bool isGlobalMemory(mlir::MemRefType type);
 /// Kernel attribute: the cluster shape (x, y, z) the kernel is launched
 /// with; absent means clusters of one block.
 inline constexpr llvm::StringLiteral kClusterAttr = "mosaic_gpu.cluster";
+/// Kernel attribute (unit): f32 arithmetic flushes subnormals to zero.
+inline constexpr llvm::StringLiteral kFlushDenormalsAttr =
+    "mosaic_gpu.flush_denormals";
 
 /// The logical shape of shared-memory operand `ref` of `op`: its type's
 /// shape, or, once mosaic-gpu-apply-transforms has tiled it, the shape
