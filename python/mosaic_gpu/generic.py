@@ -97,7 +97,7 @@ class GenericKernel:
 
     def __init__(self, body: Callable[..., Any], grid: PerCall, block: Sequence[int],
                  outputs: Callable[..., Sequence[OutputLike]], cluster: Sequence[int],
-                 smem: PerCall, name: str | None) -> None:
+                 smem: PerCall, name: str | None, flush_denormals: bool = False) -> None:
         if not callable(outputs):
             raise TypeError("`outputs` must be a function of the inputs' Specs returning "
                             f"their (shape, dtype) pairs or Specs, got {outputs!r}")
@@ -109,6 +109,7 @@ class GenericKernel:
         self.input_names = [p.name for p in parameters]
         self.body, self.grid, self.block, self.cluster = body, grid, block, cluster
         self.outputs, self.smem = outputs, smem
+        self.flush_denormals = flush_denormals
         self.name = name or body.__name__
         self._kernels: dict[tuple[Spec, ...], Kernel] = {}
         functools.update_wrapper(self, body)
@@ -151,7 +152,8 @@ class GenericKernel:
             grid = self._resolve(self.grid, specs)
             decorate = kernel(grid=grid, block=self.block, cluster=self.cluster,
                               inputs=[(s.shape, s.dtype) for s in specs], outputs=outputs,
-                              smem=smem, name=self.name)
+                              smem=smem, name=self.name,
+                              flush_denormals=self.flush_denormals)
             return decorate(self.body)
         except (TypeError, ValueError) as error:
             if type(error) not in (TypeError, ValueError):
@@ -177,15 +179,15 @@ class GenericKernel:
 
 def jit(block: Sequence[int], outputs: Callable[..., Sequence[OutputLike]],
         grid: PerCall = (1, 1, 1), cluster: Sequence[int] = (1, 1, 1),
-        smem: PerCall = (), name: str | None = None) -> Callable[[Callable[..., Any]],
-                                                                 GenericKernel]:
+        smem: PerCall = (), name: str | None = None,
+        flush_denormals: bool = False) -> Callable[[Callable[..., Any]], GenericKernel]:
     """Decorates a kernel body (as ``kernel`` does) whose shapes and dtypes
     come from the arrays it is called with. ``outputs`` is a function of
     the inputs' ``Spec``s, one parameter per input (so its parameters say
     how many inputs there are), returning each output as a Spec (an array
     like that one) or a (shape, dtype) pair; ``grid`` and ``smem`` are
-    values or functions of the same Specs. Each input signature builds and
-    compiles the kernel once.
+    values or functions of the same Specs; ``flush_denormals`` is
+    ``kernel``'s. Each input signature builds and compiles the kernel once.
 
         @jit(block=(128, 1, 1), outputs=lambda x: [x],
              grid=lambda x: (x.tiles(0, 64), 1, 1))
@@ -193,6 +195,9 @@ def jit(block: Sequence[int], outputs: Callable[..., Sequence[OutputLike]],
             rows = ds(block_id("x") * 64, 64)
             vector_store(vector_load(x[rows, :]) * 2.0, out[rows, :])
     """
+    if not isinstance(flush_denormals, bool):
+        raise TypeError(f"`flush_denormals` must be a bool, got {flush_denormals!r}")
+
     def decorate(body: Callable[..., Any]) -> GenericKernel:
-        return GenericKernel(body, grid, block, outputs, cluster, smem, name)
+        return GenericKernel(body, grid, block, outputs, cluster, smem, name, flush_denormals)
     return decorate

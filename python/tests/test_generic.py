@@ -157,3 +157,14 @@ def test_body_errors_name_the_signature():
     with pytest.raises(ValueError, match=r"copy\(x: f32\[128\]\): `value` is f32\[128\] but "
                                          r"`ref` holds f32\[1\]"):
         copy.specialize(((128,), "f32"))
+
+
+def test_flush_denormals_reaches_every_signature():
+    @mgpu.jit(block=(128, 1, 1), outputs=lambda x: [x], flush_denormals=True)
+    def copy(x, out):
+        mgpu.vector_store(mgpu.vector_load(x), out)
+
+    for n in (128, 256):
+        assert "mosaic_gpu.flush_denormals" in str(copy.specialize(((n,), "f32")).module)
+    with pytest.raises(TypeError, match="`flush_denormals` must be a bool, got 1"):
+        mgpu.jit(block=(128, 1, 1), outputs=lambda x: [x], flush_denormals=1)
