@@ -359,8 +359,14 @@ Status decodeInstruction(Instruction &instruction, const std::string &opcode) {
       in.trans = true;
       continue;
     }
+    if (word == "cc" && (op == Op::Add || op == Op::Sub || op == Op::Mad ||
+                         op == Op::Addc || op == Op::Subc ||
+                         op == Op::Madc)) {
+      in.carryOut = true;
+      continue;
+    }
     if (op == Op::Mul || op == Op::Mad || op == Op::Mul24 ||
-        op == Op::Mad24) {
+        op == Op::Mad24 || op == Op::Madc) {
       if (word == "lo")
         continue;
       if (word == "hi") {

@@ -85,6 +85,9 @@ struct Warp {
   /// asynchronous operations) before this one again.
   bool spinning = false;
   std::vector<uint64_t> regs;
+  /// The condition code's carry flag (CC.CF) of each lane: written by
+  /// add.cc, sub.cc, mad.cc and the carry forms, read by addc, subc, madc.
+  uint32_t carry = 0;
   std::vector<uint8_t> local; // 32 lanes x localBytes
   /// Per-thread registers the warp owns (setmaxnreg moves them), or 0 when
   /// the kernel fixes no count at launch (KernelInfo::entryRegisters).

@@ -673,9 +673,27 @@ bool Exec::integerOp(uint32_t mask) {
     uint64_t ua = a & m, ub = b & m;
     uint64_t r = 0;
     unsigned resultBits = bits;
+    // PTX ISA, extended-precision integer arithmetic: addc, subc and madc
+    // add (subtract) the carry (borrow) flag; `.cc` writes the carry out
+    // of the addition (the borrow out of the subtraction).
+    uint64_t carryIn =
+        (op == Op::Addc || op == Op::Subc || op == Op::Madc)
+            ? (warp.carry >> lane & 1)
+            : 0;
+    unsigned __int128 wideSum = 0;
     switch (op) {
+    case Op::Addc:
+      wideSum = static_cast<unsigned __int128>(ua) + ub + carryIn;
+      r = static_cast<uint64_t>(wideSum);
+      break;
+    case Op::Subc:
+      r = a - b - carryIn;
+      break;
     case Op::Add:
-      if (in.sat && sign && bits == 32) {
+      if (in.carryOut) {
+        wideSum = static_cast<unsigned __int128>(ua) + ub;
+        r = static_cast<uint64_t>(wideSum);
+      } else if (in.sat && sign && bits == 32) {
         int64_t s = sa + sb;
         r = static_cast<uint64_t>(std::clamp<int64_t>(s, INT32_MIN, INT32_MAX));
       } else {
@@ -692,6 +710,7 @@ bool Exec::integerOp(uint32_t mask) {
       break;
     case Op::Mul:
     case Op::Mad:
+    case Op::Madc:
     case Op::Mul24:
     case Op::Mad24: {
       if (op == Op::Mul24 || op == Op::Mad24) {
@@ -714,8 +733,10 @@ bool Exec::integerOp(uint32_t mask) {
       } else {
         r = static_cast<uint64_t>(product);
       }
-      if (op == Op::Mad || op == Op::Mad24)
-        r += c;
+      if (op == Op::Mad || op == Op::Mad24 || op == Op::Madc) {
+        wideSum = static_cast<unsigned __int128>(r & m) + (c & m) + carryIn;
+        r += c + carryIn;
+      }
       break;
     }
     case Op::Div:
@@ -871,6 +892,13 @@ bool Exec::integerOp(uint32_t mask) {
     }
     default:
       return fail("unsupported integer operation");
+    }
+    if (in.carryOut) {
+      bool out = (op == Op::Sub || op == Op::Subc)
+                     ? static_cast<unsigned __int128>(ua) <
+                           static_cast<unsigned __int128>(ub) + carryIn
+                     : static_cast<bool>((wideSum >> bits) & 1);
+      warp.carry = (warp.carry & ~(1u << lane)) | (uint32_t(out) << lane);
     }
     write(in.operands[0], lane, r & widthMask(resultBits), Type::None);
   }
@@ -1923,6 +1951,9 @@ bool Exec::run(uint32_t active) {
       break;
     case Op::Add:
     case Op::Sub:
+    case Op::Addc:
+    case Op::Subc:
+    case Op::Madc:
     case Op::Mul:
     case Op::Mad:
     case Op::Mul24:

@@ -121,7 +121,8 @@ struct Instruction {
        satfinite = false, shiftClamp = false, nan = false, xorsign = false,
        abs = false, read = false, trans = false, roundToInteger = false,
        cacheHint = false, to = false, acquire = false, release = false,
-       strong = false; // .volatile/.relaxed/.acquire/.release: not a data race
+       strong = false, // .volatile/.relaxed/.acquire/.release: not a data race
+       carryOut = false; // .cc: writes the carry flag CC.CF
   uint16_t shapeM = 0, shapeN = 0, shapeK = 0;
   int32_t guard = -1; // predicate slot, -1: none
   bool guardNegated = false;

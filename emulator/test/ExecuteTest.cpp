@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -164,6 +165,104 @@ TEST(ExecuteTest, IntegerOperationsMatchTheIsa) {
   EXPECT_EQ(out.as<int32_t>()[test::kIntegerResults * 1 + 14], -1); // >>33
   EXPECT_EQ(out.as<int32_t>()[test::kIntegerResults * 2 + 8], -2 + 31);
   EXPECT_EQ(out.as<uint32_t>()[test::kIntegerResults * 8 + 22], 32u);
+}
+
+// --- Extended-precision arithmetic (carry chains) ---------------------------
+
+// 64-bit sums, differences and multiply-adds from 32-bit halves through the
+// carry flag, and a 96-bit sum through addc.cc: what libdevice's sin and cos
+// compile to (their argument reduction).
+const char *const kCarryKernel = R"PTX(
+.visible .entry carries(.param .u64 in, .param .u64 out)
+.maxntid 32, 1, 1
+{
+  .reg .b32 %a<3>, %b<3>, %t, %r<11>;
+  .reg .b64 %rd<4>;
+  mov.u32 %t, %tid.x;
+  ld.param.u64 %rd0, [in];
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %t, 24;
+  add.s64 %rd2, %rd0, %rd2;
+  ld.global.u32 %a0, [%rd2];
+  ld.global.u32 %a1, [%rd2+4];
+  ld.global.u32 %a2, [%rd2+8];
+  ld.global.u32 %b0, [%rd2+12];
+  ld.global.u32 %b1, [%rd2+16];
+  ld.global.u32 %b2, [%rd2+20];
+  mul.wide.u32 %rd3, %t, 44;
+  add.s64 %rd3, %rd1, %rd3;
+  add.cc.u32 %r0, %a0, %b0;
+  addc.u32 %r1, %a1, %b1;
+  sub.cc.u32 %r2, %a0, %b0;
+  subc.u32 %r3, %a1, %b1;
+  mad.lo.cc.u32 %r4, %a0, %b0, %b1;
+  madc.hi.u32 %r5, %a0, %b0, %a2;
+  add.cc.u32 %r6, %a0, %b0;
+  addc.cc.u32 %r7, %a1, %b1;
+  addc.u32 %r8, %a2, %b2;
+  sub.cc.u32 %r9, %a0, %b0;
+  subc.cc.u32 %r10, %a1, %b1;
+  st.global.u32 [%rd3], %r0;
+  st.global.u32 [%rd3+4], %r1;
+  st.global.u32 [%rd3+8], %r2;
+  st.global.u32 [%rd3+12], %r3;
+  st.global.u32 [%rd3+16], %r4;
+  st.global.u32 [%rd3+20], %r5;
+  st.global.u32 [%rd3+24], %r6;
+  st.global.u32 [%rd3+28], %r7;
+  st.global.u32 [%rd3+32], %r8;
+  st.global.u32 [%rd3+36], %r9;
+  st.global.u32 [%rd3+40], %r10;
+  ret;
+}
+)PTX";
+
+TEST(ExecuteTest, CarryChainsMatchWideArithmetic) {
+  // a0..a2 and b0..b2: the 32-bit words of 96-bit a and b, low first.
+  const std::vector<std::array<uint32_t, 6>> cases = {
+      {1, 2, 3, 4, 5, 6},
+      {0xffffffffu, 0, 0, 1, 0, 0},
+      {0xffffffffu, 0xffffffffu, 7, 1, 0, 1},
+      {0, 5, 0, 1, 3, 0},
+      {0x80000000u, 0x12345678u, 0xffffffffu, 0x80000000u, 0x9abcdef0u, 1},
+      {0xdeadbeefu, 0xffffffffu, 0, 0xffffffffu, 0xffffffffu, 0},
+  };
+  Kernel kernel(ptxModule(kCarryKernel), "carries");
+  ASSERT_TRUE(kernel.ok());
+  DeviceMemory memory;
+  DeviceBuffer in = allocate(memory, cases.size() * 24);
+  DeviceBuffer out = allocate(memory, cases.size() * 44);
+  for (size_t i = 0; i < cases.size(); ++i)
+    for (size_t k = 0; k < 6; ++k)
+      in.as<uint32_t>()[6 * i + k] = cases[i][k];
+  LaunchReport report = kernel.launch(
+      static_cast<uint32_t>(cases.size()),
+      kernel.parameters().set("in", in.address).set("out", out.address), memory,
+      testOptions());
+  ASSERT_TRUE(report.ok) << report.message;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto &[a0, a1, a2, b0, b1, b2] = cases[i];
+    uint64_t a = uint64_t(a1) << 32 | a0, b = uint64_t(b1) << 32 | b0;
+    const uint32_t *r = out.as<uint32_t>() + 11 * i;
+    auto word = [](uint64_t value, int k) { return uint32_t(value >> 32 * k); };
+    EXPECT_EQ(uint64_t(r[1]) << 32 | r[0], a + b) << "case " << i;
+    EXPECT_EQ(uint64_t(r[3]) << 32 | r[2], a - b) << "case " << i;
+    // a0 * b0 + (a2:b1), as mad.lo.cc then madc.hi.
+    uint64_t product = uint64_t(a0) * b0 + (uint64_t(a2) << 32 | b1);
+    EXPECT_EQ(r[4], word(product, 0)) << "case " << i;
+    EXPECT_EQ(r[5], word(product, 1)) << "case " << i;
+    unsigned __int128 wideA = (unsigned __int128)a2 << 64 | a,
+                      wideB = (unsigned __int128)b2 << 64 | b,
+                      sum = wideA + wideB;
+    EXPECT_EQ(r[6], uint32_t(sum)) << "case " << i;
+    EXPECT_EQ(r[7], uint32_t(sum >> 32)) << "case " << i;
+    EXPECT_EQ(r[8], uint32_t(sum >> 64)) << "case " << i;
+    EXPECT_EQ(uint64_t(r[10]) << 32 | r[9], a - b) << "case " << i;
+  }
+  // By hand: 0xffffffff + 1 carries into the high word.
+  EXPECT_EQ(out.as<uint32_t>()[11 * 1 + 1], 1u);
+  // 0 - 1 borrows from it: 0x00000005'00000000 - 0x00000003'00000001.
+  EXPECT_EQ(out.as<uint32_t>()[11 * 3 + 3], 1u);
 }
 
 // --- Comparisons and selects

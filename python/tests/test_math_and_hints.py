@@ -53,6 +53,11 @@ UNARY = {
     "asin": (mgpu.asin, np.arcsin, UNIT),
     "acos": (mgpu.acos, np.arccos, UNIT),
     "atan": (mgpu.atan, np.arctan, ANY),
+    "sin": (mgpu.sin, np.sin, ANY),
+    "cos": (mgpu.cos, np.cos, ANY),
+    "tan": (mgpu.tan, np.tan, ANY),
+    # Large arguments take libdevice's exact range reduction (a carry chain).
+    "sin of large arguments": (mgpu.sin, np.sin, lambda a: a * 1.0e5),
     "erf": (mgpu.erf, np.vectorize(math.erf), ANY),
     "erfc": (mgpu.erfc, np.vectorize(math.erfc), ANY),
     "abs": (abs, np.abs, ANY),
@@ -161,19 +166,6 @@ def test_each_function_makes_its_op():
                "math.powf", "math.copysign", "math.atan2", "arith.select", "arith.andi",
                "arith.ori", "arith.xori", "arith.shli", "arith.shrsi"]:
         assert op in text, op
-
-
-def test_sin_cos_and_tan_compile():
-    """sin, cos and tan lower to a range reduction the emulator does not run
-    yet (`mad.lo.cc`), so they are only compiled here."""
-    @mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[((N,), "f32")],
-                 outputs=[((N,), "f32")])
-    def trig(x, out):
-        v = mgpu.vector_load(x)
-        mgpu.vector_store(mgpu.sin(v) + mgpu.cos(v) + mgpu.tan(v), out)
-
-    assert all(op in str(trig.module) for op in ("math.sin", "math.cos", "math.tan"))
-    assert ".visible .entry trig(" in trig.compile(emit="ptx").ptx
 
 
 def test_integer_and_index_scalars():
