@@ -16,7 +16,7 @@ import pytest
 
 import mosaic_gpu as mgpu
 from mosaic_gpu import launch
-from conftest import REPO
+from conftest import REPO, emulator_available
 
 
 def example(name, kernel):
@@ -33,15 +33,6 @@ def gpu_available():
         mgpu._mosaic.cuda_driver_version("cuda")
         mgpu._mosaic.DeviceMemory(4, "cuda")
         return True
-    except (RuntimeError, AttributeError):
-        return False
-
-
-def emulator_available():
-    """Whether this build has the emulator's library: then the emulator
-    tests run (and fail where it does not work)."""
-    try:
-        return os.path.exists(mgpu._mosaic.driver_library("emulator"))
     except (RuntimeError, AttributeError):
         return False
 

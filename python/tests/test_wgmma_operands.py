@@ -4,12 +4,12 @@ i8 inputs, reached through memref.transpose of a stage or of a ring of
 stages. Inputs are small integers, exact in every input format, so every
 product and every sum is exact and the result must equal NumPy's bit for
 bit; a hazard fails the launch."""
-import os
 
 import numpy as np
 import pytest
 
 import mosaic_gpu as mgpu
+from conftest import emulator_available
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
@@ -78,13 +78,6 @@ gpu.module @kernels {{
   }}
 }}
 """
-
-
-def emulator_available():
-    try:
-        return os.path.exists(mgpu._mosaic.driver_library("emulator"))
-    except (RuntimeError, AttributeError):
-        return False
 
 
 def manifest_dtype(kernel_json, index):
