@@ -60,3 +60,17 @@ def run_example(script, args, cache, source=None):
     env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(cache))
     command = [sys.executable] + (["-c", source] if source else [str(script)]) + list(args)
     return subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO)
+
+
+def run_check_in_process(module, check, cache, *args):
+    """Calls `module.check(*args)` (a function of a test module here) in a
+    process of its own, which loads the driver it launches on, its kernels
+    cached in `cache`; fails the test with the process's output when it
+    fails."""
+    tests = pathlib.Path(__file__).resolve().parent
+    env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join(
+        [str(tests)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    call = f"{check}({', '.join(repr(arg) for arg in args)})"
+    result = subprocess.run([sys.executable, "-c", f"import {module}; {module}.{call}"],
+                            env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -16,7 +16,7 @@ import pytest
 
 import mosaic_gpu as mgpu
 from mosaic_gpu import launch
-from conftest import REPO, emulator_available
+from conftest import REPO, emulator_available, run_check_in_process
 
 
 def example(name, kernel):
@@ -267,13 +267,7 @@ def launch_cache(tmp_path_factory):
 
 
 def run_check(check, backend, cache):
-    tests = pathlib.Path(__file__).resolve().parent
-    env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join(
-        [str(tests)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    result = subprocess.run(
-        [sys.executable, "-c", f"import test_launch; test_launch.{check}({backend!r})"],
-        env=env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
+    run_check_in_process("test_launch", check, cache, backend)
 
 
 @on_each_backend

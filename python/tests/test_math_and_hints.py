@@ -3,16 +3,12 @@ compiler hints (optimization_barrier, assume_multiple), TMA store
 reductions, oob_fill_mode and ``mgpu.range`` loops: the IR they build,
 their errors, and their results on the emulator against NumPy."""
 import math
-import os
-import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import mosaic_gpu as mgpu
-from conftest import needs_emulator
+from conftest import needs_emulator, run_check_in_process
 
 N = 1024
 # Arguments in each function's domain, from values of about N(0, 9); the
@@ -137,15 +133,7 @@ def check_tma_store_reduction():
 
 
 def run_check(check, cache):
-    """Runs `check` in a process of its own (which loads the emulator's
-    driver), its kernels cached in `cache`."""
-    tests = pathlib.Path(__file__).resolve().parent
-    env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join(
-        [str(tests)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    result = subprocess.run(
-        [sys.executable, "-c", f"import test_math_and_hints as t; t.{check}()"],
-        env=env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
+    run_check_in_process("test_math_and_hints", check, cache)
 
 
 @needs_emulator
