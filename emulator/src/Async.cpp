@@ -40,8 +40,7 @@ void maybeCompletePhase(Cluster &cluster, Cta &cta, uint32_t offset,
   if (m.pending == 0 && m.tx == 0) {
     ++m.phase;
     m.pending = m.expected;
-    if (cluster.hazards)
-      cluster.hazards->onMbarrierPhase(cta, offset, m);
+    cluster.hazards->onMbarrierPhase(cta, offset, m);
   }
 }
 
@@ -52,17 +51,16 @@ void completeTransactions(Cluster &cluster, Cta &target, uint32_t offset,
                           const std::string &what) {
   MbarrierState &m = target.mbarriers[offset];
   if (!m.initialized) {
-    if (cluster.hazards)
-      cluster.hazards->flag(
-          "hazard: mbarrier misuse: " + what +
-          " completes bytes on the mbarrier at shared address " +
-          std::to_string(offset) + " of CTA rank " +
-          std::to_string(target.rank) + ", which is not initialized");
+    cluster.hazards->flag("hazard: mbarrier misuse: " + what +
+                          " completes bytes on the mbarrier at shared "
+                          "address " +
+                          std::to_string(offset) + " of CTA rank " +
+                          std::to_string(target.rank) +
+                          ", which is not initialized");
     return;
   }
   m.tx -= static_cast<int64_t>(bytes);
-  if (cluster.hazards)
-    cluster.hazards->onAsyncRelease(target, offset, clock);
+  cluster.hazards->onAsyncRelease(target, offset, clock);
   maybeCompletePhase(cluster, target, offset, m);
 }
 
@@ -164,7 +162,7 @@ bool Exec::mbarrier(uint32_t mask, uint32_t active) {
                   static_cast<int>(lane));
     Cta &target = *location->cta;
     uint32_t offset = location->offset;
-    if (cluster.hazards && &target != &cta)
+    if (&target != &cta)
       cluster.hazards->onPeerAccess(target, warp, lane, pc);
     MbarrierState &m = target.mbarriers[offset];
     std::string where = "the mbarrier at shared address " +
@@ -190,8 +188,7 @@ bool Exec::mbarrier(uint32_t mask, uint32_t active) {
       m = MbarrierState();
       m.initialized = true;
       m.expected = m.pending = static_cast<uint32_t>(count);
-      if (cluster.hazards)
-        cluster.hazards->onMbarrierInit(target, offset, warp);
+      cluster.hazards->onMbarrierInit(target, offset, warp);
       break;
     }
     case Op::MbarrierInval:
@@ -246,8 +243,7 @@ bool Exec::mbarrier(uint32_t mask, uint32_t active) {
       }
       if (addressIndex == 1)
         write(in.operands[0], lane, m.phase, Type::None);
-      if (cluster.hazards)
-        cluster.hazards->onMbarrierArrive(target, offset, warp);
+      cluster.hazards->onMbarrierArrive(target, offset, warp);
       m.pending -= static_cast<uint32_t>(count);
       if (drop)
         m.expected -= static_cast<uint32_t>(count);
@@ -260,10 +256,10 @@ bool Exec::mbarrier(uint32_t mask, uint32_t active) {
       uint64_t token = value(0, lane);
       bool parity = in.variant == 1;
       bool done = parity ? (m.phase & 1) != (token & 1) : m.phase > token;
-      if (done && cluster.hazards)
-        cluster.hazards->onMbarrierWait(target, offset, warp, lane, m,
-                                        parity ? (token & 1) : token, parity,
-                                        *this);
+      if (done)
+        report(cluster.hazards->onMbarrierWait(target, offset, warp, lane, m,
+                                               parity ? (token & 1) : token,
+                                               parity));
       if (!done && op == Op::MbarrierTryWait) {
         // try_wait may suspend the thread until the phase completes (the
         // ISA leaves the time limit to the system): block the warp.
@@ -507,9 +503,7 @@ bool Exec::tensorCopy(uint32_t mask) {
       continue;
 
     AsyncOp async = newAsync(lane);
-    AsyncClock clock;
-    if (cluster.hazards)
-      clock = cluster.hazards->onAsyncIssue(warp, async.id);
+    AsyncClock clock = cluster.hazards->onAsyncIssue(warp, async.id);
 
     if (isLoad) {
       std::optional<SharedLocation> destination =
@@ -576,9 +570,8 @@ bool Exec::tensorCopy(uint32_t mask) {
                 static_cast<uint32_t>(dstOffset + i), map.swizzleBytes);
             std::memcpy(target->shared.data() + address, data.data() + i,
                         std::min<uint64_t>(16, bytes - i));
-            if (owner->hazards)
-              owner->hazards->onAsyncAccess(*target, clock, address, 16, true,
-                                            what);
+            owner->hazards->onAsyncAccess(*target, clock, address, 16, true,
+                                          what);
           }
           completeTransactions(*owner, *target, barOffset, bytes, clock, what);
         }
@@ -620,9 +613,8 @@ bool Exec::tensorCopy(uint32_t mask) {
                                            map.swizzleBytes);
           std::memcpy(data.data() + i, owner->shared.data() + address,
                       std::min<uint64_t>(16, bytes - i));
-          if (clusterPointer->hazards)
-            clusterPointer->hazards->onAsyncAccess(*owner, clock, address, 16,
-                                                   false, what);
+          clusterPointer->hazards->onAsyncAccess(*owner, clock, address, 16,
+                                                 false, what);
         }
         uint8_t *globalBase = reinterpret_cast<uint8_t *>(map.globalAddress);
         // The tensor must lie in one allocation: check its extent once.
@@ -733,8 +725,7 @@ bool Exec::bulkGroups(uint32_t mask) {
         Status status = completeAsync(cluster, id);
         if (!status.ok())
           return fail(status.message(), static_cast<int>(lane));
-        if (cluster.hazards)
-          cluster.hazards->onAsyncWait(warp, id);
+        cluster.hazards->onAsyncWait(warp, id);
       }
       groups.committed.pop_front();
     }
@@ -757,9 +748,7 @@ bool Exec::bulkCopy(uint32_t mask) {
     AsyncOp async = newAsync(lane);
     async.what = "the bulk copy issued by " +
                  describeLocation(launch, cta, warp.index, lane, pc);
-    AsyncClock clock;
-    if (cluster.hazards)
-      clock = cluster.hazards->onAsyncIssue(warp, async.id);
+    AsyncClock clock = cluster.hazards->onAsyncIssue(warp, async.id);
     Cluster *owner = &cluster;
     if (toShared) {
       std::optional<SharedLocation> destination =
@@ -785,9 +774,8 @@ bool Exec::bulkCopy(uint32_t mask) {
                          " overrun the shared memory of CTA rank " +
                          std::to_string(target->rank)};
           std::memcpy(target->shared.data() + offset, host, size);
-          if (owner->hazards)
-            owner->hazards->onAsyncAccess(*target, clock, offset, size, true,
-                                          what);
+          owner->hazards->onAsyncAccess(*target, clock, offset, size, true,
+                                        what);
           completeTransactions(*owner, *target, barOffset, size, clock, what);
         }
         return Status();
@@ -804,9 +792,8 @@ bool Exec::bulkCopy(uint32_t mask) {
       async.complete = [owner, source = *source, host, size, clock,
                         what = async.what]() -> Status {
         std::memcpy(host, source.cta->shared.data() + source.offset, size);
-        if (owner->hazards)
-          owner->hazards->onAsyncAccess(*source.cta, clock, source.offset,
-                                        size, false, what);
+        owner->hazards->onAsyncAccess(*source.cta, clock, source.offset, size,
+                                      false, what);
         return Status();
       };
       warp.bulk[lane].uncommitted.push_back(async.id);

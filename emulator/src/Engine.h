@@ -107,7 +107,8 @@ struct Warp {
   };
   BulkGroups bulk[32];
 
-  // Hazard bookkeeping.
+  // Hazard bookkeeping. The per-slot vectors are sized only when checking
+  // hazards, so without checking the register checks find nothing to do.
   uint64_t sequence = 0; // instructions executed
   uint64_t lastWgmmaFence = 0;
   std::vector<uint64_t> lastWrite; // by slot: sequence of last write

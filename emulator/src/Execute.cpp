@@ -117,8 +117,7 @@ uint64_t fromDouble(double value, Type type, Rounding rounding,
                     ConvertFlags flags = {}) {
   if (type == Type::F64)
     return doubleToBits(value);
-  if (type == Type::F32 && !flags.satfinite && !flags.relu &&
-      !flags.saturate) {
+  if (type == Type::F32 && !flags.satfinite && !flags.relu && !flags.saturate) {
     RoundingScope scope(rounding);
     volatile double source = value;
     float result = static_cast<float>(source);
@@ -286,22 +285,26 @@ uint64_t Exec::address(const Operand &operand, uint32_t lane) const {
 }
 
 bool Exec::fail(const std::string &message, int lane) {
-  fault.message = describeLocation(launch, cta, warp.index, lane, pc) + ": " +
-                  message;
+  fault.message =
+      describeLocation(launch, cta, warp.index, lane, pc) + ": " + message;
   return false;
 }
 
 bool Exec::hazard(const std::string &message, int lane) {
-  if (cluster.hazards)
-    cluster.hazards->flag(
-        "hazard: " + message + "\n  at " +
-        describeLocation(launch, cta, warp.index, lane, pc));
+  cluster.hazards->flag("hazard: " + message + "\n  at " +
+                        describeLocation(launch, cta, warp.index, lane, pc));
   return true;
 }
 
-std::optional<SharedLocation>
-Exec::resolveShared(uint64_t sharedAddress, bool clusterWindow, unsigned bytes,
-                    uint32_t lane) {
+void Exec::report(const std::optional<Finding> &finding) {
+  if (finding)
+    hazard(finding->message, finding->lane);
+}
+
+std::optional<SharedLocation> Exec::resolveShared(uint64_t sharedAddress,
+                                                  bool clusterWindow,
+                                                  unsigned bytes,
+                                                  uint32_t lane) {
   Cta *target = &cta;
   uint64_t offset = sharedAddress;
   if (sharedAddress >= (1ull << 32)) {
@@ -340,17 +343,18 @@ Exec::resolveShared(uint64_t sharedAddress, bool clusterWindow, unsigned bytes,
   return SharedLocation{target, static_cast<uint32_t>(offset)};
 }
 
-uint8_t *Exec::memory(Space space, uint64_t address, unsigned bytes,
-                      bool write, uint32_t lane) {
+uint8_t *Exec::memory(Space space, uint64_t address, unsigned bytes, bool write,
+                      uint32_t lane) {
   if (bytes > 1 && address % std::min(bytes, 16u) != 0) {
-    fail("misaligned access of " + std::to_string(bytes) + " bytes at 0x" +
-             [&] {
-               char text[32];
-               std::snprintf(text, sizeof(text), "%llx",
-                             static_cast<unsigned long long>(address));
-               return std::string(text);
-             }(),
-         static_cast<int>(lane));
+    fail(
+        "misaligned access of " + std::to_string(bytes) + " bytes at 0x" +
+            [&] {
+              char text[32];
+              std::snprintf(text, sizeof(text), "%llx",
+                            static_cast<unsigned long long>(address));
+              return std::string(text);
+            }(),
+        static_cast<int>(lane));
     return nullptr;
   }
   if (space == Space::Generic) {
@@ -389,16 +393,16 @@ uint8_t *Exec::memory(Space space, uint64_t address, unsigned bytes,
   }
   case Space::Shared:
   case Space::SharedCluster: {
-    std::optional<SharedLocation> location = resolveShared(
-        address, space == Space::SharedCluster, bytes, lane);
+    std::optional<SharedLocation> location =
+        resolveShared(address, space == Space::SharedCluster, bytes, lane);
     if (!location)
       return nullptr;
     // Atomics and volatile/relaxed/acquire/release accesses are strong
     // operations: by the PTX memory model they do not race.
     bool strong = in.strong || in.op == Op::Atom || in.op == Op::Red;
-    if (cluster.hazards && location->cta != &cta)
+    if (location->cta != &cta)
       cluster.hazards->onPeerAccess(*location->cta, warp, lane, pc);
-    if (cluster.hazards && !strong)
+    if (!strong)
       cluster.hazards->onSharedAccess(*location->cta, warp, lane,
                                       location->offset, bytes, write, pc);
     return location->cta->shared.data() + location->offset;
@@ -527,8 +531,8 @@ bool Exec::floatOp(uint32_t mask) {
     for (unsigned part = 0; part < lanesPerValue; ++part) {
       double v[3] = {0, 0, 0};
       for (size_t s = 0; s < sources && s < 3; ++s) {
-        uint64_t bits = packed ? (raw[s] >> (part * halfBits)) & 0xffff
-                               : raw[s];
+        uint64_t bits =
+            packed ? (raw[s] >> (part * halfBits)) & 0xffff : raw[s];
         v[s] = toDouble(bits, scalar);
         if (in.ftz && scalar == Type::F32)
           v[s] = flushSubnormal(static_cast<float>(v[s]));
@@ -634,7 +638,8 @@ bool Exec::floatOp(uint32_t mask) {
         if (in.sat || in.ftz) {
           double value = toDouble(bits, scalar);
           if (in.sat)
-            value = std::isnan(value) ? 0.0 : std::fmin(std::fmax(value, 0.0), 1.0);
+            value =
+                std::isnan(value) ? 0.0 : std::fmin(std::fmax(value, 0.0), 1.0);
           if (in.ftz && scalar == Type::F32)
             value = flushSubnormal(static_cast<float>(value));
           bits = fromDouble(value, scalar, Rounding::Rn);
@@ -649,7 +654,8 @@ bool Exec::floatOp(uint32_t mask) {
         Rounding rounding = in.rounding;
         bits = fromDouble(r, scalar, rounding);
         if (in.ftz && scalar == Type::F32)
-          bits = floatToBits(flushSubnormal(bitsToFloat(static_cast<uint32_t>(bits))));
+          bits = floatToBits(
+              flushSubnormal(bitsToFloat(static_cast<uint32_t>(bits))));
       }
       result |= (packed ? (bits & 0xffff) : bits) << (part * halfBits);
     }
@@ -676,10 +682,9 @@ bool Exec::integerOp(uint32_t mask) {
     // PTX ISA, extended-precision integer arithmetic: addc, subc and madc
     // add (subtract) the carry (borrow) flag; `.cc` writes the carry out
     // of the addition (the borrow out of the subtraction).
-    uint64_t carryIn =
-        (op == Op::Addc || op == Op::Subc || op == Op::Madc)
-            ? (warp.carry >> lane & 1)
-            : 0;
+    uint64_t carryIn = (op == Op::Addc || op == Op::Subc || op == Op::Madc)
+                           ? (warp.carry >> lane & 1)
+                           : 0;
     unsigned __int128 wideSum = 0;
     switch (op) {
     case Op::Addc:
@@ -721,8 +726,8 @@ bool Exec::integerOp(uint32_t mask) {
       }
       unsigned __int128 product;
       if (sign)
-        product = static_cast<unsigned __int128>(
-            static_cast<__int128>(sa) * static_cast<__int128>(sb));
+        product = static_cast<unsigned __int128>(static_cast<__int128>(sa) *
+                                                 static_cast<__int128>(sb));
       else
         product = static_cast<unsigned __int128>(ua) * ub;
       if (in.wide) {
@@ -873,8 +878,8 @@ bool Exec::integerOp(uint32_t mask) {
       uint32_t lut = static_cast<uint32_t>(read(in.operands[4], lane));
       r = 0;
       for (unsigned i = 0; i < bits; ++i) {
-        unsigned index = ((a >> i & 1) << 2) | ((b >> i & 1) << 1) |
-                         (c >> i & 1);
+        unsigned index =
+            ((a >> i & 1) << 2) | ((b >> i & 1) << 1) | (c >> i & 1);
         r |= static_cast<uint64_t>((lut >> index) & 1) << i;
       }
       break;
@@ -944,20 +949,48 @@ bool Exec::setp(uint32_t mask) {
       }
       bool unordered = std::isnan(x) || std::isnan(y);
       switch (in.compare) {
-      case Compare::Eq: result = !unordered && x == y; break;
-      case Compare::Ne: result = !unordered && x != y; break;
-      case Compare::Lt: result = !unordered && x < y; break;
-      case Compare::Le: result = !unordered && x <= y; break;
-      case Compare::Gt: result = !unordered && x > y; break;
-      case Compare::Ge: result = !unordered && x >= y; break;
-      case Compare::Equ: result = unordered || x == y; break;
-      case Compare::Neu: result = unordered || x != y; break;
-      case Compare::Ltu: result = unordered || x < y; break;
-      case Compare::Leu: result = unordered || x <= y; break;
-      case Compare::Gtu: result = unordered || x > y; break;
-      case Compare::Geu: result = unordered || x >= y; break;
-      case Compare::Num: result = !unordered; break;
-      case Compare::Nan: result = unordered; break;
+      case Compare::Eq:
+        result = !unordered && x == y;
+        break;
+      case Compare::Ne:
+        result = !unordered && x != y;
+        break;
+      case Compare::Lt:
+        result = !unordered && x < y;
+        break;
+      case Compare::Le:
+        result = !unordered && x <= y;
+        break;
+      case Compare::Gt:
+        result = !unordered && x > y;
+        break;
+      case Compare::Ge:
+        result = !unordered && x >= y;
+        break;
+      case Compare::Equ:
+        result = unordered || x == y;
+        break;
+      case Compare::Neu:
+        result = unordered || x != y;
+        break;
+      case Compare::Ltu:
+        result = unordered || x < y;
+        break;
+      case Compare::Leu:
+        result = unordered || x <= y;
+        break;
+      case Compare::Gtu:
+        result = unordered || x > y;
+        break;
+      case Compare::Geu:
+        result = unordered || x >= y;
+        break;
+      case Compare::Num:
+        result = !unordered;
+        break;
+      case Compare::Nan:
+        result = unordered;
+        break;
       default:
         return fail("integer comparison on a float type");
       }
@@ -967,16 +1000,36 @@ bool Exec::setp(uint32_t mask) {
       int64_t sa = signExtend(a, bits), sb = signExtend(b, bits);
       uint64_t ua = a & widthMask(bits), ub = b & widthMask(bits);
       switch (in.compare) {
-      case Compare::Eq: result = ua == ub; break;
-      case Compare::Ne: result = ua != ub; break;
-      case Compare::Lt: result = sign ? sa < sb : ua < ub; break;
-      case Compare::Le: result = sign ? sa <= sb : ua <= ub; break;
-      case Compare::Gt: result = sign ? sa > sb : ua > ub; break;
-      case Compare::Ge: result = sign ? sa >= sb : ua >= ub; break;
-      case Compare::Lo: result = ua < ub; break;
-      case Compare::Ls: result = ua <= ub; break;
-      case Compare::Hi: result = ua > ub; break;
-      case Compare::Hs: result = ua >= ub; break;
+      case Compare::Eq:
+        result = ua == ub;
+        break;
+      case Compare::Ne:
+        result = ua != ub;
+        break;
+      case Compare::Lt:
+        result = sign ? sa < sb : ua < ub;
+        break;
+      case Compare::Le:
+        result = sign ? sa <= sb : ua <= ub;
+        break;
+      case Compare::Gt:
+        result = sign ? sa > sb : ua > ub;
+        break;
+      case Compare::Ge:
+        result = sign ? sa >= sb : ua >= ub;
+        break;
+      case Compare::Lo:
+        result = ua < ub;
+        break;
+      case Compare::Ls:
+        result = ua <= ub;
+        break;
+      case Compare::Hi:
+        result = ua > ub;
+        break;
+      case Compare::Hs:
+        result = ua >= ub;
+        break;
       default:
         return fail("float comparison on an integer type");
       }
@@ -991,7 +1044,8 @@ bool Exec::setp(uint32_t mask) {
       q = combine(q);
     }
     if (in.op == Op::Set) {
-      uint64_t value = p ? (isFloatType(in.type2) ? floatToBits(1.0f) : 0xffffffffull) : 0;
+      uint64_t value =
+          p ? (isFloatType(in.type2) ? floatToBits(1.0f) : 0xffffffffull) : 0;
       write(in.operands[0], lane, value, Type::None);
       continue;
     }
@@ -1023,8 +1077,8 @@ bool Exec::convert(uint32_t mask) {
                   : to == Type::E4M3x2 ? Type::E4M3
                                        : Type::E5M2;
       unsigned width = typeBits(half);
-      Rounding rounding = in.rounding == Rounding::Default ? Rounding::Rn
-                                                           : in.rounding;
+      Rounding rounding =
+          in.rounding == Rounding::Default ? Rounding::Rn : in.rounding;
       uint64_t hi = fromDouble(toDouble(a, from), half, rounding, flags);
       uint64_t lo = fromDouble(toDouble(b, from), half, rounding, flags);
       result = (hi << width) | (lo & widthMask(width));
@@ -1050,7 +1104,7 @@ bool Exec::convert(uint32_t mask) {
         value = flushSubnormal(static_cast<float>(value));
       if (in.roundToInteger) {
         RoundingMode mode = toMode(in.rounding);
-        value = mode == RoundingMode::NearestEven ? std::nearbyint(value)
+        value = mode == RoundingMode::NearestEven  ? std::nearbyint(value)
                 : mode == RoundingMode::TowardZero ? std::trunc(value)
                 : mode == RoundingMode::Down       ? std::floor(value)
                                                    : std::ceil(value);
@@ -1068,10 +1122,9 @@ bool Exec::convert(uint32_t mask) {
       double value = toDouble(a, from);
       if (in.ftz && from == Type::F32)
         value = flushSubnormal(static_cast<float>(value));
-      RoundingMode mode = toMode(in.rounding == Rounding::Default
-                                     ? Rounding::Rz
-                                     : in.rounding);
-      value = mode == RoundingMode::NearestEven ? std::nearbyint(value)
+      RoundingMode mode =
+          toMode(in.rounding == Rounding::Default ? Rounding::Rz : in.rounding);
+      value = mode == RoundingMode::NearestEven  ? std::nearbyint(value)
               : mode == RoundingMode::TowardZero ? std::trunc(value)
               : mode == RoundingMode::Down       ? std::floor(value)
                                                  : std::ceil(value);
@@ -1079,47 +1132,48 @@ bool Exec::convert(uint32_t mask) {
       if (std::isnan(value)) {
         result = 0;
       } else if (isSigned(to)) {
-        double lo = -std::ldexp(1.0, bits - 1), hi = std::ldexp(1.0, bits - 1) - 1;
-        int64_t v = value <= lo   ? static_cast<int64_t>(lo)
-                    : value >= hi ? (bits == 64 ? INT64_MAX
-                                                : static_cast<int64_t>(hi))
-                                  : static_cast<int64_t>(value);
+        double lo = -std::ldexp(1.0, bits - 1),
+               hi = std::ldexp(1.0, bits - 1) - 1;
+        int64_t v = value <= lo ? static_cast<int64_t>(lo)
+                    : value >= hi
+                        ? (bits == 64 ? INT64_MAX : static_cast<int64_t>(hi))
+                        : static_cast<int64_t>(value);
         result = static_cast<uint64_t>(v) & widthMask(bits);
       } else {
         double hi = std::ldexp(1.0, bits) - 1;
-        result = value <= 0 ? 0
+        result = value <= 0    ? 0
                  : value >= hi ? widthMask(bits)
                                : static_cast<uint64_t>(value);
       }
     } else if (toFloat) {
       unsigned bits = typeBits(from);
-      double value = isSigned(from)
-                         ? static_cast<double>(signExtend(a, bits))
-                         : static_cast<double>(a & widthMask(bits));
+      double value = isSigned(from) ? static_cast<double>(signExtend(a, bits))
+                                    : static_cast<double>(a & widthMask(bits));
       if (bits == 64) {
         // 64-bit integers do not fit a double exactly; round once.
         RoundingScope scope(in.rounding);
         volatile uint64_t raw = a;
         if (to == Type::F32)
-          result = floatToBits(isSigned(from)
-                                   ? static_cast<float>(static_cast<int64_t>(raw))
-                                   : static_cast<float>(raw));
+          result = floatToBits(
+              isSigned(from) ? static_cast<float>(static_cast<int64_t>(raw))
+                             : static_cast<float>(raw));
         else
-          result = doubleToBits(isSigned(from)
-                                    ? static_cast<double>(static_cast<int64_t>(raw))
-                                    : static_cast<double>(raw));
+          result = doubleToBits(
+              isSigned(from) ? static_cast<double>(static_cast<int64_t>(raw))
+                             : static_cast<double>(raw));
         write(in.operands[0], lane, result, Type::None);
         continue;
       }
-      Rounding rounding = in.rounding == Rounding::Default ? Rounding::Rn
-                                                           : in.rounding;
+      Rounding rounding =
+          in.rounding == Rounding::Default ? Rounding::Rn : in.rounding;
       result = fromDouble(value, to, rounding, flags);
     } else {
       unsigned fromBits = typeBits(from), toBits = typeBits(to);
       if (from == Type::Pred)
         fromBits = 1;
-      int64_t value = isSigned(from) ? signExtend(a, fromBits)
-                                     : static_cast<int64_t>(a & widthMask(fromBits));
+      int64_t value = isSigned(from)
+                          ? signExtend(a, fromBits)
+                          : static_cast<int64_t>(a & widthMask(fromBits));
       if (in.sat) {
         if (isSigned(to)) {
           int64_t lo = -(int64_t(1) << (toBits - 1)),
@@ -1203,15 +1257,28 @@ bool Exec::testp(uint32_t mask) {
   for (uint32_t lanes = mask; lanes; lanes &= lanes - 1) {
     uint32_t lane = __builtin_ctz(lanes);
     double v = toDouble(read(in.operands[1], lane), in.type);
-    int category = std::fpclassify(in.type == Type::F32 ? static_cast<float>(v) : v);
+    int category =
+        std::fpclassify(in.type == Type::F32 ? static_cast<float>(v) : v);
     bool r = false;
     switch (in.variant) {
-    case 1: r = std::isfinite(v); break;
-    case 2: r = std::isinf(v); break;
-    case 3: r = !std::isnan(v); break;
-    case 4: r = std::isnan(v); break;
-    case 5: r = category == FP_NORMAL; break;
-    case 6: r = category == FP_SUBNORMAL; break;
+    case 1:
+      r = std::isfinite(v);
+      break;
+    case 2:
+      r = std::isinf(v);
+      break;
+    case 3:
+      r = !std::isnan(v);
+      break;
+    case 4:
+      r = std::isnan(v);
+      break;
+    case 5:
+      r = category == FP_NORMAL;
+      break;
+    case 6:
+      r = category == FP_SUBNORMAL;
+      break;
     }
     write(in.operands[0], lane, r, Type::Pred);
   }
@@ -1235,7 +1302,8 @@ bool Exec::load(uint32_t mask) {
       uint64_t value = 0;
       std::memcpy(&value, host + i * elementBytes, std::min(elementBytes, 8u));
       if (destination.kind == Operand::Kind::Vector) {
-        const VectorElement &element = function.vectorSlots[destination.first + i];
+        const VectorElement &element =
+            function.vectorSlots[destination.first + i];
         if (element.reg >= 0)
           writeSlot(element.reg, lane, value, in.type);
       } else {
@@ -1258,9 +1326,10 @@ bool Exec::store(uint32_t mask) {
     if (!host)
       return false;
     for (unsigned i = 0; i < count; ++i) {
-      uint64_t value = source.kind == Operand::Kind::Vector
-                           ? readElement(function.vectorSlots[source.first + i], lane)
-                           : read(source, lane);
+      uint64_t value =
+          source.kind == Operand::Kind::Vector
+              ? readElement(function.vectorSlots[source.first + i], lane)
+              : read(source, lane);
       std::memcpy(host + i * elementBytes, &value, std::min(elementBytes, 8u));
     }
   }
@@ -1319,12 +1388,13 @@ bool Exec::atomic(uint32_t mask) {
       if (type == Type::F32) {
         float o = bitsToFloat(static_cast<uint32_t>(old));
         float v = bitsToFloat(static_cast<uint32_t>(b));
-        float r = op == 1 ? o + v
-                  : op == 2 ? std::fmin(o, v)
-                  : op == 3 ? std::fmax(o, v)
+        float r = op == 1    ? o + v
+                  : op == 2  ? std::fmin(o, v)
+                  : op == 3  ? std::fmax(o, v)
                   : op == 10 ? v
-                  : op == 9 ? (old == b ? bitsToFloat(static_cast<uint32_t>(c)) : o)
-                             : o;
+                  : op == 9
+                      ? (old == b ? bitsToFloat(static_cast<uint32_t>(c)) : o)
+                      : o;
         return floatToBits(r);
       }
       if (type == Type::F64) {
@@ -1332,13 +1402,17 @@ bool Exec::atomic(uint32_t mask) {
         return doubleToBits(op == 1 ? o + v : op == 10 ? v : o);
       }
       if (type == Type::F16x2 || type == Type::BF16x2) {
-        FloatFormat format = type == Type::F16x2 ? FloatFormat::F16 : FloatFormat::BF16;
+        FloatFormat format =
+            type == Type::F16x2 ? FloatFormat::F16 : FloatFormat::BF16;
         uint64_t r = 0;
         for (int part = 0; part < 2; ++part) {
           double o = decodeFloat((old >> (16 * part)) & 0xffff, format);
           double v = decodeFloat((b >> (16 * part)) & 0xffff, format);
-          double s = op == 1 ? o + v : op == 2 ? std::fmin(o, v) : std::fmax(o, v);
-          r |= uint64_t(encodeFloat(s, format, RoundingMode::NearestEven)) << (16 * part);
+          double s = op == 1   ? o + v
+                     : op == 2 ? std::fmin(o, v)
+                               : std::fmax(o, v);
+          r |= uint64_t(encodeFloat(s, format, RoundingMode::NearestEven))
+               << (16 * part);
         }
         return r;
       }
@@ -1438,7 +1512,8 @@ bool Exec::isspacep(uint32_t mask) {
   for (uint32_t lanes = mask; lanes; lanes &= lanes - 1) {
     uint32_t lane = __builtin_ctz(lanes);
     uint64_t a = read(in.operands[1], lane);
-    bool shared = a >= kGenericSharedBase && a < kGenericSharedBase + kWindowSize;
+    bool shared =
+        a >= kGenericSharedBase && a < kGenericSharedBase + kWindowSize;
     bool local = a >= kGenericLocalBase && a < kGenericLocalBase + kWindowSize;
     bool param = a >= kGenericParamBase && a < kGenericParamBase + kWindowSize;
     bool r = false;
@@ -1499,7 +1574,8 @@ bool Exec::shuffle(uint32_t mask) {
     values[lane] = (mask >> lane & 1) ? read(in.operands[base], lane) : 0;
   for (uint32_t lanes = mask; lanes; lanes &= lanes - 1) {
     uint32_t lane = __builtin_ctz(lanes);
-    uint32_t membership = static_cast<uint32_t>(read(in.operands[base + 3], lane));
+    uint32_t membership =
+        static_cast<uint32_t>(read(in.operands[base + 3], lane));
     if ((membership & mask) != membership)
       return fail("shfl.sync member mask " + hexMask(membership) +
                       " names lanes that did not reach it together",
@@ -1560,10 +1636,18 @@ bool Exec::vote(uint32_t mask) {
     uint32_t yes = ballot & voters;
     uint64_t r;
     switch (in.variant) {
-    case 1: r = yes == voters; break;
-    case 2: r = yes != 0; break;
-    case 3: r = yes == 0 || yes == voters; break;
-    default: r = yes; break;
+    case 1:
+      r = yes == voters;
+      break;
+    case 2:
+      r = yes != 0;
+      break;
+    case 3:
+      r = yes == 0 || yes == voters;
+      break;
+    default:
+      r = yes;
+      break;
     }
     write(in.operands[0], lane, r, in.variant == 4 ? Type::B32 : Type::Pred);
   }
@@ -1574,8 +1658,8 @@ bool Exec::elect(uint32_t mask) {
   // elect.sync d|p, membermask
   size_t n = in.operands.size();
   const Operand &membershipOperand = in.operands[n - 1];
-  uint32_t membership = static_cast<uint32_t>(
-      read(membershipOperand, __builtin_ctz(mask)));
+  uint32_t membership =
+      static_cast<uint32_t>(read(membershipOperand, __builtin_ctz(mask)));
   if ((membership & mask) != membership)
     return fail("elect.sync member mask names lanes that did not reach it "
                 "together");
@@ -1612,21 +1696,34 @@ bool Exec::redux(uint32_t mask) {
     bool first = true;
     for (uint32_t v = voters; v; v &= v - 1) {
       uint32_t j = __builtin_ctz(v);
-      int64_t x = sign ? int64_t(static_cast<int32_t>(values[j]))
-                       : int64_t(values[j]);
+      int64_t x =
+          sign ? int64_t(static_cast<int32_t>(values[j])) : int64_t(values[j]);
       if (first) {
         acc = x;
         first = false;
         continue;
       }
       switch (in.variant) {
-      case 1: acc += x; break;
-      case 2: acc = std::min(acc, x); break;
-      case 3: acc = std::max(acc, x); break;
-      case 6: acc &= x; break;
-      case 7: acc |= x; break;
-      case 8: acc ^= x; break;
-      default: return fail("unsupported redux operation");
+      case 1:
+        acc += x;
+        break;
+      case 2:
+        acc = std::min(acc, x);
+        break;
+      case 3:
+        acc = std::max(acc, x);
+        break;
+      case 6:
+        acc &= x;
+        break;
+      case 7:
+        acc |= x;
+        break;
+      case 8:
+        acc ^= x;
+        break;
+      default:
+        return fail("unsupported redux operation");
       }
     }
     write(in.operands[0], lane, static_cast<uint32_t>(acc), Type::None);
@@ -1694,11 +1791,12 @@ bool Exec::matrixLoadStore(uint32_t mask) {
         // Fragment coordinates of stored element (row, column).
         unsigned fr = in.trans ? column : row, fc = in.trans ? row : column;
         uint32_t lane = fr * 4 + fc / 2;
-        const VectorElement &element = function.vectorSlots[registers.first + m];
+        const VectorElement &element =
+            function.vectorSlots[registers.first + m];
         unsigned shift = 16 * (fc % 2);
         if (isStore) {
-          uint16_t value = static_cast<uint16_t>(
-              readElement(element, lane) >> shift);
+          uint16_t value =
+              static_cast<uint16_t>(readElement(element, lane) >> shift);
           std::memcpy(host + 2 * column, &value, 2);
         } else if (element.reg >= 0) {
           uint16_t value;
@@ -1734,9 +1832,8 @@ bool Exec::barrier(uint32_t mask, bool wait) {
   // and precede the predicate.
   size_t first = reduction ? 1 : 0;
   size_t count = reduction ? in.operands.size() - 2 : in.operands.size();
-  uint32_t id = count == 0 ? 0
-                           : static_cast<uint32_t>(
-                                 read(in.operands[first], lane));
+  uint32_t id =
+      count == 0 ? 0 : static_cast<uint32_t>(read(in.operands[first], lane));
   if (id >= 16)
     return fail("barrier id " + std::to_string(id) + " is not in 0..15");
   uint32_t expected;
@@ -1788,20 +1885,20 @@ bool Exec::barrier(uint32_t mask, bool wait) {
     if (in.operands[0].kind == Operand::Kind::Register)
       b.destinations.push_back({&warp, in.operands[0].reg, mask});
   }
-  if (cluster.hazards)
-    cluster.hazards->onBarrierArrive(cta, warp, id);
+  cluster.hazards->onBarrierArrive(cta, warp, id);
   advance(warp.liveMask);
   if (b.arrived >= b.expected) {
     b.arrived = 0;
     b.arrivedWarps = 0;
     ++b.generation;
     for (const NamedBarrier::Destination &d : b.destinations) {
-      uint64_t value = in.variant == 1 ? b.popc : in.variant == 2 ? b.all : b.any;
+      uint64_t value = in.variant == 1   ? b.popc
+                       : in.variant == 2 ? b.all
+                                         : b.any;
       for (uint32_t lanes = d.lanes; lanes; lanes &= lanes - 1)
         d.warp->regs[d.slot * 32 + __builtin_ctz(lanes)] = value;
     }
-    if (cluster.hazards)
-      cluster.hazards->onBarrierComplete(cta, id, warp);
+    cluster.hazards->onBarrierComplete(cta, id, warp);
     return true;
   }
   if (wait) {
@@ -1839,8 +1936,7 @@ void completeClusterBarrierIfDone(Cluster &cluster) {
   if (arrivals.arrived == 0 || arrivals.arrived != arrivals.expected)
     return;
   ++cluster.clusterPhase;
-  if (cluster.hazards)
-    cluster.hazards->onClusterComplete();
+  cluster.hazards->onClusterComplete();
 }
 
 } // namespace
@@ -1853,8 +1949,7 @@ bool Exec::clusterBarrier(uint32_t mask, bool wait) {
       return fail("barrier.cluster.arrive twice without a wait");
     warp.clusterArrived = true;
     warp.clusterArrivalPhase = cluster.clusterPhase;
-    if (cluster.hazards)
-      cluster.hazards->onClusterArrive(warp);
+    cluster.hazards->onClusterArrive(warp);
     completeClusterBarrierIfDone(cluster);
     advance(mask);
     return true;
@@ -1863,8 +1958,7 @@ bool Exec::clusterBarrier(uint32_t mask, bool wait) {
     return fail("barrier.cluster.wait without a preceding arrive");
   if (cluster.clusterPhase > warp.clusterArrivalPhase) {
     warp.clusterArrived = false;
-    if (cluster.hazards)
-      cluster.hazards->onClusterWait(warp);
+    cluster.hazards->onClusterWait(warp);
     advance(mask);
     return true;
   }
@@ -1888,7 +1982,7 @@ bool Exec::run(uint32_t active) {
         mask |= 1u << lane;
     }
   }
-  if (warp.inFlightCount && cluster.hazards && !isWgmma(in.op))
+  if (warp.inFlightCount && !isWgmma(in.op))
     checkInFlightRegisters(mask);
   switch (in.op) {
   case Op::Bra: {
@@ -1939,12 +2033,10 @@ bool Exec::run(uint32_t active) {
     case Op::Fence:
     case Op::FenceProxy:
     case Op::FenceMbarrierInit:
-      if (cluster.hazards)
-        cluster.hazards->onFence(warp);
+      cluster.hazards->onFence(warp);
       break;
     case Op::FenceProxyAsync:
-      if (cluster.hazards)
-        cluster.hazards->onProxyFence(warp);
+      cluster.hazards->onProxyFence(warp);
       break;
     case Op::Mov:
       ok = move(mask);
@@ -2087,8 +2179,7 @@ bool Exec::run(uint32_t active) {
 
 bool Exec::warpExited() {
   completeClusterBarrierIfDone(cluster);
-  if (cluster.hazards)
-    cluster.hazards->onWarpExit(warp);
+  cluster.hazards->onWarpExit(warp);
   uint32_t group = warp.index / 4;
   if (group < cta.registerChanges.size()) {
     const Cta::RegisterChange &change = cta.registerChanges[group];
@@ -2178,8 +2269,7 @@ bool Exec::setmaxnreg(uint32_t mask) {
   change.doneMask |= bit;
   if (change.doneMask == 0xf)
     change = Cta::RegisterChange();
-  if (cluster.hazards)
-    cluster.hazards->onSetmaxnreg(warp, pc, *this);
+  report(cluster.hazards->onSetmaxnreg(warp, pc));
   return true;
 }
 
@@ -2215,8 +2305,8 @@ StepResult executeInstruction(Cluster &cluster, Cta &cta, Warp &warp,
                               uint32_t activeMask, Fault &fault) {
   const Function &function = *cluster.launch->function;
   uint32_t pc = static_cast<uint32_t>(&instruction - function.code.data());
-  Exec exec{cluster, cta, warp, instruction, *cluster.launch, function, pc,
-            fault};
+  Exec exec{cluster,         cta,      warp, instruction,
+            *cluster.launch, function, pc,   fault};
   ++warp.sequence;
   if (!exec.run(activeMask))
     return StepResult::Faulted;

@@ -3,7 +3,7 @@
 #ifndef MOSAIC_EMULATOR_EXECUTE_H
 #define MOSAIC_EMULATOR_EXECUTE_H
 
-#include "Engine.h"
+#include "Hazards.h"
 
 #include <optional>
 
@@ -60,6 +60,8 @@ struct Exec {
                                               uint32_t lane);
   bool fail(const std::string &message, int lane = -1);
   bool hazard(const std::string &message, int lane = -1);
+  /// Reports what the hazard checker found in this instruction, if anything.
+  void report(const std::optional<Finding> &finding);
 
   // Control.
   void advance(uint32_t mask);

@@ -2,13 +2,132 @@
 
 #include "Hazards.h"
 
-#include "Execute.h"
-
 #include <algorithm>
+#include <map>
+#include <tuple>
+#include <vector>
 
 namespace mosaic::emulator {
 
-void HazardChecker::reset() {
+namespace {
+
+using Clock = std::vector<uint32_t>;
+
+class VectorClockChecker final : public HazardChecker {
+public:
+  explicit VectorClockChecker(Cluster &cluster) : cluster(cluster) {}
+  void reset() override;
+  Status verdict() const override;
+  void flag(const std::string &message) override;
+
+  void onSharedAccess(Cta &target, const Warp &warp, uint32_t lane,
+                      uint32_t address, uint32_t bytes, bool write,
+                      uint32_t pc) override;
+  void onProxyFence(const Warp &warp) override;
+  void onFence(const Warp &warp) override;
+  void onPeerAccess(Cta &target, const Warp &warp, uint32_t lane,
+                    uint32_t pc) override;
+  void onWarpExit(const Warp &warp) override;
+  std::optional<Finding> onSetmaxnreg(const Warp &warp, uint32_t pc) override;
+
+  void onBarrierArrive(Cta &cta, const Warp &warp, uint32_t id) override;
+  void onBarrierComplete(Cta &cta, uint32_t id, const Warp &warp) override;
+  void onBarrierResume(Cta &cta, uint32_t id, const Warp &warp) override;
+  void onClusterArrive(const Warp &warp) override;
+  void onClusterComplete() override;
+  void onClusterWait(const Warp &warp) override;
+
+  void onMbarrierInit(Cta &cta, uint32_t offset, const Warp &warp) override;
+  void onMbarrierArrive(Cta &cta, uint32_t offset, const Warp &warp) override;
+  void onMbarrierPhase(Cta &cta, uint32_t offset,
+                       MbarrierState &state) override;
+  std::optional<Finding> onMbarrierWait(Cta &cta, uint32_t offset,
+                                        const Warp &warp, uint32_t lane,
+                                        const MbarrierState &state,
+                                        uint64_t token, bool parity) override;
+
+  AsyncClock onAsyncIssue(const Warp &warp, uint64_t asyncId) override;
+  void onAsyncAccess(Cta &target, const AsyncClock &clock, uint32_t address,
+                     uint32_t bytes, bool write,
+                     const std::string &what) override;
+  void onAsyncRelease(Cta &cta, uint32_t barrierOffset,
+                      const AsyncClock &clock) override;
+  void onAsyncWait(const Warp &warp, uint64_t asyncId) override;
+
+  AsyncClock onWgmmaIssue(Cta &cta, uint32_t group) override;
+  void onWgmmaWait(const Warp &warp, const AsyncClock &clock) override;
+
+private:
+  bool failed() const { return !first.empty(); }
+
+  static constexpr uint32_t kTmaSlots = 8;
+  static constexpr uint32_t kNone = UINT32_MAX;
+  /// Agent ids at or above this mark are "the wgmma of warpgroup id-mark"
+  /// (ordered only once all four warps' parts are).
+  static constexpr uint32_t kWarpgroupMark = 0x80000000u;
+
+  Cluster &cluster;
+  std::string first;
+  uint32_t warpCount = 0; // W
+  std::vector<Clock> warpClocks;
+  std::vector<uint32_t> agentEpochs;
+  std::vector<uint32_t> tmaNext;                  // per warp: next TMA slot
+  std::vector<std::vector<uint32_t>> fenceEpochs; // per warp
+  std::map<uint64_t, AsyncClock> asyncClocks;
+  std::vector<std::string> names; // async operation descriptions
+  const std::string *lastNameSource = nullptr;
+
+  struct Access {
+    uint32_t agent = kNone, epoch = 0, pc = 0, lane = 0;
+  };
+  struct ByteShadow {
+    Access write, read;
+  };
+  struct ChunkShadow {
+    Access genericWrite, genericRead;
+    uint32_t asyncWriteAgent = kNone, asyncWriteEpoch = 0, asyncWriteName = 0;
+    uint32_t asyncReadAgent = kNone, asyncReadEpoch = 0, asyncReadName = 0;
+    /// Some byte of the chunk has generic-proxy history in `bytes`.
+    bool bytesTouched = false;
+  };
+  std::vector<std::vector<ByteShadow>> bytes;       // by CTA rank
+  std::vector<std::vector<ChunkShadow>> chunks;     // by CTA rank
+  std::vector<Clock> barrierAccum, barrierReleased; // by rank * 16 + id
+  Clock clusterAccum, clusterReleased;
+  std::map<std::pair<uint32_t, uint32_t>, Clock> mbarrierAccum,
+      mbarrierCompleted;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> observedPhase;
+  /// CTA exits. Per rank: the join of its warps' clocks as they exit,
+  /// whether all have, and by agent the last access of another CTA's
+  /// agent to its shared memory (epoch 0: none).
+  struct PeerAccess {
+    uint32_t epoch = 0, pc = 0, lane = 0;
+    uint32_t name = 0; // asynchronous operations: the description
+  };
+  std::vector<Clock> exitClocks;
+  std::vector<uint8_t> ctaExited;
+  std::vector<std::vector<PeerAccess>> peerAccesses;
+  /// By warp agent: (epoch, pc) of each setmaxnreg it executed.
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> setmaxnregs;
+
+  uint32_t agentCount() const { return warpCount * (2 + kTmaSlots); }
+  uint32_t warpAgent(const Warp &warp) const;
+  uint32_t wgmmaAgent(uint32_t warpAgentIndex) const {
+    return warpCount * (1 + kTmaSlots) + warpAgentIndex;
+  }
+  Clock &clockOf(const Warp &warp) { return warpClocks[warpAgent(warp)]; }
+  void tick(const Warp &warp) { ++clockOf(warp)[warpAgent(warp)]; }
+  static void join(Clock &into, const Clock &from);
+  bool ordered(uint32_t agent, uint32_t epoch, const Clock &observer) const;
+  std::string describeAgentAccess(uint32_t agent, const Access &access) const;
+  std::string describeAsync(uint32_t agent, uint32_t name) const;
+  std::string describePeerAccess(uint32_t agent,
+                                 const PeerAccess &access) const;
+};
+
+} // namespace
+
+void VectorClockChecker::reset() {
   first.clear();
   const LaunchState &launch = *cluster.launch;
   warpCount = static_cast<uint32_t>(cluster.ctas.size()) * launch.warpsPerCta;
@@ -41,22 +160,26 @@ void HazardChecker::reset() {
   setmaxnregs.assign(warpCount, {});
 }
 
-void HazardChecker::flag(const std::string &message) {
+Status VectorClockChecker::verdict() const {
+  return failed() ? Status(Error{first}) : Status();
+}
+
+void VectorClockChecker::flag(const std::string &message) {
   if (first.empty())
     first = message;
 }
 
-uint32_t HazardChecker::warpAgent(const Warp &warp) const {
+uint32_t VectorClockChecker::warpAgent(const Warp &warp) const {
   return warp.cta->rank * cluster.launch->warpsPerCta + warp.index;
 }
 
-void HazardChecker::join(Clock &into, const Clock &from) {
+void VectorClockChecker::join(Clock &into, const Clock &from) {
   for (size_t i = 0; i < into.size() && i < from.size(); ++i)
     into[i] = std::max(into[i], from[i]);
 }
 
-bool HazardChecker::ordered(uint32_t agent, uint32_t epoch,
-                            const Clock &observer) const {
+bool VectorClockChecker::ordered(uint32_t agent, uint32_t epoch,
+                                 const Clock &observer) const {
   if (agent == kNone)
     return true;
   if (agent >= kWarpgroupMark) {
@@ -69,8 +192,9 @@ bool HazardChecker::ordered(uint32_t agent, uint32_t epoch,
   return observer[agent] >= epoch;
 }
 
-std::string HazardChecker::describeAgentAccess(uint32_t agent,
-                                               const Access &access) const {
+std::string
+VectorClockChecker::describeAgentAccess(uint32_t agent,
+                                        const Access &access) const {
   const LaunchState &launch = *cluster.launch;
   uint32_t rank = agent / launch.warpsPerCta;
   uint32_t warp = agent % launch.warpsPerCta;
@@ -78,22 +202,25 @@ std::string HazardChecker::describeAgentAccess(uint32_t agent,
                           static_cast<int>(access.lane), access.pc);
 }
 
-std::string HazardChecker::describeAsync(uint32_t agent, uint32_t name) const {
+std::string VectorClockChecker::describeAsync(uint32_t agent,
+                                              uint32_t name) const {
   (void)agent;
   return name < names.size() ? names[name] : "an asynchronous operation";
 }
 
-std::string HazardChecker::describePeerAccess(uint32_t agent,
-                                              const PeerAccess &access) const {
+std::string
+VectorClockChecker::describePeerAccess(uint32_t agent,
+                                       const PeerAccess &access) const {
   if (agent >= warpCount)
     return describeAsync(agent, access.name);
   return describeAgentAccess(
       agent, Access{agent, access.epoch, access.pc, access.lane});
 }
 
-void HazardChecker::onSharedAccess(Cta &target, const Warp &warp,
-                                   uint32_t lane, uint32_t address,
-                                   uint32_t size, bool write, uint32_t pc) {
+void VectorClockChecker::onSharedAccess(Cta &target, const Warp &warp,
+                                        uint32_t lane, uint32_t address,
+                                        uint32_t size, bool write,
+                                        uint32_t pc) {
   if (failed())
     return;
   uint32_t self = warpAgent(warp);
@@ -111,8 +238,7 @@ void HazardChecker::onSharedAccess(Cta &target, const Warp &warp,
         !ordered(byte.write.agent, byte.write.epoch, clock)) {
       flag("hazard: data race on shared memory: a " +
            std::string(write ? "write" : "read") + " at shared address " +
-           std::to_string(address + i) +
-           " is not ordered after the write by " +
+           std::to_string(address + i) + " is not ordered after the write by " +
            describeAgentAccess(byte.write.agent, byte.write) + "\n  at " +
            here());
       return;
@@ -158,13 +284,13 @@ void HazardChecker::onSharedAccess(Cta &target, const Warp &warp,
   }
 }
 
-void HazardChecker::onProxyFence(const Warp &warp) {
+void VectorClockChecker::onProxyFence(const Warp &warp) {
   uint32_t self = warpAgent(warp);
   fenceEpochs[self].push_back(clockOf(warp)[self]);
   tick(warp);
 }
 
-void HazardChecker::onFence(const Warp &warp) { tick(warp); }
+void VectorClockChecker::onFence(const Warp &warp) { tick(warp); }
 
 namespace {
 
@@ -178,8 +304,8 @@ std::string exitedCtaHazard(uint32_t rank) {
 
 } // namespace
 
-void HazardChecker::onPeerAccess(Cta &target, const Warp &warp, uint32_t lane,
-                                 uint32_t pc) {
+void VectorClockChecker::onPeerAccess(Cta &target, const Warp &warp,
+                                      uint32_t lane, uint32_t pc) {
   if (failed())
     return;
   if (ctaExited[target.rank]) {
@@ -192,7 +318,7 @@ void HazardChecker::onPeerAccess(Cta &target, const Warp &warp, uint32_t lane,
   peerAccesses[target.rank][self] = {clockOf(warp)[self], pc, lane, 0};
 }
 
-void HazardChecker::onWarpExit(const Warp &warp) {
+void VectorClockChecker::onWarpExit(const Warp &warp) {
   Cta &cta = *warp.cta;
   join(exitClocks[cta.rank], clockOf(warp));
   if (cta.exitedWarps < cta.warps.size())
@@ -210,7 +336,9 @@ void HazardChecker::onWarpExit(const Warp &warp) {
            "barrier.cluster.wait)");
 }
 
-void HazardChecker::onSetmaxnreg(const Warp &warp, uint32_t pc, Exec &exec) {
+std::optional<Finding> VectorClockChecker::onSetmaxnreg(const Warp &warp,
+                                                        uint32_t pc) {
+  std::optional<Finding> finding;
   uint32_t self = warpAgent(warp);
   std::vector<std::pair<uint32_t, uint32_t>> &mine = setmaxnregs[self];
   // PTX ISA, setmaxnreg: after one, the warps of the warpgroup synchronize
@@ -223,54 +351,57 @@ void HazardChecker::onSetmaxnreg(const Warp &warp, uint32_t pc, Exec &exec) {
         continue;
       auto [epoch, otherPc] = setmaxnregs[other][previous];
       if (!ordered(other, epoch, clockOf(warp))) {
-        exec.hazard(
+        finding = Finding{
             "setmaxnreg is not ordered after warp " +
             std::to_string(other - (self - warp.index)) +
             "'s setmaxnreg at line " +
             std::to_string(cluster.launch->function->code[otherPc].line) +
             ": the warps of a warpgroup must synchronize (bar.sync) "
-            "between two setmaxnreg");
+            "between two setmaxnreg"};
         break;
       }
     }
   }
   mine.push_back({clockOf(warp)[self], pc});
   tick(warp);
+  return finding;
 }
 
-void HazardChecker::onBarrierArrive(Cta &cta, const Warp &warp, uint32_t id) {
+void VectorClockChecker::onBarrierArrive(Cta &cta, const Warp &warp,
+                                         uint32_t id) {
   join(barrierAccum[cta.rank * 16 + id], clockOf(warp));
   tick(warp);
 }
 
-void HazardChecker::onBarrierComplete(Cta &cta, uint32_t id,
-                                      const Warp &warp) {
+void VectorClockChecker::onBarrierComplete(Cta &cta, uint32_t id,
+                                           const Warp &warp) {
   Clock &accum = barrierAccum[cta.rank * 16 + id];
   barrierReleased[cta.rank * 16 + id] = accum;
   std::fill(accum.begin(), accum.end(), 0);
   join(clockOf(warp), barrierReleased[cta.rank * 16 + id]);
 }
 
-void HazardChecker::onBarrierResume(Cta &cta, uint32_t id, const Warp &warp) {
+void VectorClockChecker::onBarrierResume(Cta &cta, uint32_t id,
+                                         const Warp &warp) {
   join(clockOf(warp), barrierReleased[cta.rank * 16 + id]);
 }
 
-void HazardChecker::onClusterArrive(const Warp &warp) {
+void VectorClockChecker::onClusterArrive(const Warp &warp) {
   join(clusterAccum, clockOf(warp));
   tick(warp);
 }
 
-void HazardChecker::onClusterComplete() {
+void VectorClockChecker::onClusterComplete() {
   clusterReleased = clusterAccum;
   std::fill(clusterAccum.begin(), clusterAccum.end(), 0);
 }
 
-void HazardChecker::onClusterWait(const Warp &warp) {
+void VectorClockChecker::onClusterWait(const Warp &warp) {
   join(clockOf(warp), clusterReleased);
 }
 
-void HazardChecker::onMbarrierInit(Cta &cta, uint32_t offset,
-                                   const Warp &warp) {
+void VectorClockChecker::onMbarrierInit(Cta &cta, uint32_t offset,
+                                        const Warp &warp) {
   auto key = std::make_pair(cta.rank, offset);
   mbarrierAccum[key] = clockOf(warp);
   mbarrierCompleted[key] = Clock(agentCount(), 0);
@@ -282,8 +413,8 @@ void HazardChecker::onMbarrierInit(Cta &cta, uint32_t offset,
   tick(warp);
 }
 
-void HazardChecker::onMbarrierArrive(Cta &cta, uint32_t offset,
-                                     const Warp &warp) {
+void VectorClockChecker::onMbarrierArrive(Cta &cta, uint32_t offset,
+                                          const Warp &warp) {
   Clock &accum = mbarrierAccum[{cta.rank, offset}];
   if (accum.empty())
     accum.assign(agentCount(), 0);
@@ -291,8 +422,8 @@ void HazardChecker::onMbarrierArrive(Cta &cta, uint32_t offset,
   tick(warp);
 }
 
-void HazardChecker::onMbarrierPhase(Cta &cta, uint32_t offset,
-                                    MbarrierState &state) {
+void VectorClockChecker::onMbarrierPhase(Cta &cta, uint32_t offset,
+                                         MbarrierState &state) {
   (void)state;
   auto key = std::make_pair(cta.rank, offset);
   Clock &accum = mbarrierAccum[key];
@@ -302,30 +433,34 @@ void HazardChecker::onMbarrierPhase(Cta &cta, uint32_t offset,
   std::fill(accum.begin(), accum.end(), 0);
 }
 
-void HazardChecker::onMbarrierWait(Cta &cta, uint32_t offset,
-                                   const Warp &warp, uint32_t lane,
-                                   const MbarrierState &state, uint64_t token,
-                                   bool parity, Exec &exec) {
+std::optional<Finding>
+VectorClockChecker::onMbarrierWait(Cta &cta, uint32_t offset, const Warp &warp,
+                                   uint32_t lane, const MbarrierState &state,
+                                   uint64_t token, bool parity) {
+  std::optional<Finding> finding;
   (void)token;
   (void)parity;
   auto key = std::make_tuple(warpAgent(warp), cta.rank, offset);
   auto it = observedPhase.find(key);
   uint32_t last = it == observedPhase.end() ? 0 : it->second;
   if (state.phase > last + 1) {
-    exec.hazard("mbarrier misuse: a wait on the mbarrier at shared address " +
+    finding =
+        Finding{"mbarrier misuse: a wait on the mbarrier at shared address " +
                     std::to_string(offset) + " succeeds after " +
                     std::to_string(state.phase - last) +
                     " phases completed since this warp last waited on it: "
                     "the parity aliases an older phase",
-                static_cast<int>(lane));
+                static_cast<int>(lane)};
   }
   observedPhase[key] = state.phase;
   Clock &completed = mbarrierCompleted[{cta.rank, offset}];
   if (!completed.empty())
     join(clockOf(warp), completed);
+  return finding;
 }
 
-AsyncClock HazardChecker::onAsyncIssue(const Warp &warp, uint64_t asyncId) {
+AsyncClock VectorClockChecker::onAsyncIssue(const Warp &warp,
+                                            uint64_t asyncId) {
   uint32_t self = warpAgent(warp);
   AsyncClock clock;
   clock.issue = clockOf(warp);
@@ -339,9 +474,9 @@ AsyncClock HazardChecker::onAsyncIssue(const Warp &warp, uint64_t asyncId) {
   return clock;
 }
 
-void HazardChecker::onAsyncAccess(Cta &target, const AsyncClock &clock,
-                                  uint32_t address, uint32_t size, bool write,
-                                  const std::string &what) {
+void VectorClockChecker::onAsyncAccess(Cta &target, const AsyncClock &clock,
+                                       uint32_t address, uint32_t size,
+                                       bool write, const std::string &what) {
   if (failed())
     return;
   uint32_t name;
@@ -377,8 +512,8 @@ void HazardChecker::onAsyncAccess(Cta &target, const AsyncClock &clock,
     if (c.genericWrite.agent != kNone) {
       if (!ordered(c.genericWrite.agent, c.genericWrite.epoch, observer)) {
         flag("hazard: " + what + (write ? " writes" : " reads") + where() +
-             ", which " + describeAgentAccess(c.genericWrite.agent,
-                                              c.genericWrite) +
+             ", which " +
+             describeAgentAccess(c.genericWrite.agent, c.genericWrite) +
              " wrote without a barrier ordering it before the operation");
         return;
       }
@@ -388,8 +523,7 @@ void HazardChecker::onAsyncAccess(Cta &target, const AsyncClock &clock,
         const std::vector<uint32_t> &fences = fenceEpochs[c.genericWrite.agent];
         auto fence = std::upper_bound(fences.begin(), fences.end(),
                                       c.genericWrite.epoch - 1);
-        bool fenced = fence != fences.end() &&
-                      *fence >= c.genericWrite.epoch &&
+        bool fenced = fence != fences.end() && *fence >= c.genericWrite.epoch &&
                       observer[c.genericWrite.agent] >= *fence;
         if (!fenced) {
           flag("hazard: " + what + " reads" + where() +
@@ -447,15 +581,15 @@ void HazardChecker::onAsyncAccess(Cta &target, const AsyncClock &clock,
   }
 }
 
-void HazardChecker::onAsyncRelease(Cta &cta, uint32_t barrierOffset,
-                                   const AsyncClock &clock) {
+void VectorClockChecker::onAsyncRelease(Cta &cta, uint32_t barrierOffset,
+                                        const AsyncClock &clock) {
   Clock &accum = mbarrierAccum[{cta.rank, barrierOffset}];
   if (accum.empty())
     accum.assign(agentCount(), 0);
   join(accum, clock.issue);
 }
 
-void HazardChecker::onAsyncWait(const Warp &warp, uint64_t asyncId) {
+void VectorClockChecker::onAsyncWait(const Warp &warp, uint64_t asyncId) {
   auto it = asyncClocks.find(asyncId);
   if (it == asyncClocks.end())
     return;
@@ -463,7 +597,7 @@ void HazardChecker::onAsyncWait(const Warp &warp, uint64_t asyncId) {
   asyncClocks.erase(it);
 }
 
-AsyncClock HazardChecker::onWgmmaIssue(Cta &cta, uint32_t group) {
+AsyncClock VectorClockChecker::onWgmmaIssue(Cta &cta, uint32_t group) {
   AsyncClock clock;
   clock.issue.assign(agentCount(), 0);
   uint32_t firstWarp = cta.rank * cluster.launch->warpsPerCta + 4 * group;
@@ -481,7 +615,8 @@ AsyncClock HazardChecker::onWgmmaIssue(Cta &cta, uint32_t group) {
   return clock;
 }
 
-void HazardChecker::onWgmmaWait(const Warp &warp, const AsyncClock &clock) {
+void VectorClockChecker::onWgmmaWait(const Warp &warp,
+                                     const AsyncClock &clock) {
   uint32_t self = warpAgent(warp);
   Clock &mine = clockOf(warp);
   // Only this warp's part of the operation is known to be complete.
@@ -494,6 +629,10 @@ void HazardChecker::onWgmmaWait(const Warp &warp, const AsyncClock &clock) {
     if (!otherPart)
       mine[i] = std::max(mine[i], clock.issue[i]);
   }
+}
+
+std::unique_ptr<HazardChecker> makeVectorClockChecker(Cluster &cluster) {
+  return std::make_unique<VectorClockChecker>(cluster);
 }
 
 } // namespace mosaic::emulator

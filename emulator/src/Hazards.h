@@ -20,126 +20,116 @@
 
 #include "Engine.h"
 
-#include <map>
+#include <memory>
+#include <optional>
 #include <string>
-#include <vector>
 
 namespace mosaic::emulator {
 
-struct Exec;
-using Clock = std::vector<uint32_t>;
+/// A hazard found in the instruction the executor is running, which the
+/// executor reports at its own location.
+struct Finding {
+  std::string message;
+  int lane = -1;
+};
 
+/// What the executor tells the checker of each synchronizing or
+/// shared-memory event. Every call site calls it unconditionally: without
+/// checking, the cluster's checker is a NoHazardChecker.
 class HazardChecker {
 public:
-  explicit HazardChecker(Cluster &cluster) : cluster(cluster) {}
-  void reset();
+  virtual ~HazardChecker() = default;
+  virtual void reset() = 0;
 
-  bool failed() const { return !first.empty(); }
-  const std::string &report() const { return first; }
-  void flag(const std::string &message);
+  /// An error carrying the first hazard found, or ok.
+  virtual Status verdict() const = 0;
+  virtual void flag(const std::string &message) = 0;
 
-  void onSharedAccess(Cta &target, const Warp &warp, uint32_t lane,
-                      uint32_t address, uint32_t bytes, bool write,
-                      uint32_t pc);
-  void onProxyFence(const Warp &warp);
-  void onFence(const Warp &warp);
+  virtual void onSharedAccess(Cta &target, const Warp &warp, uint32_t lane,
+                              uint32_t address, uint32_t bytes, bool write,
+                              uint32_t pc) = 0;
+  virtual void onProxyFence(const Warp &warp) = 0;
+  virtual void onFence(const Warp &warp) = 0;
 
   /// A generic-proxy access (load, store, atomic, mbarrier operation) by
   /// `warp` to the shared memory of another CTA of the cluster.
-  void onPeerAccess(Cta &target, const Warp &warp, uint32_t lane, uint32_t pc);
+  virtual void onPeerAccess(Cta &target, const Warp &warp, uint32_t lane,
+                            uint32_t pc) = 0;
   /// `warp`'s last threads exited; the last warp of a CTA exits the CTA.
-  void onWarpExit(const Warp &warp);
-  void onSetmaxnreg(const Warp &warp, uint32_t pc, Exec &exec);
+  virtual void onWarpExit(const Warp &warp) = 0;
+  virtual std::optional<Finding> onSetmaxnreg(const Warp &warp,
+                                              uint32_t pc) = 0;
 
-  void onBarrierArrive(Cta &cta, const Warp &warp, uint32_t id);
-  void onBarrierComplete(Cta &cta, uint32_t id, const Warp &warp);
-  void onBarrierResume(Cta &cta, uint32_t id, const Warp &warp);
-  void onClusterArrive(const Warp &warp);
-  void onClusterComplete();
-  void onClusterWait(const Warp &warp);
+  virtual void onBarrierArrive(Cta &cta, const Warp &warp, uint32_t id) = 0;
+  virtual void onBarrierComplete(Cta &cta, uint32_t id, const Warp &warp) = 0;
+  virtual void onBarrierResume(Cta &cta, uint32_t id, const Warp &warp) = 0;
+  virtual void onClusterArrive(const Warp &warp) = 0;
+  virtual void onClusterComplete() = 0;
+  virtual void onClusterWait(const Warp &warp) = 0;
 
-  void onMbarrierInit(Cta &cta, uint32_t offset, const Warp &warp);
-  void onMbarrierArrive(Cta &cta, uint32_t offset, const Warp &warp);
-  void onMbarrierPhase(Cta &cta, uint32_t offset, MbarrierState &state);
-  void onMbarrierWait(Cta &cta, uint32_t offset, const Warp &warp,
-                      uint32_t lane, const MbarrierState &state,
-                      uint64_t token, bool parity, Exec &exec);
+  virtual void onMbarrierInit(Cta &cta, uint32_t offset, const Warp &warp) = 0;
+  virtual void onMbarrierArrive(Cta &cta, uint32_t offset,
+                                const Warp &warp) = 0;
+  virtual void onMbarrierPhase(Cta &cta, uint32_t offset,
+                               MbarrierState &state) = 0;
+  virtual std::optional<Finding>
+  onMbarrierWait(Cta &cta, uint32_t offset, const Warp &warp, uint32_t lane,
+                 const MbarrierState &state, uint64_t token, bool parity) = 0;
 
-  AsyncClock onAsyncIssue(const Warp &warp, uint64_t asyncId);
-  void onAsyncAccess(Cta &target, const AsyncClock &clock, uint32_t address,
-                     uint32_t bytes, bool write, const std::string &what);
-  void onAsyncRelease(Cta &cta, uint32_t barrierOffset,
-                      const AsyncClock &clock);
-  void onAsyncWait(const Warp &warp, uint64_t asyncId);
+  virtual AsyncClock onAsyncIssue(const Warp &warp, uint64_t asyncId) = 0;
+  virtual void onAsyncAccess(Cta &target, const AsyncClock &clock,
+                             uint32_t address, uint32_t bytes, bool write,
+                             const std::string &what) = 0;
+  virtual void onAsyncRelease(Cta &cta, uint32_t barrierOffset,
+                              const AsyncClock &clock) = 0;
+  virtual void onAsyncWait(const Warp &warp, uint64_t asyncId) = 0;
 
-  AsyncClock onWgmmaIssue(Cta &cta, uint32_t group);
-  void onWgmmaWait(const Warp &warp, const AsyncClock &clock);
-
-private:
-  static constexpr uint32_t kTmaSlots = 8;
-  static constexpr uint32_t kNone = UINT32_MAX;
-  /// Agent ids at or above this mark are "the wgmma of warpgroup id-mark"
-  /// (ordered only once all four warps' parts are).
-  static constexpr uint32_t kWarpgroupMark = 0x80000000u;
-
-  Cluster &cluster;
-  std::string first;
-  uint32_t warpCount = 0; // W
-  std::vector<Clock> warpClocks;
-  std::vector<uint32_t> agentEpochs;
-  std::vector<uint32_t> tmaNext; // per warp: next TMA slot
-  std::vector<std::vector<uint32_t>> fenceEpochs; // per warp
-  std::map<uint64_t, AsyncClock> asyncClocks;
-  std::vector<std::string> names; // async operation descriptions
-  const std::string *lastNameSource = nullptr;
-
-  struct Access {
-    uint32_t agent = kNone, epoch = 0, pc = 0, lane = 0;
-  };
-  struct ByteShadow {
-    Access write, read;
-  };
-  struct ChunkShadow {
-    Access genericWrite, genericRead;
-    uint32_t asyncWriteAgent = kNone, asyncWriteEpoch = 0, asyncWriteName = 0;
-    uint32_t asyncReadAgent = kNone, asyncReadEpoch = 0, asyncReadName = 0;
-    /// Some byte of the chunk has generic-proxy history in `bytes`.
-    bool bytesTouched = false;
-  };
-  std::vector<std::vector<ByteShadow>> bytes;   // by CTA rank
-  std::vector<std::vector<ChunkShadow>> chunks; // by CTA rank
-  std::vector<Clock> barrierAccum, barrierReleased; // by rank * 16 + id
-  Clock clusterAccum, clusterReleased;
-  std::map<std::pair<uint32_t, uint32_t>, Clock> mbarrierAccum,
-      mbarrierCompleted;
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> observedPhase;
-  /// CTA exits. Per rank: the join of its warps' clocks as they exit,
-  /// whether all have, and by agent the last access of another CTA's
-  /// agent to its shared memory (epoch 0: none).
-  struct PeerAccess {
-    uint32_t epoch = 0, pc = 0, lane = 0;
-    uint32_t name = 0; // asynchronous operations: the description
-  };
-  std::vector<Clock> exitClocks;
-  std::vector<uint8_t> ctaExited;
-  std::vector<std::vector<PeerAccess>> peerAccesses;
-  /// By warp agent: (epoch, pc) of each setmaxnreg it executed.
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> setmaxnregs;
-
-  uint32_t agentCount() const { return warpCount * (2 + kTmaSlots); }
-  uint32_t warpAgent(const Warp &warp) const;
-  uint32_t wgmmaAgent(uint32_t warpAgentIndex) const {
-    return warpCount * (1 + kTmaSlots) + warpAgentIndex;
-  }
-  Clock &clockOf(const Warp &warp) { return warpClocks[warpAgent(warp)]; }
-  void tick(const Warp &warp) { ++clockOf(warp)[warpAgent(warp)]; }
-  static void join(Clock &into, const Clock &from);
-  bool ordered(uint32_t agent, uint32_t epoch, const Clock &observer) const;
-  std::string describeAgentAccess(uint32_t agent, const Access &access) const;
-  std::string describeAsync(uint32_t agent, uint32_t name) const;
-  std::string describePeerAccess(uint32_t agent,
-                                 const PeerAccess &access) const;
+  virtual AsyncClock onWgmmaIssue(Cta &cta, uint32_t group) = 0;
+  virtual void onWgmmaWait(const Warp &warp, const AsyncClock &clock) = 0;
 };
+
+/// Checking off: every event is ignored and no hazard is ever found.
+class NoHazardChecker final : public HazardChecker {
+public:
+  void reset() override {}
+  Status verdict() const override { return Status(); }
+  void flag(const std::string &) override {}
+  void onSharedAccess(Cta &, const Warp &, uint32_t, uint32_t, uint32_t, bool,
+                      uint32_t) override {}
+  void onProxyFence(const Warp &) override {}
+  void onFence(const Warp &) override {}
+  void onPeerAccess(Cta &, const Warp &, uint32_t, uint32_t) override {}
+  void onWarpExit(const Warp &) override {}
+  std::optional<Finding> onSetmaxnreg(const Warp &, uint32_t) override {
+    return std::nullopt;
+  }
+  void onBarrierArrive(Cta &, const Warp &, uint32_t) override {}
+  void onBarrierComplete(Cta &, uint32_t, const Warp &) override {}
+  void onBarrierResume(Cta &, uint32_t, const Warp &) override {}
+  void onClusterArrive(const Warp &) override {}
+  void onClusterComplete() override {}
+  void onClusterWait(const Warp &) override {}
+  void onMbarrierInit(Cta &, uint32_t, const Warp &) override {}
+  void onMbarrierArrive(Cta &, uint32_t, const Warp &) override {}
+  void onMbarrierPhase(Cta &, uint32_t, MbarrierState &) override {}
+  std::optional<Finding> onMbarrierWait(Cta &, uint32_t, const Warp &, uint32_t,
+                                        const MbarrierState &, uint64_t,
+                                        bool) override {
+    return std::nullopt;
+  }
+  AsyncClock onAsyncIssue(const Warp &, uint64_t) override {
+    return AsyncClock();
+  }
+  void onAsyncAccess(Cta &, const AsyncClock &, uint32_t, uint32_t, bool,
+                     const std::string &) override {}
+  void onAsyncRelease(Cta &, uint32_t, const AsyncClock &) override {}
+  void onAsyncWait(const Warp &, uint64_t) override {}
+  AsyncClock onWgmmaIssue(Cta &, uint32_t) override { return AsyncClock(); }
+  void onWgmmaWait(const Warp &, const AsyncClock &) override {}
+};
+
+/// The vector-clock checker described above, for `cluster`.
+std::unique_ptr<HazardChecker> makeVectorClockChecker(Cluster &cluster);
 
 } // namespace mosaic::emulator
 

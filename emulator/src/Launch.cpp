@@ -119,9 +119,7 @@ bool isReady(Cluster &cluster, Warp &warp) {
         warp.blockParity) {
       warp.status = WarpStatus::Ready;
       warp.block = BlockKind::None;
-      if (cluster.hazards)
-        cluster.hazards->onBarrierResume(*warp.blockCta, warp.blockAddress,
-                                         warp);
+      cluster.hazards->onBarrierResume(*warp.blockCta, warp.blockAddress, warp);
       return true;
     }
     return false;
@@ -340,8 +338,7 @@ Status runCluster(Cluster &cluster, uint64_t instructionLimit) {
     StepResult result = runWarp(cluster, *chosen, steps, fault);
     if (result == StepResult::Faulted)
       return Error{fault.message};
-    if (cluster.hazards && cluster.hazards->failed())
-      return Error{cluster.hazards->report()};
+    MOSAIC_EMU_RETURN_IF_ERROR(cluster.hazards->verdict());
     if (options.policy == AsyncPolicy::Random && !cluster.async.empty() &&
         cluster.random() % 4 == 0)
       MOSAIC_EMU_RETURN_IF_ERROR(completeOldest(cluster, true));
@@ -355,8 +352,7 @@ Status runCluster(Cluster &cluster, uint64_t instructionLimit) {
   // for): they still complete, as the hardware finishes them.
   while (!cluster.async.empty())
     MOSAIC_EMU_RETURN_IF_ERROR(completeOldest(cluster, false));
-  if (cluster.hazards && cluster.hazards->failed())
-    return Error{cluster.hazards->report()};
+  MOSAIC_EMU_RETURN_IF_ERROR(cluster.hazards->verdict());
   return Status();
 }
 
@@ -509,7 +505,9 @@ LaunchReport launch(const Module &module, std::string_view kernel,
       cluster.instructions = 0;
       cluster.threadInstructions = 0;
       if (options.checkHazards)
-        cluster.hazards = std::make_unique<HazardChecker>(cluster);
+        cluster.hazards = makeVectorClockChecker(cluster);
+      else
+        cluster.hazards = std::make_unique<NoHazardChecker>();
       for (uint32_t r = 0; r < ctasPerCluster; ++r) {
         Cta &cta = *cluster.ctas[r];
         cta.rank = r;
@@ -521,8 +519,7 @@ LaunchReport launch(const Module &module, std::string_view kernel,
           cta.id[d] = cluster.id[d] * config.cluster[d] + cta.clusterCtaId[d];
         initCta(state, cta);
       }
-      if (cluster.hazards)
-        cluster.hazards->reset();
+      cluster.hazards->reset();
       Status status = runCluster(cluster, options.instructionLimitPerCta *
                                               ctasPerCluster);
       warpInstructions += cluster.instructions;

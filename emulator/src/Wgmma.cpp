@@ -119,7 +119,7 @@ Status runWgmma(const WgmmaPlan &plan) {
   unsigned aBits = typeBits(plan.aType);
   Cta &cta = *plan.cta;
   const Function &function = *plan.function;
-  HazardChecker *hazards = plan.cluster->hazards.get();
+  HazardChecker &hazards = *plan.cluster->hazards;
   std::vector<float> a(64 * k), b(k * n), d(64 * n, 0.0f);
   std::vector<int32_t> ai, bi, di;
   bool integer = plan.dType == Type::S32;
@@ -151,9 +151,8 @@ Status runWgmma(const WgmmaPlan &plan) {
                        std::to_string(k0) + ") at shared address " +
                        std::to_string(address) +
                        " is outside the CTA's shared memory"};
-        if (hazards)
-          hazards->onAsyncAccess(cta, plan.clock, address & ~15u, 16, false,
-                                 plan.what);
+        hazards.onAsyncAccess(cta, plan.clock, address & ~15u, 16, false,
+                              plan.what);
         const uint8_t *chunk = cta.shared.data() + address;
         if (type == Type::BF16 && !integer) {
           // The common case, without the generic decode: bf16 is the top
@@ -338,8 +337,7 @@ bool Exec::wgmma(uint32_t mask, uint32_t active) {
         Status status = completeAsync(cluster, op->asyncId);
         if (!status.ok())
           return fail(status.message());
-        if (cluster.hazards)
-          cluster.hazards->onWgmmaWait(warp, op->clock);
+        cluster.hazards->onWgmmaWait(warp, op->clock);
       }
       warp.groups.pop_front();
       changed = true;
@@ -386,7 +384,7 @@ bool Exec::wgmma(uint32_t mask, uint32_t active) {
     return fail("wgmma with A in registers needs 4 A registers");
   // PTX: registers a wgmma reads must not be written after the
   // wgmma.fence that precedes it.
-  if (cluster.hazards && !warp.lastWrite.empty()) {
+  if (!warp.lastWrite.empty()) {
     auto check = [&](int32_t slot) {
       if (slot >= 0 && warp.lastWrite[slot] > warp.lastWgmmaFence)
         hazard("register " + function.registerNames[slot] +
@@ -501,10 +499,8 @@ bool Exec::wgmma(uint32_t mask, uint32_t active) {
                " issued by " +
                describeLocation(launch, cta, warp.index, -1, pc);
   plan.what = async.what;
-  if (cluster.hazards) {
-    plan.clock = cluster.hazards->onWgmmaIssue(cta, group);
-    op->clock = plan.clock;
-  }
+  plan.clock = cluster.hazards->onWgmmaIssue(cta, group);
+  op->clock = plan.clock;
   async.complete = [plan]() { return runWgmma(plan); };
   async.orderKey = reinterpret_cast<uintptr_t>(&cta) * 8 + group + 1;
   op->asyncId = async.id;
