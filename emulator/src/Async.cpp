@@ -135,7 +135,7 @@ bool Exec::queue(AsyncOp async) {
 
 // --- mbarrier -------------------------------------------------------------
 
-bool Exec::mbarrier(uint32_t mask, uint32_t active) {
+bool Exec::mbarrier(uint32_t mask) {
   Op op = in.op;
   // Operand layout: [state|pred,] [addr], values...
   size_t addressIndex =
@@ -295,7 +295,6 @@ bool Exec::mbarrier(uint32_t mask, uint32_t active) {
     blocked = true;
     return true;
   }
-  (void)active;
   return true;
 }
 
@@ -802,38 +801,6 @@ bool Exec::bulkCopy(uint32_t mask) {
       return false;
   }
   return true;
-}
-
-bool Exec::asyncInstruction(uint32_t mask, uint32_t active) {
-  switch (in.op) {
-  case Op::MbarrierInit:
-  case Op::MbarrierInval:
-  case Op::MbarrierArrive:
-  case Op::MbarrierArriveDrop:
-  case Op::MbarrierArriveExpectTx:
-  case Op::MbarrierArriveDropExpectTx:
-  case Op::MbarrierExpectTx:
-  case Op::MbarrierCompleteTx:
-  case Op::MbarrierTestWait:
-  case Op::MbarrierTryWait:
-  case Op::MbarrierPendingCount:
-    return mbarrier(mask, active);
-  case Op::CpAsyncBulkTensor:
-  case Op::CpReduceAsyncBulkTensor:
-    return tensorCopy(mask);
-  case Op::CpAsyncBulk:
-    return bulkCopy(mask);
-  case Op::CpAsyncBulkCommitGroup:
-  case Op::CpAsyncBulkWaitGroup:
-    return bulkGroups(mask);
-  case Op::WgmmaFence:
-  case Op::WgmmaMmaAsync:
-  case Op::WgmmaCommitGroup:
-  case Op::WgmmaWaitGroup:
-    return wgmma(mask, active);
-  default:
-    return fail("instruction not supported by the emulator");
-  }
 }
 
 Status completeAsync(Cluster &cluster, uint64_t id) {

@@ -157,7 +157,7 @@ const std::vector<OpName> &opTable() {
       }
       ops.push_back(std::move(name));
     };
-#define MOSAIC_EMULATOR_OP(name, text) add(Op::name, text);
+#define MOSAIC_EMULATOR_OP(name, text, handler) add(Op::name, text);
 #include "Ops.def"
     std::stable_sort(ops.begin(), ops.end(),
                      [](const OpName &a, const OpName &b) {

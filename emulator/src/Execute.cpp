@@ -1887,6 +1887,7 @@ bool Exec::barrier(uint32_t mask, bool wait) {
   }
   cluster.hazards->onBarrierArrive(cta, warp, id);
   advance(warp.liveMask);
+  movedLanes = true;
   if (b.arrived >= b.expected) {
     b.arrived = 0;
     b.arrivedWarps = 0;
@@ -1911,6 +1912,10 @@ bool Exec::barrier(uint32_t mask, bool wait) {
   }
   return true;
 }
+
+bool Exec::barrierWait(uint32_t mask) { return barrier(mask, true); }
+
+bool Exec::barrierArrive(uint32_t mask) { return barrier(mask, false); }
 
 ClusterArrivals clusterArrivals(const Cluster &cluster) {
   ClusterArrivals arrivals;
@@ -1952,6 +1957,7 @@ bool Exec::clusterBarrier(uint32_t mask, bool wait) {
     cluster.hazards->onClusterArrive(warp);
     completeClusterBarrierIfDone(cluster);
     advance(mask);
+    movedLanes = true;
     return true;
   }
   if (!warp.clusterArrived)
@@ -1960,6 +1966,7 @@ bool Exec::clusterBarrier(uint32_t mask, bool wait) {
     warp.clusterArrived = false;
     cluster.hazards->onClusterWait(warp);
     advance(mask);
+    movedLanes = true;
     return true;
   }
   warp.status = WarpStatus::Blocked;
@@ -1969,9 +1976,27 @@ bool Exec::clusterBarrier(uint32_t mask, bool wait) {
   return true;
 }
 
+bool Exec::clusterArrive(uint32_t mask) { return clusterBarrier(mask, false); }
+
+bool Exec::clusterWait(uint32_t mask) { return clusterBarrier(mask, true); }
+
 // --- Dispatch -------------------------------------------------------------
 
-bool Exec::run(uint32_t active) {
+namespace {
+
+using Handler = bool (Exec::*)(uint32_t mask);
+
+constexpr Handler kHandlers[] = {
+#define MOSAIC_EMULATOR_OP(name, text, handler) &Exec::handler,
+#include "Ops.def"
+};
+
+} // namespace
+
+// Lanes whose guard predicate is false only move on. The handler runs on
+// the others and then all active lanes move on, unless it blocked (the
+// instruction is retried) or moved the lanes itself.
+bool Exec::run() {
   uint32_t mask = active;
   if (in.guard >= 0) {
     mask = 0;
@@ -1982,200 +2007,59 @@ bool Exec::run(uint32_t active) {
         mask |= 1u << lane;
     }
   }
-  if (warp.inFlightCount && !isWgmma(in.op))
+  Handler handler = kHandlers[static_cast<size_t>(in.op)];
+  // The wgmma instructions are the ones that may name the registers of a
+  // wgmma in flight.
+  if (warp.inFlightCount && handler != &Exec::wgmma)
     checkInFlightRegisters(mask);
-  switch (in.op) {
-  case Op::Bra: {
-    uint32_t notTaken = active & ~mask;
-    if (in.uni && mask && notTaken)
-      return fail("bra.uni taken by some lanes and not others");
-    if (mask && notTaken)
-      warp.frames.push_back({in.reconverge, active});
-    if (notTaken)
-      advance(notTaken);
-    if (mask)
-      jump(mask, in.target);
-    return true;
-  }
-  case Op::Ret:
-  case Op::Exit: {
-    uint32_t rest = active & ~mask;
-    if (rest)
-      advance(rest);
-    if (mask)
-      exitLanes(mask);
-    return warp.status != WarpStatus::Exited || warpExited();
-  }
-  case Op::Trap:
-    if (mask)
-      return fail("trap");
-    advance(active);
-    return true;
-  default:
-    break;
-  }
-  // Everything below runs on `mask` lanes and then moves all `active`
-  // lanes on, unless it blocks (the instruction is then retried) or
-  // synchronizes (it moves the lanes itself).
-  bool ok = true;
-  if (mask) {
-    switch (in.op) {
-    case Op::Nop:
-    case Op::Prefetch:
-    case Op::Prefetchu:
-    case Op::Griddepcontrol:
-    case Op::Pmevent:
-    case Op::CpAsyncBulkPrefetchTensor:
-    case Op::CpAsyncBulkPrefetch:
-    case Op::Nanosleep:
-      break;
-    case Op::Membar:
-    case Op::Fence:
-    case Op::FenceProxy:
-    case Op::FenceMbarrierInit:
-      cluster.hazards->onFence(warp);
-      break;
-    case Op::FenceProxyAsync:
-      cluster.hazards->onProxyFence(warp);
-      break;
-    case Op::Mov:
-      ok = move(mask);
-      break;
-    case Op::Add:
-    case Op::Sub:
-    case Op::Addc:
-    case Op::Subc:
-    case Op::Madc:
-    case Op::Mul:
-    case Op::Mad:
-    case Op::Mul24:
-    case Op::Mad24:
-    case Op::Fma:
-    case Op::Div:
-    case Op::Rem:
-    case Op::Abs:
-    case Op::Neg:
-    case Op::Min:
-    case Op::Max:
-    case Op::And:
-    case Op::Or:
-    case Op::Xor:
-    case Op::Not:
-    case Op::Cnot:
-    case Op::Lop3:
-    case Op::Shl:
-    case Op::Shr:
-    case Op::Shf:
-    case Op::Bfe:
-    case Op::Bfi:
-    case Op::Brev:
-    case Op::Popc:
-    case Op::Clz:
-    case Op::Bfind:
-    case Op::Prmt:
-    case Op::Rcp:
-    case Op::Sqrt:
-    case Op::Rsqrt:
-    case Op::Ex2:
-    case Op::Lg2:
-    case Op::Sin:
-    case Op::Cos:
-    case Op::Tanh:
-    case Op::Copysign:
-      ok = arithmetic(mask);
-      break;
-    case Op::Testp:
-      ok = testp(mask);
-      break;
-    case Op::Setp:
-    case Op::Set:
-      ok = setp(mask);
-      break;
-    case Op::Selp:
-    case Op::Slct:
-      ok = select(mask);
-      break;
-    case Op::Cvt:
-      ok = convert(mask);
-      break;
-    case Op::Cvta:
-      ok = convertAddress(mask);
-      break;
-    case Op::Isspacep:
-      ok = isspacep(mask);
-      break;
-    case Op::Mapa:
-      ok = mapa(mask);
-      break;
-    case Op::Ld:
-    case Op::Ldu:
-      ok = load(mask);
-      break;
-    case Op::St:
-      ok = store(mask);
-      break;
-    case Op::Atom:
-    case Op::Red:
-      ok = atomic(mask);
-      break;
-    case Op::Shfl:
-      ok = shuffle(mask);
-      break;
-    case Op::Vote:
-      ok = vote(mask);
-      break;
-    case Op::Elect:
-      ok = elect(mask);
-      break;
-    case Op::Redux:
-      ok = redux(mask);
-      break;
-    case Op::Activemask:
-      for (uint32_t lanes = mask; lanes; lanes &= lanes - 1)
-        write(in.operands[0], __builtin_ctz(lanes), active, Type::None);
-      break;
-    case Op::Stmatrix:
-    case Op::Ldmatrix:
-      ok = matrixLoadStore(mask);
-      break;
-    case Op::BarWarpSync:
-      break;
-    case Op::BarSync:
-    case Op::BarSyncCta:
-    case Op::BarrierSync:
-    case Op::BarrierCtaSync:
-      return barrier(mask, true);
-    case Op::BarRed:
-    case Op::BarrierRed:
-      return barrier(mask, true);
-    case Op::BarArrive:
-    case Op::BarrierArrive:
-    case Op::BarrierCtaArrive:
-      return barrier(mask, false);
-    case Op::Match:
-      ok = match(mask);
-      break;
-    case Op::BarrierClusterArrive:
-      return clusterBarrier(mask, false);
-    case Op::BarrierClusterWait:
-      return clusterBarrier(mask, true);
-    case Op::Setmaxnreg:
-      ok = setmaxnreg(mask);
-      if (ok && blocked)
-        return true;
-      break;
-    default:
-      ok = asyncInstruction(mask, active);
-      if (ok && (blocked || movedLanes))
-        return true;
-      break;
-    }
-  }
-  if (!ok)
+  if (mask && !(this->*handler)(mask))
     return false;
-  advance(active);
+  if (!blocked && !movedLanes)
+    advance(active);
   return true;
 }
+
+bool Exec::noEffect(uint32_t) { return true; }
+
+bool Exec::fence(uint32_t) {
+  cluster.hazards->onFence(warp);
+  return true;
+}
+
+bool Exec::proxyFence(uint32_t) {
+  cluster.hazards->onProxyFence(warp);
+  return true;
+}
+
+bool Exec::activemask(uint32_t mask) {
+  for (uint32_t lanes = mask; lanes; lanes &= lanes - 1)
+    write(in.operands[0], __builtin_ctz(lanes), active, Type::None);
+  return true;
+}
+
+bool Exec::branch(uint32_t mask) {
+  uint32_t notTaken = active & ~mask;
+  if (in.uni && notTaken)
+    return fail("bra.uni taken by some lanes and not others");
+  if (notTaken) {
+    warp.frames.push_back({in.reconverge, active});
+    advance(notTaken);
+  }
+  jump(mask, in.target);
+  movedLanes = true;
+  return true;
+}
+
+bool Exec::exitThreads(uint32_t mask) {
+  uint32_t rest = active & ~mask;
+  if (rest)
+    advance(rest);
+  exitLanes(mask);
+  movedLanes = true;
+  return warp.status != WarpStatus::Exited || warpExited();
+}
+
+bool Exec::trap(uint32_t) { return fail("trap"); }
 
 bool Exec::warpExited() {
   completeClusterBarrierIfDone(cluster);
@@ -2305,10 +2189,10 @@ StepResult executeInstruction(Cluster &cluster, Cta &cta, Warp &warp,
                               uint32_t activeMask, Fault &fault) {
   const Function &function = *cluster.launch->function;
   uint32_t pc = static_cast<uint32_t>(&instruction - function.code.data());
-  Exec exec{cluster,         cta,      warp, instruction,
-            *cluster.launch, function, pc,   fault};
+  Exec exec{cluster,  cta, warp,       instruction, *cluster.launch,
+            function, pc,  activeMask, fault};
   ++warp.sequence;
-  if (!exec.run(activeMask))
+  if (!exec.run())
     return StepResult::Faulted;
   if (exec.blocked)
     return StepResult::Blocked;

@@ -17,11 +17,6 @@ struct SharedLocation {
 /// `0x%08x`, for lane masks in messages.
 std::string hexMask(uint32_t mask);
 
-inline bool isWgmma(Op op) {
-  return op == Op::WgmmaMmaAsync || op == Op::WgmmaFence ||
-         op == Op::WgmmaCommitGroup || op == Op::WgmmaWaitGroup;
-}
-
 /// The execution of one instruction by one warp. Every method returns false
 /// after recording a fault.
 struct Exec {
@@ -32,13 +27,15 @@ struct Exec {
   const LaunchState &launch;
   const Function &function;
   uint32_t pc;
+  /// The lanes executing the instruction, before its guard predicate.
+  uint32_t active;
   Fault &fault;
   /// The warp blocked before executing: retry the instruction later.
   bool blocked = false;
   /// The instruction moved the lanes' program counters itself.
   bool movedLanes = false;
 
-  bool run(uint32_t active);
+  bool run();
 
   // Operands.
   uint64_t special(Special which, uint32_t lane) const;
@@ -73,7 +70,15 @@ struct Exec {
   /// rest of the warpgroup executes is an error.
   bool warpExited();
 
-  // Families.
+  // Families: the handlers Ops.def names, each run on the lanes `mask`
+  // whose guard predicate holds (never none).
+  bool noEffect(uint32_t mask);
+  bool branch(uint32_t mask);
+  bool exitThreads(uint32_t mask);
+  bool trap(uint32_t mask);
+  bool fence(uint32_t mask);
+  bool proxyFence(uint32_t mask);
+  bool activemask(uint32_t mask);
   bool floatOp(uint32_t mask);
   bool integerOp(uint32_t mask);
   bool arithmetic(uint32_t mask);
@@ -94,7 +99,11 @@ struct Exec {
   bool redux(uint32_t mask);
   bool match(uint32_t mask);
   bool matrixLoadStore(uint32_t mask);
+  bool barrierWait(uint32_t mask);
+  bool barrierArrive(uint32_t mask);
   bool barrier(uint32_t mask, bool wait);
+  bool clusterArrive(uint32_t mask);
+  bool clusterWait(uint32_t mask);
   bool clusterBarrier(uint32_t mask, bool wait);
   bool setmaxnreg(uint32_t mask);
   void checkInFlightRegisters(uint32_t mask);
@@ -104,8 +113,7 @@ struct Exec {
   AsyncOp newAsync(uint32_t lane);
   /// Queues `async`; under the eager policy completes it at once.
   bool queue(AsyncOp async);
-  bool asyncInstruction(uint32_t mask, uint32_t active);
-  bool mbarrier(uint32_t mask, uint32_t active);
+  bool mbarrier(uint32_t mask);
   /// The CTAs a copy into shared::cluster memory at `destination`, which
   /// completes on `barrier`, writes: that CTA (the mbarrier's), or with
   /// .multicast::cluster those the ctaMask operand at `maskIndex` names,
@@ -117,7 +125,7 @@ struct Exec {
   bool tensorCopy(uint32_t mask);
   bool bulkCopy(uint32_t mask);
   bool bulkGroups(uint32_t mask);
-  bool wgmma(uint32_t mask, uint32_t active);
+  bool wgmma(uint32_t mask);
 };
 
 } // namespace mosaic::emulator

@@ -90,7 +90,7 @@ struct VectorElement {
 };
 
 enum class Op : uint16_t {
-#define MOSAIC_EMULATOR_OP(name, text) name,
+#define MOSAIC_EMULATOR_OP(name, text, handler) name,
 #include "Ops.def"
 };
 

@@ -305,7 +305,7 @@ bool validWgmmaTypes(Type d, Type a, Type b, uint32_t k) {
 
 } // namespace
 
-bool Exec::wgmma(uint32_t mask, uint32_t active) {
+bool Exec::wgmma(uint32_t mask) {
   if (mask != 0xffffffffu || active != 0xffffffffu)
     return fail("wgmma instructions are .sync.aligned: all 32 lanes of "
                 "every warp must execute them together, but only lanes " +
@@ -438,7 +438,7 @@ bool Exec::wgmma(uint32_t mask, uint32_t active) {
     bool first = true;
     for (Warp *w : plan.warps)
       for (uint32_t lane = 0; lane < 32; ++lane) {
-        Exec other{cluster, cta, *w, in, launch, function, pc, fault};
+        Exec other{cluster, cta, *w, in, launch, function, pc, active, fault};
         uint64_t value = other.read(operand, lane);
         if (first) {
           out = value;
