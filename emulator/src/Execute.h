@@ -17,6 +17,18 @@ struct SharedLocation {
 /// `0x%08x`, for lane masks in messages.
 std::string hexMask(uint32_t mask);
 
+inline uint64_t widthMask(unsigned bits) {
+  return bits >= 64 ? ~0ull : (1ull << bits) - 1;
+}
+
+inline int64_t signExtend(uint64_t value, unsigned bits) {
+  if (bits >= 64)
+    return static_cast<int64_t>(value);
+  uint64_t sign = 1ull << (bits - 1);
+  value &= widthMask(bits);
+  return static_cast<int64_t>((value ^ sign) - sign);
+}
+
 /// The execution of one instruction by one warp. Every method returns false
 /// after recording a fault.
 struct Exec {
@@ -60,25 +72,27 @@ struct Exec {
   /// Reports what the hazard checker found in this instruction, if anything.
   void report(const std::optional<Finding> &finding);
 
-  // Control.
+  // Control (Execute.cpp).
   void advance(uint32_t mask);
   void diverge();
   void jump(uint32_t mask, uint32_t target);
   void exitLanes(uint32_t mask);
   /// The warp's last threads exited: barrier.cluster stops waiting for
   /// them and the hazard checker learns of it; leaving a setmaxnreg the
-  /// rest of the warpgroup executes is an error.
+  /// rest of the warpgroup executes is an error (ExecuteSync.cpp).
   bool warpExited();
 
   // Families: the handlers Ops.def names, each run on the lanes `mask`
   // whose guard predicate holds (never none).
+
+  // Execute.cpp: control flow.
   bool noEffect(uint32_t mask);
   bool branch(uint32_t mask);
   bool exitThreads(uint32_t mask);
   bool trap(uint32_t mask);
-  bool fence(uint32_t mask);
-  bool proxyFence(uint32_t mask);
-  bool activemask(uint32_t mask);
+  void checkInFlightRegisters(uint32_t mask);
+
+  // ExecuteArithmetic.cpp.
   bool floatOp(uint32_t mask);
   bool integerOp(uint32_t mask);
   bool arithmetic(uint32_t mask);
@@ -87,18 +101,27 @@ struct Exec {
   bool move(uint32_t mask);
   bool select(uint32_t mask);
   bool testp(uint32_t mask);
+
+  // ExecuteMemory.cpp.
   bool load(uint32_t mask);
   bool store(uint32_t mask);
   bool atomic(uint32_t mask);
   bool convertAddress(uint32_t mask);
   bool isspacep(uint32_t mask);
   bool mapa(uint32_t mask);
+  bool matrixLoadStore(uint32_t mask);
+  bool fence(uint32_t mask);
+  bool proxyFence(uint32_t mask);
+
+  // ExecuteWarp.cpp.
   bool shuffle(uint32_t mask);
   bool vote(uint32_t mask);
   bool elect(uint32_t mask);
   bool redux(uint32_t mask);
   bool match(uint32_t mask);
-  bool matrixLoadStore(uint32_t mask);
+  bool activemask(uint32_t mask);
+
+  // ExecuteSync.cpp.
   bool barrierWait(uint32_t mask);
   bool barrierArrive(uint32_t mask);
   bool barrier(uint32_t mask, bool wait);
@@ -106,9 +129,8 @@ struct Exec {
   bool clusterWait(uint32_t mask);
   bool clusterBarrier(uint32_t mask, bool wait);
   bool setmaxnreg(uint32_t mask);
-  void checkInFlightRegisters(uint32_t mask);
 
-  // Async.cpp: mbarrier, TMA, bulk copies, wgmma.
+  // Async.cpp: mbarrier, TMA, bulk copies; Wgmma.cpp: wgmma.
   /// An operation issued by `lane` of this instruction, to be completed.
   AsyncOp newAsync(uint32_t lane);
   /// Queues `async`; under the eager policy completes it at once.
