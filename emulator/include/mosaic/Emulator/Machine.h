@@ -4,7 +4,7 @@
 // memory, launch a kernel over a grid of clusters of CTAs. Launches are
 // synchronous: `launch` returns when every CTA has exited, or with the first
 // fault, hazard or deadlock it found. The CUDA driver API the emulator
-// exports (CudaDriver.cpp) is a thin layer over this header.
+// exports (src/Driver*.cpp) is a thin layer over this header.
 //
 //===----------------------------------------------------------------------===//
 
