@@ -111,7 +111,7 @@ struct Instruction {
   Space space2 = Space::Generic; // second state space (cvta.to, cp.async)
   Rounding rounding = Rounding::Default;
   Compare compare = Compare::Eq;
-  /// Op-specific small modifiers (see Execute.cpp for each op's use).
+  /// Op-specific small modifiers (see each op's handler for its use).
   uint8_t variant = 0;
   uint8_t boolOp = 0; // setp .and/.or/.xor: 0 none, 1 and, 2 or, 3 xor
   uint8_t vectorWidth = 1;
