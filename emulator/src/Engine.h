@@ -205,6 +205,7 @@ struct Cluster {
   uint32_t clusterPhase = 0;
   std::mt19937_64 random;
   uint64_t instructions = 0, threadInstructions = 0;
+  /// Never null during a launch: a NoHazardChecker when checking is off.
   std::unique_ptr<HazardChecker> hazards;
 };
 

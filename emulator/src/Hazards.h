@@ -1,14 +1,15 @@
 //===- Hazards.h - The asynchronous-hazard checker -------------*- C++ -*-===//
 //
-// Happens-before over the cluster's agents, with vector clocks: every warp
-// is an agent (its lanes run in lockstep here, so they are ordered), every
-// warp has 8 TMA/bulk-copy agents used round robin by the operations it
-// issues, and every warp has a wgmma agent for its part of each warpgroup
-// MMA (wgmma.wait_group covers only the executing warp's part). Barriers,
-// mbarrier phases, cluster barriers and async completions carry clocks.
-// Shared memory has a shadow per byte for generic accesses and per 16-byte
-// chunk for the asynchronous proxy; an access that is not ordered after the
-// conflicting access before it is a hazard. A CTA's exit must be ordered
+// The checker's interface, its no-op implementation, and the vector-clock
+// checker (Hazards.cpp): happens-before over the cluster's agents, with vector
+// clocks: every warp is an agent (its lanes run in lockstep here, so they are
+// ordered), every warp has 8 TMA/bulk-copy agents used round robin by the
+// operations it issues, and every warp has a wgmma agent for its part of each
+// warpgroup MMA (wgmma.wait_group covers only the executing warp's part).
+// Barriers, mbarrier phases, cluster barriers and async completions carry
+// clocks. Shared memory has a shadow per byte for generic accesses and per
+// 16-byte chunk for the asynchronous proxy; an access that is not ordered after
+// the conflicting access before it is a hazard. A CTA's exit must be ordered
 // after every access its peers make to its shared memory, and the warps of
 // a warpgroup must synchronize between two setmaxnreg. See
 // docs/RationaleEmulator.md.
