@@ -20,47 +20,48 @@ namespace mosaic::python {
 
 namespace {
 
-/// An element type: its name in Python and how to make its MLIR type.
-struct ElementTypeInfo {
-  ElementType type;
-  const char *name;
-  Type (*get)(MLIRContext *);
-};
-
-template <unsigned Width> Type integer(MLIRContext *context) {
-  return IntegerType::get(context, Width);
+/// The table's kinds as DType objects name them.
+const char *kindName(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::Float:
+    return "float";
+  case ElementKind::Integer:
+    return "int";
+  case ElementKind::Index:
+    return "index";
+  case ElementKind::Barrier:
+    return "barrier";
+  }
+  return "?";
 }
-
-template <typename TypeT> Type builtin(MLIRContext *context) {
-  return TypeT::get(context);
-}
-
-Type barrier(MLIRContext *context) {
-  return mosaic_gpu::BarrierType::get(context, /*orders_tensor_core=*/false);
-}
-
-const ElementTypeInfo elementTypes[] = {
-    {ElementType::i1, "i1", integer<1>},
-    {ElementType::i8, "i8", integer<8>},
-    {ElementType::i16, "i16", integer<16>},
-    {ElementType::i32, "i32", integer<32>},
-    {ElementType::i64, "i64", integer<64>},
-    {ElementType::f16, "f16", builtin<Float16Type>},
-    {ElementType::bf16, "bf16", builtin<BFloat16Type>},
-    {ElementType::f32, "f32", builtin<Float32Type>},
-    {ElementType::f64, "f64", builtin<Float64Type>},
-    {ElementType::f8E4M3FN, "f8E4M3FN", builtin<Float8E4M3FNType>},
-    {ElementType::f8E5M2, "f8E5M2", builtin<Float8E5M2Type>},
-    {ElementType::index, "index", builtin<IndexType>},
-    {ElementType::barrier, "barrier", barrier},
-};
 
 } // namespace
 
 Type getElementType(MLIRContext *context, ElementType type) {
-  for (const ElementTypeInfo &info : elementTypes)
-    if (info.type == type)
-      return info.get(context);
+  switch (type) {
+  case ElementType::F32:
+    return Float32Type::get(context);
+  case ElementType::F16:
+    return Float16Type::get(context);
+  case ElementType::BF16:
+    return BFloat16Type::get(context);
+  case ElementType::F64:
+    return Float64Type::get(context);
+  case ElementType::F8E4M3FN:
+    return Float8E4M3FNType::get(context);
+  case ElementType::F8E5M2:
+    return Float8E5M2Type::get(context);
+  case ElementType::I1:
+  case ElementType::I8:
+  case ElementType::I16:
+  case ElementType::I32:
+  case ElementType::I64:
+    return IntegerType::get(context, info(type).bits);
+  case ElementType::Index:
+    return IndexType::get(context);
+  case ElementType::Barrier:
+    return mosaic_gpu::BarrierType::get(context, /*orders_tensor_core=*/false);
+  }
   throw py::value_error("unknown element type " +
                         std::to_string(static_cast<int>(type)));
 }
@@ -137,8 +138,25 @@ void registerAttributes(py::module_ &m) {
   py::enum_<ElementType> elementType(
       m, "ElementType",
       "The element type a mosaic_gpu DType stands for (its `element`).");
-  for (const ElementTypeInfo &info : elementTypes)
-    elementType.value(info.name, info.type);
+  for (const ElementTypeInfo *row = elementTypesBegin();
+       row != elementTypesEnd(); ++row)
+    elementType.value(row->spelling, row->type);
+  m.def(
+      "element_types",
+      []() {
+        py::list rows;
+        for (const ElementTypeInfo *row = elementTypesBegin();
+             row != elementTypesEnd(); ++row)
+          rows.append(py::make_tuple(
+              row->type, row->spelling, row->bits, kindName(row->kind),
+              row->buffer,
+              row->numpy ? py::object(py::str(row->numpy)) : py::none()));
+        return rows;
+      },
+      "The element-type table (mosaic/Contracts/ElementType.h) the dtypes "
+      "are made from: (ElementType, name, bits, kind, buffer, numpy name "
+      "or None) per type, kind one of 'float', 'int', 'index' and "
+      "'barrier', buffer whether a kernel's array argument may hold it.");
 
   bindEnum<mosaic_gpu::Dimension>(m, "Dimension",
                                   "A grid or cluster dimension: x, y or z.",

@@ -1,7 +1,8 @@
 //===- Attributes.h - Types and attributes from typed Python values -*- C++
 //-*-===//
 //
-// The element types Python's dtypes stand for, the memref types of kernel
+// The MLIR types of the element types Python's dtypes stand for, the memref
+// types of kernel
 // arguments and scratch buffers, and the layout and transform attributes
 // Python's Layout and Transform objects describe: each built from numbers
 // and enums, never parsed from text. Documented in docs/RationalePython.md.
@@ -12,6 +13,8 @@
 #define MOSAIC_PYTHON_ATTRIBUTES_H
 
 #include "Support.h"
+
+#include "mosaic/Contracts/ElementType.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -24,24 +27,8 @@
 
 namespace mosaic::python {
 
-/// The element types a kernel's values and buffers have: mosaic_gpu's
-/// DType objects hold one (`_mosaic.ElementType`).
-enum class ElementType {
-  i1,
-  i8,
-  i16,
-  i32,
-  i64,
-  f16,
-  bf16,
-  f32,
-  f64,
-  f8E4M3FN,
-  f8E5M2,
-  index,
-  barrier
-};
-
+/// The MLIR type of an element type of mosaic/Contracts/ElementType.h,
+/// whose table mosaic_gpu's DType objects are made from.
 mlir::Type getElementType(mlir::MLIRContext *context, ElementType type);
 
 /// A statically shaped memref of `type` with the identity layout, in global

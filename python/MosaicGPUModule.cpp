@@ -257,9 +257,16 @@ py::object optionalText(const std::string &text) {
 }
 
 std::string manifestJson(const mosaic::CompiledKernel &kernel) {
-  return llvm::formatv("{0}",
-                       llvm::json::Value(llvm::json::Object(kernel.manifest)))
-      .str();
+  return mosaic::formatManifest(kernel.manifest);
+}
+
+/// The manifest at `path`, read and checked by the reader the runtime uses;
+/// ValueError with its message otherwise.
+mosaic::Manifest loadManifest(const std::string &path) {
+  mosaic::Expected<mosaic::Manifest> manifest = mosaic::loadManifest(path);
+  if (!manifest.ok())
+    throw py::value_error(manifest.message());
+  return std::move(*manifest);
 }
 
 } // namespace
@@ -482,6 +489,29 @@ PYBIND11_MODULE(_mosaic, m) {
         "LLVM IR, the PTX and the SASS. Raises ValueError for a bad "
         "argument, MosaicError for an error in the kernel or the toolchain "
         "(ptxas missing or failing).");
+
+  py::class_<mosaic::Manifest>(
+      m, "Manifest",
+      "A compiled kernel's JSON manifest, read and checked as the runtime "
+      "reads it (mosaic/Contracts/Manifest.h).")
+      .def_static("load", &loadManifest, py::arg("path"),
+                  "Reads and checks the manifest at `path`; ValueError, "
+                  "naming the file and the field, when it is not one.")
+      .def_readonly("entry", &mosaic::Manifest::entry)
+      .def_readonly("arch", &mosaic::Manifest::arch)
+      .def_readonly("cubin_path", &mosaic::Manifest::cubinPath,
+                    "The CUBIN's path, resolved against the manifest's "
+                    "folder.")
+      .def_readonly("ptx_path", &mosaic::Manifest::ptxPath,
+                    "The PTX's path, resolved likewise; empty when the "
+                    "manifest names no PTX.")
+      .def_readonly("grid", &mosaic::Manifest::grid)
+      .def_readonly("block", &mosaic::Manifest::block)
+      .def_readonly("cluster", &mosaic::Manifest::cluster)
+      .def_readonly("dynamic_smem_bytes", &mosaic::Manifest::dynamicSmemBytes)
+      .def("__str__", &mosaic::formatManifest);
+  m.attr("MAX_SHARED_MEMORY_PER_BLOCK") =
+      mosaic::limits::kMaxSharedMemoryPerBlock;
 
   registerAttributes(m);
   registerKernelBuilder(m);

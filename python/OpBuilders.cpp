@@ -457,8 +457,8 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
 
   // Elementwise math (each lowers unchanged onto the thread's registers and
   // then through the upstream math-to-NVVM patterns; exp2 and log2 are
-  // above) and integer bit operations: the authoring API's completeness
-  // (issue 15).
+  // above) and integer bit operations, so that every math function the
+  // lowering takes can be written from Python.
   defUnary<math::RsqrtOp>(builder, "rsqrt");
   defUnary<math::SqrtOp>(builder, "sqrt");
   defUnary<math::LogOp>(builder, "log");

@@ -15,9 +15,9 @@
 #include "mosaic/Runtime/Arguments.h"
 #include "mosaic/Runtime/Device.h"
 #include "mosaic/Runtime/Driver.h"
-#include "mosaic/Runtime/ElementType.h"
+#include "mosaic/Contracts/ElementType.h"
 #include "mosaic/Runtime/Kernel.h"
-#include "mosaic/Runtime/Manifest.h"
+#include "mosaic/Contracts/Manifest.h"
 
 #include <pybind11/stl.h>
 
@@ -34,20 +34,20 @@ namespace rt = mosaic::runtime;
 
 namespace {
 
-template <typename T> T take(rt::Expected<T> expected) {
+template <typename T> T take(mosaic::Expected<T> expected) {
   if (!expected.ok())
     throw std::runtime_error(expected.message());
   return std::move(*expected);
 }
 
-void check(const rt::Status &status) {
+void check(const mosaic::Status &status) {
   if (!status.ok())
     throw std::runtime_error(status.message());
 }
 
 /// The backend `name` names, or MOSAIC_GPU_BACKEND's when it is None.
 rt::Backend backend(const std::optional<std::string> &name) {
-  rt::Expected<rt::Backend> chosen =
+  mosaic::Expected<rt::Backend> chosen =
       name ? rt::parseBackend(*name) : rt::backendFromEnvironment();
   if (chosen.ok())
     return *chosen;
@@ -97,7 +97,7 @@ struct LoadedKernel {
       : backend(backend), kernel(load(manifestPath, backend)) {}
 
   static rt::Kernel load(const std::string &manifestPath, rt::Backend backend) {
-    rt::Manifest manifest = take(rt::loadManifest(manifestPath));
+    mosaic::Manifest manifest = take(mosaic::loadManifest(manifestPath));
     return take(rt::Kernel::load(context(backend), std::move(manifest)));
   }
 
@@ -110,7 +110,7 @@ struct LoadedKernel {
       uint64_t stream) {
     std::vector<rt::BufferArgument> arguments;
     for (const auto &[pointer, type, shape] : buffers) {
-      std::optional<rt::ElementType> elementType = rt::parseElementType(type);
+      std::optional<mosaic::ElementType> elementType = mosaic::parseElementType(type);
       if (!elementType)
         throw py::value_error("unknown element type `" + type + "`");
       arguments.push_back(

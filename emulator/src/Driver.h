@@ -36,6 +36,7 @@
 #ifndef MOSAIC_EMULATOR_DRIVER_H
 #define MOSAIC_EMULATOR_DRIVER_H
 
+#include "mosaic/Contracts/HardwareLimits.h"
 #include "mosaic/Emulator/Machine.h"
 
 #include <cuda.h>
@@ -72,7 +73,7 @@ constexpr int kMaxThreadsPerBlock = 1024;
 constexpr int kMaxBlockDim[3] = {1024, 1024, 64};
 constexpr int kMaxGridDim[3] = {2147483647, 65535, 65535};
 constexpr int kSharedPerBlock = 49152;
-constexpr int kSharedPerBlockOptin = 232448;
+constexpr int kSharedPerBlockOptin = limits::kMaxSharedMemoryPerBlock;
 constexpr int kSharedPerMultiprocessor = 233472;
 /// cuDeviceTotalMem of an H100 SXM 80GB: 81559 MiB.
 constexpr uint64_t kTotalMemory = 81559ull << 20;

@@ -14,6 +14,8 @@
 #include "Engine.h"
 #include "Hazards.h"
 
+#include "mosaic/Contracts/HardwareLimits.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -390,10 +392,11 @@ Status checkConfig(const Function &function, const LaunchConfig &config) {
                  std::to_string(function.info.parameterBytes)};
   uint64_t shared = uint64_t(function.dynamicSharedOffset) - kSharedBase +
                     config.dynamicSharedBytes;
-  if (shared > 232448)
+  if (shared > uint64_t(limits::kMaxSharedMemoryPerBlock))
     return Error{"`" + function.info.name + "` needs " +
                  std::to_string(shared) +
-                 " bytes of shared memory per CTA; sm_90a has 232448"};
+                 " bytes of shared memory per CTA; sm_90a has " +
+                 std::to_string(limits::kMaxSharedMemoryPerBlock)};
   return Status();
 }
 

@@ -1,8 +1,8 @@
 //===- HazardTest.cpp - One mutant and one fixed kernel per hazard class
 //---===//
 //
-// For each hazard class of the asynchronous-hazard checker (issue 10,
-// item 5) a kernel that has the hazard must fail with a report that says
+// For each hazard class of the asynchronous-hazard checker
+// (docs/RationaleEmulator.md) a kernel that has the hazard must fail with a report that says
 // "hazard" and names the program locations involved, and the same kernel
 // with the fix must run clean. Every pair runs under the lazy and the eager
 // async policy: the checker judges happens-before, so what it finds must
@@ -279,8 +279,8 @@ TEST_P(HazardTest, AccumulatorReadBeforeWaitGroup) {
 }
 
 // (e) The report of an accumulator touched in flight should also say which
-// wgmma.mma_async has it in flight (issue 10: "with both program
-// locations").
+// wgmma.mma_async has it in flight: a report names both program
+// locations.
 TEST_P(HazardTest, AccumulatorReadBeforeWaitGroupNamesTheWgmma) {
   DeviceMemory memory;
   Tensor tensor(memory);
@@ -418,8 +418,8 @@ TEST_P(HazardTest, DeadlockOnMbarrierReportsItsState) {
   EXPECT_EQ(out.as<uint32_t>()[0], 1u);
 }
 
-// (g) Issue 10 lists deadlock among the hazard classes and says a hazard
-// makes the run fail with a message containing "hazard".
+// (g) Deadlock is one of the hazard classes, and a hazard makes the run
+// fail with a message containing "hazard".
 TEST_P(HazardTest, DeadlockIsReportedAsAHazard) {
   DeviceMemory memory;
   Tensor tensor(memory);
@@ -436,8 +436,8 @@ TEST_P(HazardTest, DeadlockIsReportedAsAHazard) {
   if (!report.hazard)
     GTEST_SKIP() << "emulator bug (or a spec question): a deadlock fails the "
                     "launch but LaunchReport::hazard is false and the "
-                    "message does not contain \"hazard\", although issue 10 "
-                    "item 5 lists deadlock among the hazard classes: "
+                    "message does not contain \"hazard\", although deadlock "
+                    "is one of the hazard classes: "
                  << report.message;
   EXPECT_NE(report.message.find("hazard"), std::string::npos) << report.message;
 }

@@ -156,12 +156,13 @@ mosaic::compileKernel(ModuleOp module, const CompileOptions &options) {
         CompileError::Kind::Option,
         "the optimization level must be 0 to 3, got " +
             std::to_string(options.optLevel));
-  FailureOr<KernelInfo> info = describeKernel(module);
+  FailureOr<Manifest> info =
+      describeKernel(module, options.emit == EmitKind::Cubin);
   if (failed(info))
     return diagnosed();
   CompiledKernel kernel;
   kernel.emit = options.emit;
-  kernel.entry = info->name;
+  kernel.entry = info->entry;
 
   std::optional<std::string> ptxas = findCudaTool("ptxas");
   std::string cudaRoot = findCudaRoot(ptxas);
@@ -252,7 +253,10 @@ mosaic::compileKernel(ModuleOp module, const CompileOptions &options) {
   if (llvm::Error error = runPtxas(kernel, *ptxas, workDir, options, sassPath))
     return std::move(error);
 
-  kernel.manifest =
+  FailureOr<Manifest> manifest =
       buildManifest(std::move(*info), *lowered, kernel, options.arch);
+  if (failed(manifest))
+    return diagnosed();
+  kernel.manifest = std::move(*manifest);
   return kernel;
 }

@@ -14,7 +14,6 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
-#include "llvm/Support/JSON.h"
 
 #include <chrono>
 #include <optional>
@@ -78,24 +77,20 @@ llvm::Expected<int> choosePtxIsa(const std::optional<std::string> &ptxas);
 // Manifest.cpp: what the JSON manifest says about the kernel.
 //===----------------------------------------------------------------------===//
 
-/// What the manifest says about the kernel, read before lowering.
-struct KernelInfo {
-  std::string name;
-  llvm::json::Array parameters;
-  llvm::json::Array grid, block, cluster;
-  int64_t dynamicSharedBytes = 0;
-};
-
-/// Reads the one kernel of `module` and checks that it can be launched;
-/// reports on the module or the kernel otherwise.
-mlir::FailureOr<KernelInfo> describeKernel(mlir::ModuleOp module);
+/// The manifest's launch shape and buffers, read from the one kernel of
+/// `module` before lowering, once it is checked to be launchable; reports
+/// on the module or the kernel otherwise. `forLaunch` (a CUBIN is made)
+/// also requires every buffer's element type to be one a manifest names.
+mlir::FailureOr<Manifest> describeKernel(mlir::ModuleOp module,
+                                         bool forLaunch);
 
 /// The CUBIN's manifest: `info` completed with the tensor maps and the
 /// dynamic shared memory the lowering recorded on `lowered`, and the numbers
-/// of ptxas's report.
-llvm::json::Object buildManifest(KernelInfo info, mlir::ModuleOp lowered,
-                                 const CompiledKernel &kernel,
-                                 llvm::StringRef arch);
+/// of ptxas's report; reports on the kernel when its tensor maps are not
+/// the lowering's.
+mlir::FailureOr<Manifest> buildManifest(Manifest info, mlir::ModuleOp lowered,
+                                        const CompiledKernel &kernel,
+                                        llvm::StringRef arch);
 
 } // namespace mosaic::detail
 

@@ -10,72 +10,55 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 
 using namespace mlir;
+using mosaic::BufferParameter;
 using mosaic::CompileError;
+using mosaic::ElementType;
+using mosaic::Manifest;
+using mosaic::Parameter;
+using mosaic::PtxasReport;
 
 namespace {
 
-/// The tensor maps the lowering added as kernel parameters: one parameter
-/// entry each, after the buffers, and their encoding arguments for the
-/// runtime (cuTensorMapEncodeTiled's, innermost dim first); and the dynamic
-/// shared memory the lowered kernel needs.
-void describeTensorMaps(ModuleOp module, StringRef kernel,
-                        llvm::json::Array &parameters,
-                        llvm::json::Array &tensorMaps,
-                        int64_t &dynamicSharedBytes) {
+/// Adds the tensor maps the lowering recorded on `kernel` as parameters
+/// after the buffers, with their descriptions, and takes the dynamic shared
+/// memory the lowering counted (its reduction scratch included).
+LogicalResult describeTensorMaps(ModuleOp module, StringRef kernel,
+                                 mosaic::Manifest &manifest) {
+  Operation *function = nullptr;
   ArrayAttr maps;
   module.walk([&](Operation *op) {
     auto symbol =
         op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
     if (!symbol || symbol.getValue() != kernel)
       return;
-    if (auto found = op->getAttrOfType<ArrayAttr>(mosaic::kTensorMapsAttr))
+    if (auto found = op->getAttrOfType<ArrayAttr>(mosaic::kTensorMapsAttr)) {
       maps = found;
-    // The lowering's count includes its reduction scratch.
+      function = op;
+    }
     if (auto bytes =
             op->getAttrOfType<IntegerAttr>(mosaic::kDynamicSharedBytesAttr))
-      dynamicSharedBytes = bytes.getInt();
+      manifest.dynamicSmemBytes = static_cast<uint32_t>(bytes.getInt());
   });
   if (!maps)
-    return;
-  auto array = [](DictionaryAttr map, StringRef name) {
-    llvm::json::Array values;
-    for (int64_t value : cast<DenseI64ArrayAttr>(map.get(name)).asArrayRef())
-      values.push_back(value);
-    return values;
-  };
-  auto integer = [](DictionaryAttr map, StringRef name) {
-    return cast<IntegerAttr>(map.get(name)).getInt();
-  };
-  for (auto map : maps.getAsRange<DictionaryAttr>()) {
-    parameters.push_back(
-        llvm::json::Object{{"index", integer(map, "parameter")},
-                           {"kind", "tensor_map"},
-                           {"tensor_map", integer(map, "index")}});
-    llvm::json::Object entry{
-        {"index", integer(map, "index")},
-        {"parameter", integer(map, "parameter")},
-        {"buffer", integer(map, "buffer")},
-        {"element_type", cast<StringAttr>(map.get("element_type")).str()},
-        {"rank", integer(map, "rank")},
-        {"global_dims", array(map, "global_dims")},
-        {"global_strides", array(map, "global_strides")},
-        {"box_dims", array(map, "box_dims")},
-        {"element_strides", array(map, "element_strides")},
-        {"swizzle", integer(map, "swizzle")},
-        {"interleave", "none"},
-        {"l2_promotion", "none"},
-        {"oob_fill", "none"}};
-    // A reduction's map names the TMA data type it reduces as (signed or
-    // unsigned integers); a copy's leaves it to the element type's default.
-    if (auto dataType = map.getAs<StringAttr>("data_type"))
-      entry["data_type"] = dataType.str();
-    tensorMaps.push_back(std::move(entry));
+    return success();
+  for (auto [position, entry] : llvm::enumerate(maps)) {
+    auto dictionary = dyn_cast<DictionaryAttr>(entry);
+    FailureOr<mosaic::TensorMapDescription> map =
+        dictionary ? mosaic::tensorMapFromAttribute(dictionary)
+                   : FailureOr<mosaic::TensorMapDescription>(failure());
+    if (failed(map))
+      return function->emitError()
+             << "entry " << position << " of `" << mosaic::kTensorMapsAttr
+             << "` is not a tensor-map description: " << entry;
+    manifest.parameters.push_back(
+        {mosaic::Parameter::Kind::TensorMap, map->index});
+    manifest.tensorMaps.push_back(std::move(*map));
   }
+  return success();
 }
 
 /// The number `pattern`'s first group matches in `text`, or -1.
@@ -91,8 +74,8 @@ int64_t matchNumber(StringRef text, StringRef pattern) {
 
 } // namespace
 
-FailureOr<mosaic::detail::KernelInfo>
-mosaic::detail::describeKernel(ModuleOp module) {
+FailureOr<mosaic::Manifest> mosaic::detail::describeKernel(ModuleOp module,
+                                                          bool forLaunch) {
   SmallVector<gpu::GPUFuncOp> kernels;
   module.walk([&](gpu::GPUFuncOp function) {
     if (function.isKernel())
@@ -103,17 +86,15 @@ mosaic::detail::describeKernel(ModuleOp module) {
            << "mosaic-compile expects exactly one gpu.func kernel, found "
            << kernels.size();
   gpu::GPUFuncOp kernel = kernels.front();
-  KernelInfo info;
-  info.name = kernel.getName().str();
+  Manifest info;
+  info.entry = kernel.getName().str();
   std::optional<DenseI32ArrayAttr> grid = kernel.getKnownGridSizeAttr();
   std::optional<DenseI32ArrayAttr> block = kernel.getKnownBlockSizeAttr();
   if (!grid || !block || !*grid || !*block)
     return kernel.emitError() << "the kernel must carry known_grid_size and "
                                  "known_block_size: a launch needs both";
-  for (int32_t size : grid->asArrayRef())
-    info.grid.push_back(size);
-  for (int32_t size : block->asArrayRef())
-    info.block.push_back(size);
+  llvm::copy(grid->asArrayRef(), info.grid.begin());
+  llvm::copy(block->asArrayRef(), info.block.begin());
   int64_t threads = 1;
   for (int32_t size : block->asArrayRef())
     threads *= size;
@@ -121,11 +102,10 @@ mosaic::detail::describeKernel(ModuleOp module) {
     return kernel.emitError() << "the block has " << threads
                               << " threads; it must be a whole number of "
                                  "warpgroups (a multiple of 128)";
-  static const int32_t kNoCluster[] = {1, 1, 1};
-  auto cluster = kernel->getAttrOfType<DenseI32ArrayAttr>(mosaic_gpu::kClusterAttr);
-  for (int32_t size :
-       cluster ? cluster.asArrayRef() : ArrayRef<int32_t>(kNoCluster))
-    info.cluster.push_back(size);
+  info.cluster = {1, 1, 1};
+  if (auto cluster =
+          kernel->getAttrOfType<DenseI32ArrayAttr>(mosaic_gpu::kClusterAttr))
+    llvm::copy(cluster.asArrayRef(), info.cluster.begin());
 
   for (auto [index, type] : llvm::enumerate(kernel.getArgumentTypes())) {
     auto memref = dyn_cast<MemRefType>(type);
@@ -137,51 +117,41 @@ mosaic::detail::describeKernel(ModuleOp module) {
     std::string element;
     llvm::raw_string_ostream os(element);
     os << memref.getElementType();
-    llvm::json::Array shape;
-    for (int64_t dim : memref.getShape())
-      shape.push_back(dim);
+    BufferParameter buffer;
+    buffer.index = static_cast<unsigned>(index);
+    if (std::optional<ElementType> parsed = parseElementType(element))
+      buffer.elementType = *parsed;
+    else if (forLaunch)
+      return kernel.emitError()
+             << "argument #" << index << " holds " << element
+             << ", which a kernel buffer cannot (one of "
+             << elementTypeSpellings() << ")";
+    buffer.shape.assign(memref.getShape().begin(), memref.getShape().end());
     info.parameters.push_back(
-        llvm::json::Object{{"index", static_cast<int64_t>(index)},
-                           {"kind", "buffer"},
-                           {"element_type", element},
-                           {"shape", std::move(shape)},
-                           {"alignment", 16}});
+        {Parameter::Kind::Buffer, static_cast<unsigned>(info.buffers.size())});
+    info.buffers.push_back(std::move(buffer));
   }
   // The dynamic shared memory must cover every slice.
-  info.dynamicSharedBytes = mosaic::sliceExtent(kernel);
+  info.dynamicSmemBytes = static_cast<uint32_t>(mosaic::sliceExtent(kernel));
   return info;
 }
 
-llvm::json::Object mosaic::detail::buildManifest(KernelInfo info,
-                                                 ModuleOp lowered,
-                                                 const CompiledKernel &kernel,
-                                                 StringRef arch) {
-  llvm::json::Array tensorMaps;
-  describeTensorMaps(lowered, info.name, info.parameters, tensorMaps,
-                     info.dynamicSharedBytes);
+FailureOr<mosaic::Manifest>
+mosaic::detail::buildManifest(Manifest info, ModuleOp lowered,
+                              const CompiledKernel &kernel, StringRef arch) {
+  if (failed(describeTensorMaps(lowered, info.entry, info)))
+    return failure();
+  info.arch = arch.str();
+  info.ptxFeatures = kernel.ptxFeatures;
+  info.cubin = kernel.entry + ".cubin";
+  info.ptx = kernel.entry + ".ptx";
   const std::string &report = kernel.ptxasReport;
-  // Strings are copied in: a json::Value made from a StringRef would borrow
-  // it, and the manifest outlives the options `arch` comes from.
-  return llvm::json::Object{
-      {"entry", info.name},
-      {"arch", arch.str()},
-      {"ptx_features", kernel.ptxFeatures},
-      {"cubin", kernel.entry + ".cubin"},
-      {"ptx", kernel.entry + ".ptx"},
-      {"parameters", std::move(info.parameters)},
-      {"grid", std::move(info.grid)},
-      {"block", std::move(info.block)},
-      {"cluster", std::move(info.cluster)},
-      {"dynamic_smem_bytes", info.dynamicSharedBytes},
-      {"tensor_maps", std::move(tensorMaps)},
-      {"ptxas",
-       llvm::json::Object{
-           {"registers", matchNumber(report, "Used ([0-9]+) registers")},
-           {"spill_stores", matchNumber(report, "([0-9]+) bytes spill stores")},
-           {"spill_loads", matchNumber(report, "([0-9]+) bytes spill loads")},
-           {"stack_frame_bytes",
-            matchNumber(report, "([0-9]+) bytes stack frame")},
-           {"report", report}}}};
+  info.ptxas = PtxasReport{
+      matchNumber(report, "Used ([0-9]+) registers"),
+      matchNumber(report, "([0-9]+) bytes spill stores"),
+      matchNumber(report, "([0-9]+) bytes spill loads"),
+      matchNumber(report, "([0-9]+) bytes stack frame"), report};
+  return info;
 }
 
 llvm::Error mosaic::writeCompiledKernel(const CompiledKernel &kernel,
@@ -213,11 +183,8 @@ llvm::Error mosaic::writeCompiledKernel(const CompiledKernel &kernel,
     return error;
   if (llvm::Error error = writeFile(ptxPath, kernel.ptx))
     return error;
-  llvm::json::Object manifest = kernel.manifest;
-  manifest["cubin"] = llvm::sys::path::filename(path).str();
-  manifest["ptx"] = llvm::sys::path::filename(ptxPath).str();
-  return writeFile(
-      manifestPath,
-      llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))).str() +
-          "\n");
+  Manifest manifest = kernel.manifest;
+  manifest.cubin = llvm::sys::path::filename(path).str();
+  manifest.ptx = llvm::sys::path::filename(ptxPath).str();
+  return writeFile(manifestPath, formatManifest(manifest) + "\n");
 }

@@ -55,6 +55,12 @@ class DType:
         return self._element
 
     @property
+    def numpy_name(self) -> str | None:
+        """NumPy's (or ml_dtypes') name for the same values ('bfloat16'),
+        or None (``index``)."""
+        return self._numpy
+
+    @property
     def numpy(self) -> Any:
         """The NumPy dtype of the same values, or None where there is none
         (``index``; ``bf16`` and the fp8 types without the ml_dtypes
@@ -88,26 +94,39 @@ class DType:
 # The dtypes NumPy has only through the ml_dtypes package.
 _ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
 
-_E = _mosaic.ElementType
-f16 = DType("f16", 16, "float", _E.f16, "float16")
-bf16 = DType("bf16", 16, "float", _E.bf16, "bfloat16")
-f32 = DType("f32", 32, "float", _E.f32, "float32")
-f64 = DType("f64", 64, "float", _E.f64, "float64")
+# One row per element type, from the table the compiler and the runtime
+# share (mosaic/Contracts/ElementType.h): (element, name, bits, kind,
+# buffer, numpy name).
+_TABLE = {row[1]: row for row in _mosaic.element_types()}
+
+
+def _from_table(name: str) -> DType:
+    element, name, bits, kind, _, numpy = _TABLE[name]
+    return DType(name, bits, kind, element, numpy)
+
+
+f16 = _from_table("f16")
+bf16 = _from_table("bf16")
+f32 = _from_table("f32")
+f64 = _from_table("f64")
 # fp8 (OCP): e4m3 without infinities (maximum 448), and e5m2.
-f8e4m3fn = DType("f8E4M3FN", 8, "float", _E.f8E4M3FN, "float8_e4m3fn")
-f8e5m2 = DType("f8E5M2", 8, "float", _E.f8E5M2, "float8_e5m2")
-i1 = DType("i1", 1, "int", _E.i1, "bool")
-i8 = DType("i8", 8, "int", _E.i8, "int8")
-i16 = DType("i16", 16, "int", _E.i16, "int16")
-i32 = DType("i32", 32, "int", _E.i32, "int32")
-i64 = DType("i64", 64, "int", _E.i64, "int64")
-index = DType("index", 64, "index", _E.index, None)
+f8e4m3fn = _from_table("f8E4M3FN")
+f8e5m2 = _from_table("f8E5M2")
+i1 = _from_table("i1")
+i8 = _from_table("i8")
+i16 = _from_table("i16")
+i32 = _from_table("i32")
+i64 = _from_table("i64")
+index = _from_table("index")
 # The element of barrier arrays (Barriers); not a dtype a user names.
-barrier = DType("barrier", 64, "barrier", _E.barrier, None)
+barrier = _from_table("barrier")
 
 # What arrays and vectors may hold; `index` is for scalars only.
 ELEMENT_DTYPES = {d.name: d for d in (f16, bf16, f32, f64, f8e4m3fn, f8e5m2, i1, i8, i16,
                                        i32, i64)}
+# What a kernel's array arguments may hold: the element types a manifest
+# names, which the runtime reads.
+BUFFER_DTYPES = {name: ELEMENT_DTYPES[name] for name, row in _TABLE.items() if row[4]}
 
 DTypeLike = Union[DType, str]
 

@@ -26,10 +26,9 @@ __all__ = ["Barriers", "Kernel", "MAX_SMEM_BYTES", "SmemBuffer", "kernel", "smem
 # Swizzled TMA transfers need 1024-byte aligned shared memory; every scratch
 # buffer starts at such an offset.
 SMEM_ALIGNMENT = 1024
-# The shared memory an sm_90a block may have: 227 KiB (the CUDA C
-# Programming Guide's compute capability 9.0 table; the compiler's
-# kMaxSharedMemoryBytes, which compile enforces too).
-MAX_SMEM_BYTES = 227 * 1024
+# The shared memory an sm_90a block may have: 227 KiB, from the limits the
+# compiler enforces too (mosaic/Contracts/HardwareLimits.h).
+MAX_SMEM_BYTES = _mosaic.MAX_SHARED_MEMORY_PER_BLOCK
 
 # An input or output array: (shape, dtype).
 ArraySpec = tuple[tuple[int, ...], DType]

@@ -19,7 +19,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
-import json
 import math
 import os
 import pathlib
@@ -29,7 +28,7 @@ import tempfile
 from typing import TYPE_CHECKING, Any, Sequence
 
 from . import _mosaic
-from .dtypes import DType, bf16, f8e4m3fn, f8e5m2, f16, f32, f64, i8, i16, i32, i64
+from .dtypes import BUFFER_DTYPES, DType, bf16, f16, f32, f64, i8, i16, i32, i64
 
 if TYPE_CHECKING:
     from .kernels import Kernel
@@ -45,9 +44,7 @@ _DTYPES = {(_DL_FLOAT, 16): f16, (_DL_FLOAT, 32): f32, (_DL_FLOAT, 64): f64,
            (_DL_BFLOAT, 16): bf16, (_DL_INT, 8): i8, (_DL_INT, 16): i16,
            (_DL_INT, 32): i32, (_DL_INT, 64): i64}
 # NumPy dtype names (ml_dtypes' bfloat16 and fp8 included).
-_NUMPY_DTYPES = {"float16": f16, "float32": f32, "float64": f64, "bfloat16": bf16,
-                 "float8_e4m3fn": f8e4m3fn, "float8_e5m2": f8e5m2,
-                 "int8": i8, "int16": i16, "int32": i32, "int64": i64}
+_NUMPY_DTYPES = {dtype.numpy_name: dtype for dtype in BUFFER_DTYPES.values()}
 
 
 class _DLDevice(ctypes.Structure):
@@ -146,10 +143,10 @@ def _names_its_ptx(manifest: pathlib.Path) -> bool:
     """Whether a cached manifest names its PTX and the file is there; those
     written before manifests named the PTX are compiled again."""
     try:
-        ptx = json.loads(manifest.read_text()).get("ptx")
-    except (OSError, ValueError):
+        ptx = _mosaic.Manifest.load(str(manifest)).ptx_path
+    except ValueError:
         return False
-    return isinstance(ptx, str) and (manifest.parent / ptx).is_file()
+    return bool(ptx) and pathlib.Path(ptx).is_file()
 
 
 def _library(array: Any) -> str:

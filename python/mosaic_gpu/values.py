@@ -370,8 +370,8 @@ def layout_cast(x: Vector, layout: Layout) -> Vector:
 
 
 # ---------------------------------------------------------------------------
-# Elementwise math and integer bit operations (issue 15; exp, exp2, log2 and
-# select are above). Each is one op on a Vector or Scalar, of any float
+# Elementwise math and integer bit operations (exp, exp2, log2 and select
+# are above). Each is one op on a Vector or Scalar, of any float
 # dtype for the math functions.
 # ---------------------------------------------------------------------------
 
@@ -486,7 +486,7 @@ _Arith.__abs__ = absolute
 
 
 # ---------------------------------------------------------------------------
-# Compiler hints (issue 15): optimization_barrier and assume_multiple.
+# Compiler hints: optimization_barrier and assume_multiple.
 # ---------------------------------------------------------------------------
 
 __all__ += ["assume_multiple", "optimization_barrier"]

@@ -2,7 +2,7 @@
 
 #include "mosaic/Runtime/Arguments.h"
 
-#include "mosaic/Runtime/Format.h"
+#include "mosaic/Contracts/Format.h"
 
 namespace mosaic::runtime {
 

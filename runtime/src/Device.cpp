@@ -2,7 +2,7 @@
 
 #include "mosaic/Runtime/Device.h"
 
-#include "mosaic/Runtime/Format.h"
+#include "mosaic/Contracts/Format.h"
 
 namespace mosaic::runtime {
 

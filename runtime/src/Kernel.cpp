@@ -2,7 +2,7 @@
 
 #include "mosaic/Runtime/Kernel.h"
 
-#include "mosaic/Runtime/Format.h"
+#include "mosaic/Contracts/Format.h"
 #include "mosaic/Runtime/TensorMap.h"
 
 #include <cstdint>
@@ -259,7 +259,7 @@ Kernel::prepare(const std::vector<BufferArgument> &arguments) const {
   for (const BufferArgument &argument : arguments)
     launch.pointers.push_back(argument.pointer);
   launch.tensorMaps.resize(m.tensorMaps.size());
-  for (const TensorMapEntry &map : m.tensorMaps) {
+  for (const TensorMapDescription &map : m.tensorMaps) {
     const BufferParameter &buffer = *m.bufferAt(map.buffer);
     CUdeviceptr address = launch.pointers[m.parameters[map.buffer].slot];
     Expected<TensorMapEncodeArgs> args =

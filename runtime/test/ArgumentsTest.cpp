@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+using namespace mosaic;
 using namespace mosaic::runtime;
 using mosaic::runtime::test::kRoundTripManifest;
 

@@ -11,7 +11,7 @@
 #include "References.h"
 #include "TestSupport.h"
 
-#include "mosaic/Runtime/Manifest.h"
+#include "mosaic/Contracts/Manifest.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <dirent.h>
 
+using namespace mosaic;
 using namespace mosaic::runtime;
 
 namespace {

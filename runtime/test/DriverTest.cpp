@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <optional>
 
+using namespace mosaic;
 using namespace mosaic::runtime;
 
 namespace {

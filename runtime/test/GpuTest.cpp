@@ -18,8 +18,8 @@
 
 #include "mosaic/Runtime/Device.h"
 #include "mosaic/Runtime/Driver.h"
-#include "mosaic/Runtime/Format.h"
-#include "mosaic/Runtime/Json.h"
+#include "mosaic/Contracts/Format.h"
+#include "mosaic/Contracts/Json.h"
 #include "mosaic/Runtime/Kernel.h"
 
 #include <gtest/gtest.h>
@@ -27,6 +27,7 @@
 #include <cmath>
 #include <optional>
 
+using namespace mosaic;
 using namespace mosaic::runtime;
 using mosaic::runtime::test::Outcome;
 using mosaic::runtime::test::replaceOnce;

@@ -2,12 +2,13 @@
 
 #include "TestSupport.h"
 
-#include "mosaic/Runtime/Manifest.h"
+#include "mosaic/Contracts/Manifest.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
+using namespace mosaic;
 using namespace mosaic::runtime;
 using mosaic::runtime::test::kElementwiseManifest;
 using mosaic::runtime::test::kRoundTripManifest;
@@ -59,7 +60,7 @@ TEST(Manifest, ReadsTensorMaps) {
   EXPECT_EQ(manifest->parameters[3].kind, Parameter::Kind::TensorMap);
   EXPECT_EQ(manifest->parameters[3].slot, 1u);
   ASSERT_EQ(manifest->tensorMaps.size(), 2u);
-  const TensorMapEntry &map = manifest->tensorMaps[1];
+  const TensorMapDescription &map = manifest->tensorMaps[1];
   EXPECT_EQ(map.parameter, 3u);
   EXPECT_EQ(map.buffer, 1u);
   EXPECT_EQ(map.rank, 4u);

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+using namespace mosaic;
 using namespace mosaic::runtime;
 
 namespace {
@@ -21,10 +22,10 @@ BufferParameter buffer(ElementType type, std::vector<int64_t> shape) {
   return result;
 }
 
-TensorMapEntry map(ElementType type, std::vector<uint64_t> dims,
+TensorMapDescription map(ElementType type, std::vector<uint64_t> dims,
                    std::vector<uint64_t> strides, std::vector<uint32_t> box,
                    unsigned swizzle = 0) {
-  TensorMapEntry result;
+  TensorMapDescription result;
   result.elementType = type;
   result.rank = static_cast<unsigned>(dims.size());
   result.globalDims = std::move(dims);
@@ -40,7 +41,7 @@ TensorMapEntry map(ElementType type, std::vector<uint64_t> dims,
 /// (512 row tiles, 1 column tile, 8 rows, 64 columns), innermost first, has
 /// dims [64, 8, 1, 512] and byte strides [64 * 2, 64 * 2, 8 * 128] =
 /// [128, 128, 1024]; a box is 16 row tiles of one 8x64 tile.
-TensorMapEntry roundTripMap() {
+TensorMapDescription roundTripMap() {
   return map(ElementType::BF16, {64, 8, 1, 512}, {128, 128, 1024},
              {64, 8, 1, 16}, 128);
 }
@@ -48,7 +49,7 @@ TensorMapEntry roundTripMap() {
 const BufferParameter kRoundTripBuffer = buffer(ElementType::BF16, {4096, 64});
 constexpr CUdeviceptr kAddress = 0x7f0000000000;
 
-std::string encodeError(const TensorMapEntry &entry,
+std::string encodeError(const TensorMapDescription &entry,
                         const BufferParameter &parameter,
                         CUdeviceptr address = kAddress) {
   Expected<TensorMapEncodeArgs> args =
@@ -81,7 +82,7 @@ TEST(TensorMap, RoundTripExample) {
 /// [8192, 128, 65536]: not increasing. Its last byte is at
 /// 63*2 + 7*8192 + 63*128 + 511*65536 + 2 = 33554432, the buffer's size.
 TEST(TensorMap, GemmOperandFillsTheBufferExactly) {
-  TensorMapEntry entry = map(ElementType::BF16, {64, 8, 64, 512},
+  TensorMapDescription entry = map(ElementType::BF16, {64, 8, 64, 512},
                              {8192, 128, 65536}, {64, 8, 1, 16}, 128);
   BufferParameter a = buffer(ElementType::BF16, {4096, 4096});
   EXPECT_TRUE(checkTensorMap(entry, a).ok());
@@ -96,7 +97,7 @@ TEST(TensorMap, GemmOperandFillsTheBufferExactly) {
 /// [128, 4096], stride [128 * 4 = 512]; the box's inner 32 * 4 = 128 bytes
 /// fit the 128-byte swizzle.
 TEST(TensorMap, PlainTwoDimensional) {
-  TensorMapEntry entry =
+  TensorMapDescription entry =
       map(ElementType::F32, {128, 4096}, {512}, {32, 64}, 128);
   entry.l2PromotionBytes = 128;
   entry.oobFillNan = true;
@@ -126,7 +127,7 @@ TEST(TensorMap, DataTypes) {
                  Case{ElementType::F8E5M2, CU_TENSOR_MAP_DATA_TYPE_UINT8}}) {
     // 16 bytes of elements per row, 4 rows, one box.
     uint32_t perRow = 16 / byteSize(c.type);
-    TensorMapEntry entry = map(c.type, {perRow, 4}, {16}, {perRow, 4});
+    TensorMapDescription entry = map(c.type, {perRow, 4}, {16}, {perRow, 4});
     Expected<TensorMapEncodeArgs> args =
         tensorMapEncodeArgs(entry, buffer(c.type, {4, perRow}), kAddress);
     ASSERT_TRUE(args.ok()) << spelling(c.type) << ": " << args.message();
@@ -165,7 +166,7 @@ TEST(TensorMap, NamedDataTypes) {
                  Case{ElementType::F8E5M2, TensorMapDataType::UInt8,
                       CU_TENSOR_MAP_DATA_TYPE_UINT8}}) {
     uint32_t perRow = 16 / byteSize(c.type);
-    TensorMapEntry entry = map(c.type, {perRow, 4}, {16}, {perRow, 4});
+    TensorMapDescription entry = map(c.type, {perRow, 4}, {16}, {perRow, 4});
     entry.dataType = c.named;
     Expected<TensorMapEncodeArgs> args =
         tensorMapEncodeArgs(entry, buffer(c.type, {4, perRow}), kAddress);
@@ -199,7 +200,7 @@ TEST(TensorMap, NamedDataTypeHoldsTheElements) {
              "data type int32 does not hold i16 elements; they travel as "
              "uint16"}}) {
     uint32_t perRow = 16 / byteSize(c.type);
-    TensorMapEntry entry = map(c.type, {perRow, 4}, {16}, {perRow, 4});
+    TensorMapDescription entry = map(c.type, {perRow, 4}, {16}, {perRow, 4});
     entry.dataType = c.named;
     EXPECT_EQ(encodeError(entry, buffer(c.type, {4, perRow})),
               std::string("tensor map 0 for parameter 0: ") + c.expected);
@@ -207,7 +208,7 @@ TEST(TensorMap, NamedDataTypeHoldsTheElements) {
 }
 
 TEST(TensorMap, GlobalStrides) {
-  TensorMapEntry entry = roundTripMap();
+  TensorMapDescription entry = roundTripMap();
   entry.globalStrides[0] = 100;
   EXPECT_EQ(encodeError(entry, kRoundTripBuffer),
             "tensor map 0 for parameter 0: global stride of dim 1 is 100 "
@@ -220,7 +221,7 @@ TEST(TensorMap, GlobalStrides) {
 }
 
 TEST(TensorMap, GlobalDims) {
-  TensorMapEntry entry = roundTripMap();
+  TensorMapDescription entry = roundTripMap();
   entry.globalDims[1] = 0;
   EXPECT_EQ(encodeError(entry, kRoundTripBuffer),
             "tensor map 0 for parameter 0: global dim 1 is 0, TMA needs 1 to "
@@ -232,7 +233,7 @@ TEST(TensorMap, GlobalDims) {
 }
 
 TEST(TensorMap, BoxDimsAndElementStrides) {
-  TensorMapEntry entry = roundTripMap();
+  TensorMapDescription entry = roundTripMap();
   entry.boxDims[3] = 257;
   EXPECT_EQ(encodeError(entry, kRoundTripBuffer),
             "tensor map 0 for parameter 0: box dim 3 is 257, TMA needs 1 to "
@@ -249,7 +250,7 @@ TEST(TensorMap, BoxDimsAndElementStrides) {
 
 TEST(TensorMap, InnerBoxBytes) {
   // 2 f32 are 8 bytes: not a multiple of 16.
-  TensorMapEntry entry = map(ElementType::F32, {128, 4096}, {512}, {2, 64});
+  TensorMapDescription entry = map(ElementType::F32, {128, 4096}, {512}, {2, 64});
   BufferParameter parameter = buffer(ElementType::F32, {4096, 128});
   EXPECT_EQ(encodeError(entry, parameter),
             "tensor map 0 for parameter 0: box dim 0 spans 8 bytes (2 x f32), "
@@ -265,7 +266,7 @@ TEST(TensorMap, InnerBoxBytes) {
 
 TEST(TensorMap, Interleave) {
   BufferParameter parameter = buffer(ElementType::F16, {64, 32, 16});
-  TensorMapEntry entry =
+  TensorMapDescription entry =
       map(ElementType::F16, {16, 32, 64}, {32, 1024}, {16, 8, 8}, 32);
   entry.interleaveBytes = 32;
   EXPECT_TRUE(checkTensorMap(entry, parameter).ok());
@@ -285,7 +286,7 @@ TEST(TensorMap, Interleave) {
   EXPECT_EQ(encodeError(entry, parameter, kAddress + 16),
             "tensor map 0 for parameter 0: global address 0x7f0000000010 is "
             "not 32-byte aligned");
-  TensorMapEntry flat = map(ElementType::F16, {16, 2048}, {32}, {16, 8});
+  TensorMapDescription flat = map(ElementType::F16, {16, 2048}, {32}, {16, 8});
   flat.interleaveBytes = 16;
   EXPECT_EQ(encodeError(flat, parameter),
             "tensor map 0 for parameter 0: rank 2 with interleave: TMA needs "
@@ -299,7 +300,7 @@ TEST(TensorMap, AddressAlignment) {
 }
 
 TEST(TensorMap, RankAndArrayLengths) {
-  TensorMapEntry entry = roundTripMap();
+  TensorMapDescription entry = roundTripMap();
   entry.rank = 0;
   EXPECT_EQ(encodeError(entry, kRoundTripBuffer),
             "tensor map 0 for parameter 0: rank 0 is outside TMA's 1 to 5");
@@ -314,7 +315,7 @@ TEST(TensorMap, RankAndArrayLengths) {
 }
 
 TEST(TensorMap, ElementTypeAndNanFill) {
-  TensorMapEntry entry = roundTripMap();
+  TensorMapDescription entry = roundTripMap();
   entry.elementType = ElementType::F16;
   EXPECT_EQ(encodeError(entry, kRoundTripBuffer),
             "tensor map 0 for parameter 0: element type f16 differs from the "
@@ -330,7 +331,7 @@ TEST(TensorMap, ElementTypeAndNanFill) {
 
 TEST(TensorMap, RegionBeyondTheBuffer) {
   // One row too many: 63*2 + 4096*128 + 2 = 524416 > 4096 * 64 * 2 = 524288.
-  TensorMapEntry entry = map(ElementType::BF16, {64, 4097}, {128}, {64, 128});
+  TensorMapDescription entry = map(ElementType::BF16, {64, 4097}, {128}, {64, 128});
   EXPECT_EQ(encodeError(entry, kRoundTripBuffer),
             "tensor map 0 for parameter 0: global dims [64, 4097] with strides "
             "[128] span 524416 bytes, but parameter 0 is a bf16 buffer of "

@@ -17,7 +17,7 @@
 #include "mosaic/Runtime/Device.h"
 #include "mosaic/Runtime/Driver.h"
 #include "mosaic/Runtime/Kernel.h"
-#include "mosaic/Runtime/Manifest.h"
+#include "mosaic/Contracts/Manifest.h"
 
 #include <gtest/gtest.h>
 
@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+using namespace mosaic;
 using namespace mosaic::runtime;
 using mosaic::runtime::test::Outcome;
 using mosaic::runtime::test::runCommand;
@@ -106,7 +107,7 @@ TEST(TmaReduction, SignednessComesFromTheTensorMap) {
   const char *expected[] = {"int32",  "uint32", "int32", "uint32",
                             "uint32", "uint64", "int64", "uint64"};
   ASSERT_EQ(manifest.tensorMaps.size(), 8u);
-  for (const TensorMapEntry &map : manifest.tensorMaps) {
+  for (const TensorMapDescription &map : manifest.tensorMaps) {
     ASSERT_GE(map.buffer, 2u);
     ASSERT_TRUE(map.dataType.has_value()) << "map " << map.index;
     EXPECT_EQ(std::string(spelling(*map.dataType)), expected[map.buffer - 2])

@@ -10,10 +10,11 @@
 #ifndef MOSAIC_COMPILER_COMPILER_H
 #define MOSAIC_COMPILER_COMPILER_H
 
+#include "mosaic/Contracts/Manifest.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/Support/Error.h"
-#include "llvm/Support/JSON.h"
 
 #include <optional>
 #include <string>
@@ -70,7 +71,7 @@ struct CompiledKernel {
   /// `<entry>.ptx` until writeCompiledKernel names the files it writes.
   std::string cubin;
   std::string ptxasReport;
-  llvm::json::Object manifest;
+  Manifest manifest;
   /// Wall time of each stage that ran, in milliseconds, in order.
   std::vector<std::pair<std::string, double>> stageTimes;
 };

@@ -9,9 +9,9 @@
 #include <set>
 
 using namespace mosaic::run;
-using mosaic::runtime::BufferParameter;
-using mosaic::runtime::ElementType;
-using mosaic::runtime::fromDouble;
+using mosaic::BufferParameter;
+using mosaic::ElementType;
+using mosaic::fromDouble;
 
 namespace {
 

@@ -14,8 +14,8 @@
 
 #include "../TestSupport.h"
 
-#include "mosaic/Runtime/Json.h"
-#include "mosaic/Runtime/Manifest.h"
+#include "mosaic/Contracts/Json.h"
+#include "mosaic/Contracts/Manifest.h"
 
 #include <gtest/gtest.h>
 
@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+using namespace mosaic;
 using namespace mosaic::runtime;
 using mosaic::runtime::test::Outcome;
 using mosaic::runtime::test::replaceOnce;
@@ -35,7 +36,7 @@ using mosaic::runtime::test::writeTempFile;
 
 namespace {
 
-/// Issue 10 asks for every example, the full-size GEMM included, in under a
+/// Every example, the full-size GEMM included, should run in under a
 /// minute on the 2-core build machine. The GEMM takes about that long with
 /// the hazard checker on (see docs/BENCHMARKS.md); this bound catches a
 /// slowdown without failing CI on a slower machine.

@@ -8,13 +8,14 @@
 
 #include "../TestSupport.h"
 
-#include "mosaic/Runtime/Json.h"
-#include "mosaic/Runtime/Manifest.h"
+#include "mosaic/Contracts/Json.h"
+#include "mosaic/Contracts/Manifest.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
+using namespace mosaic;
 using namespace mosaic::runtime;
 using mosaic::runtime::test::kElementwiseManifest;
 using mosaic::runtime::test::Outcome;

@@ -9,10 +9,10 @@
 #include <cmath>
 
 using namespace mosaic::run;
-using mosaic::runtime::BufferParameter;
-using mosaic::runtime::ElementType;
-using mosaic::runtime::Expected;
-using mosaic::runtime::parseManifest;
+using mosaic::BufferParameter;
+using mosaic::ElementType;
+using mosaic::Expected;
+using mosaic::parseManifest;
 
 namespace {
 

@@ -9,10 +9,10 @@
 
 namespace mosaic::run {
 
-using runtime::byteSize;
-using runtime::fromDouble;
-using runtime::isFloat;
-using runtime::toDouble;
+using mosaic::byteSize;
+using mosaic::fromDouble;
+using mosaic::isFloat;
+using mosaic::toDouble;
 
 HostBuffer randomBuffer(const BufferParameter &parameter,
                         std::mt19937_64 &rng) {

@@ -10,7 +10,7 @@
 #ifndef MOSAIC_RUN_CHECK_H
 #define MOSAIC_RUN_CHECK_H
 
-#include "mosaic/Runtime/Manifest.h"
+#include "mosaic/Contracts/Manifest.h"
 
 #include <cstdint>
 #include <random>
@@ -18,7 +18,7 @@
 
 namespace mosaic::run {
 
-using runtime::BufferParameter;
+using mosaic::BufferParameter;
 
 /// Outputs are filled with this byte before a run. Every byte 0xFF is a NaN
 /// in each floating-point type the manifest allows (and -1 in each integer

@@ -2,7 +2,7 @@
 
 #include "References.h"
 
-#include "mosaic/Runtime/Format.h"
+#include "mosaic/Contracts/Format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,11 +10,11 @@
 
 namespace mosaic::run {
 
-using runtime::BufferParameter;
-using runtime::ElementType;
-using runtime::Error;
-using runtime::formatList;
-using runtime::spelling;
+using mosaic::BufferParameter;
+using mosaic::ElementType;
+using mosaic::Error;
+using mosaic::formatList;
+using mosaic::spelling;
 
 namespace {
 

@@ -12,8 +12,8 @@
 
 #include "Check.h"
 
-#include "mosaic/Runtime/Manifest.h"
-#include "mosaic/Runtime/Status.h"
+#include "mosaic/Contracts/Manifest.h"
+#include "mosaic/Contracts/Status.h"
 
 #include <cstdint>
 #include <string>
@@ -22,8 +22,8 @@
 
 namespace mosaic::run {
 
-using runtime::Manifest;
-using runtime::Status;
+using mosaic::Manifest;
+using mosaic::Status;
 
 struct Reference {
   const char *name;

@@ -17,11 +17,11 @@
 #include "Check.h"
 #include "References.h"
 
+#include "mosaic/Contracts/Format.h"
+#include "mosaic/Contracts/Manifest.h"
 #include "mosaic/Runtime/Device.h"
 #include "mosaic/Runtime/Driver.h"
-#include "mosaic/Runtime/Format.h"
 #include "mosaic/Runtime/Kernel.h"
-#include "mosaic/Runtime/Manifest.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 #include <vector>
 
+using namespace mosaic;
 using namespace mosaic::runtime;
 using namespace mosaic::run;
 
@@ -258,14 +259,13 @@ Expected<Plan> makePlan(const Manifest &manifest, const Options &options) {
                    "parameters are " +
                    formatList(bufferIndices) + ")"};
   if (plan.reference && plan.outputs != lastBuffers)
-    return Error{"reference `" + std::string(plan.reference->name) +
-                 "` checks " +
-                 (outputCount > 1
-                      ? "parameters " + formatList(lastBuffers) +
-                            " (the last buffers) as its outputs"
-                      : "parameter " + std::to_string(lastBuffers.front()) +
-                            " (the last buffer) as the only output") +
-                 "; drop --outputs or use --check=none"};
+    return Error{
+        "reference `" + std::string(plan.reference->name) + "` checks " +
+        (outputCount > 1 ? "parameters " + formatList(lastBuffers) +
+                               " (the last buffers) as its outputs"
+                         : "parameter " + std::to_string(lastBuffers.front()) +
+                               " (the last buffer) as the only output") +
+        "; drop --outputs or use --check=none"};
   return plan;
 }
 
@@ -476,8 +476,8 @@ Status checkOutputs(const Manifest &manifest, const Plan &plan,
   return Status();
 }
 
-Status run(const Options &options, const Manifest &manifest, const Plan &plan,
-           OutputDump *dump, Result &result) {
+Status runKernel(const Options &options, const Manifest &manifest,
+                 const Plan &plan, OutputDump *dump, Result &result) {
   Expected<Backend> backend =
       options.emulate ? Backend::Emulator : backendFromEnvironment();
   MOSAIC_RETURN_IF_ERROR(backend);
@@ -524,9 +524,9 @@ Status run(const Options &options, const Manifest &manifest, const Plan &plan,
   if (plan.reference) {
     uint64_t samples = options.samples.value_or(plan.reference->defaultSamples);
     for (unsigned output = 0; output < plan.outputs.size(); ++output) {
-      const BufferParameter &parameter = *manifest.bufferAt(plan.outputs[output]);
-      indices.push_back(
-          sampleIndices(parameter.elementCount(), samples, rng));
+      const BufferParameter &parameter =
+          *manifest.bufferAt(plan.outputs[output]);
+      indices.push_back(sampleIndices(parameter.elementCount(), samples, rng));
       reference.push_back(
           plan.reference->compute(host, output, indices.back()));
     }
@@ -762,7 +762,7 @@ int main(int argc, char **argv) {
   if (options->bytes)
     result.bytes = *options->bytes;
 
-  Status status = run(*options, *manifest, *plan, dump.get(), result);
+  Status status = runKernel(*options, *manifest, *plan, dump.get(), result);
   dump.reset(); // A dump this run created but did not fill is removed.
   if (status.ok())
     printSummary(*manifest, *plan, *options, result);

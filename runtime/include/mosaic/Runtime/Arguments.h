@@ -10,8 +10,8 @@
 #ifndef MOSAIC_RUNTIME_ARGUMENTS_H
 #define MOSAIC_RUNTIME_ARGUMENTS_H
 
-#include "mosaic/Runtime/Manifest.h"
-#include "mosaic/Runtime/Status.h"
+#include "mosaic/Contracts/Manifest.h"
+#include "mosaic/Contracts/Status.h"
 
 #include <cuda.h>
 

@@ -4,7 +4,7 @@
 #define MOSAIC_RUNTIME_DEVICE_H
 
 #include "mosaic/Runtime/Driver.h"
-#include "mosaic/Runtime/Status.h"
+#include "mosaic/Contracts/Status.h"
 
 #include <cuda.h>
 

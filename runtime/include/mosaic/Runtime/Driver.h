@@ -18,7 +18,7 @@
 #ifndef MOSAIC_RUNTIME_DRIVER_H
 #define MOSAIC_RUNTIME_DRIVER_H
 
-#include "mosaic/Runtime/Status.h"
+#include "mosaic/Contracts/Status.h"
 
 #include <cuda.h>
 

@@ -14,8 +14,8 @@
 
 #include "mosaic/Runtime/Arguments.h"
 #include "mosaic/Runtime/Device.h"
-#include "mosaic/Runtime/Manifest.h"
-#include "mosaic/Runtime/Status.h"
+#include "mosaic/Contracts/Manifest.h"
+#include "mosaic/Contracts/Status.h"
 
 #include <cuda.h>
 

@@ -1,12 +1,12 @@
 //===- Format.h - Numbers in error messages -------------------*- C++ -*-===//
 
-#ifndef MOSAIC_RUNTIME_FORMAT_H
-#define MOSAIC_RUNTIME_FORMAT_H
+#ifndef MOSAIC_CONTRACTS_FORMAT_H
+#define MOSAIC_CONTRACTS_FORMAT_H
 
 #include <cstdint>
 #include <string>
 
-namespace mosaic::runtime {
+namespace mosaic {
 
 /// "[4096, 64]" for any sequence of integers.
 template <typename Range> std::string formatList(const Range &values) {
@@ -19,6 +19,6 @@ template <typename Range> std::string formatList(const Range &values) {
 /// "0x7f3a00000000".
 std::string formatAddress(uint64_t address);
 
-} // namespace mosaic::runtime
+} // namespace mosaic
 
-#endif // MOSAIC_RUNTIME_FORMAT_H
+#endif // MOSAIC_CONTRACTS_FORMAT_H

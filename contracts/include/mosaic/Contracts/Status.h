@@ -1,19 +1,20 @@
 //===- Status.h - Errors as values ----------------------------*- C++ -*-===//
 //
-// The runtime reports every failure as a message the caller can print:
-// `Status` for operations without a result, `Expected<T>` for those with one.
+// The contracts library and the runtime report every failure as a message
+// the caller can print: `Status` for operations without a result,
+// `Expected<T>` for those with one.
 // Nothing here throws or aborts on user input.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MOSAIC_RUNTIME_STATUS_H
-#define MOSAIC_RUNTIME_STATUS_H
+#ifndef MOSAIC_CONTRACTS_STATUS_H
+#define MOSAIC_CONTRACTS_STATUS_H
 
 #include <optional>
 #include <string>
 #include <utility>
 
-namespace mosaic::runtime {
+namespace mosaic {
 
 /// The message of a failure; converts to a failed `Status` or `Expected`.
 struct Error {
@@ -53,14 +54,14 @@ private:
   std::string text;
 };
 
-} // namespace mosaic::runtime
+} // namespace mosaic
 
 /// Returns the failed status of `expr` (a `Status` or an `Expected`) from the
 /// enclosing function.
 #define MOSAIC_RETURN_IF_ERROR(expr)                                           \
   do {                                                                         \
     if (auto &&mosaicStatus_ = (expr); !mosaicStatus_.ok())                    \
-      return ::mosaic::runtime::Error{mosaicStatus_.message()};                \
+      return ::mosaic::Error{mosaicStatus_.message()};                         \
   } while (false)
 
-#endif // MOSAIC_RUNTIME_STATUS_H
+#endif // MOSAIC_CONTRACTS_STATUS_H

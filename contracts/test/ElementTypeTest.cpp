@@ -1,14 +1,15 @@
 //===- ElementTypeTest.cpp - Element types and their conversions --------===//
 
-#include "mosaic/Runtime/ElementType.h"
+#include "mosaic/Contracts/ElementType.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 
-using namespace mosaic::runtime;
+using namespace mosaic;
 
 namespace {
 
@@ -128,6 +129,31 @@ TEST(ElementType, AllOnesIsNanInEveryFloatType) {
     else
       EXPECT_EQ(toDouble(type, &ones), -1) << spelling(type);
   }
+}
+
+} // namespace
+
+namespace {
+
+TEST(ElementType, TableIsIndexedByTheEnumAndNamesBufferTypesOnly) {
+  size_t rows = 0;
+  for (const ElementTypeInfo *row = elementTypesBegin();
+       row != elementTypesEnd(); ++row, ++rows) {
+    EXPECT_EQ(static_cast<size_t>(row->type), rows) << row->spelling;
+    EXPECT_EQ(&info(row->type), row);
+    // A manifest may name exactly the buffer types.
+    EXPECT_EQ(parseElementType(row->spelling).has_value(), row->buffer)
+        << row->spelling;
+    if (row->buffer)
+      EXPECT_NE(std::string(elementTypeSpellings()).find(row->spelling),
+                std::string::npos)
+          << row->spelling;
+  }
+  EXPECT_EQ(rows, static_cast<size_t>(ElementType::Barrier) + 1);
+  EXPECT_EQ(byteSize(ElementType::I1), 1u);
+  EXPECT_EQ(info(ElementType::Index).kind, ElementKind::Index);
+  EXPECT_FALSE(parseElementType("index").has_value());
+  EXPECT_FALSE(parseElementType("barrier").has_value());
 }
 
 } // namespace

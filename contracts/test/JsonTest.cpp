@@ -1,12 +1,12 @@
 //===- JsonTest.cpp - The strict JSON reader ----------------------------===//
 
-#include "mosaic/Runtime/Json.h"
+#include "mosaic/Contracts/Json.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-using namespace mosaic::runtime;
+using namespace mosaic;
 
 namespace {
 

@@ -1,11 +1,11 @@
 //===- Format.cpp - Numbers in error messages ---------------------------===//
 
-#include "mosaic/Runtime/Format.h"
+#include "mosaic/Contracts/Format.h"
 
 #include <cinttypes>
 #include <cstdio>
 
-namespace mosaic::runtime {
+namespace mosaic {
 
 std::string formatAddress(uint64_t address) {
   char text[32];
@@ -13,4 +13,4 @@ std::string formatAddress(uint64_t address) {
   return text;
 }
 
-} // namespace mosaic::runtime
+} // namespace mosaic

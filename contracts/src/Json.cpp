@@ -1,13 +1,14 @@
 //===- Json.cpp - A small, strict JSON reader ---------------------------===//
 
-#include "mosaic/Runtime/Json.h"
+#include "mosaic/Contracts/Json.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
-namespace mosaic::runtime {
+namespace mosaic {
 
 JsonValue JsonValue::boolean(bool value) {
   JsonValue result(Kind::Bool);
@@ -442,4 +443,113 @@ Expected<JsonValue> parseJson(std::string_view text) {
   return Parser(text).parseDocument();
 }
 
-} // namespace mosaic::runtime
+namespace {
+
+void writeString(std::string &out, const std::string &text) {
+  static const char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c >= 0x20) {
+      out += static_cast<char>(c);
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  out += '"';
+}
+
+void writeValue(std::string &out, const JsonValue &value, unsigned indent,
+                unsigned depth) {
+  auto newline = [&](unsigned level) {
+    if (indent) {
+      out += '\n';
+      out.append(static_cast<size_t>(indent) * level, ' ');
+    }
+  };
+  switch (value.kind()) {
+  case JsonValue::Kind::Null:
+    out += "null";
+    return;
+  case JsonValue::Kind::Bool:
+    out += value.asBool() ? "true" : "false";
+    return;
+  case JsonValue::Kind::Number:
+    if (value.isInteger()) {
+      out += std::to_string(value.asInteger());
+    } else {
+      char text[32];
+      std::snprintf(text, sizeof(text), "%.17g", value.asNumber());
+      out += text;
+    }
+    return;
+  case JsonValue::Kind::String:
+    writeString(out, value.asString());
+    return;
+  case JsonValue::Kind::Array: {
+    if (value.elements().empty()) {
+      out += "[]";
+      return;
+    }
+    out += '[';
+    bool first = true;
+    for (const JsonValue &element : value.elements()) {
+      if (!first)
+        out += ',';
+      first = false;
+      newline(depth + 1);
+      writeValue(out, element, indent, depth + 1);
+    }
+    newline(depth);
+    out += ']';
+    return;
+  }
+  case JsonValue::Kind::Object: {
+    if (value.members().empty()) {
+      out += "{}";
+      return;
+    }
+    std::vector<const JsonValue::Member *> sorted;
+    for (const JsonValue::Member &member : value.members())
+      sorted.push_back(&member);
+    std::sort(sorted.begin(), sorted.end(),
+              [](const JsonValue::Member *a, const JsonValue::Member *b) {
+                return a->first < b->first;
+              });
+    out += '{';
+    bool first = true;
+    for (const JsonValue::Member *member : sorted) {
+      if (!first)
+        out += ',';
+      first = false;
+      newline(depth + 1);
+      writeString(out, member->first);
+      out += indent ? ": " : ":";
+      writeValue(out, member->second, indent, depth + 1);
+    }
+    newline(depth);
+    out += '}';
+    return;
+  }
+  }
+}
+
+} // namespace
+
+std::string formatJson(const JsonValue &value, unsigned indent) {
+  std::string out;
+  writeValue(out, value, indent, 0);
+  return out;
+}
+
+} // namespace mosaic

@@ -1,4 +1,4 @@
-//===- Json.h - A small, strict JSON reader -------------------*- C++ -*-===//
+//===- Json.h - A small, strict JSON reader and its writer ----*- C++ -*-===//
 //
 // Reads RFC 8259 JSON and nothing else: no comments, no trailing commas, no
 // NaN or Infinity, no duplicate object keys, only valid UTF-8, and nothing
@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MOSAIC_RUNTIME_JSON_H
-#define MOSAIC_RUNTIME_JSON_H
+#ifndef MOSAIC_CONTRACTS_JSON_H
+#define MOSAIC_CONTRACTS_JSON_H
 
-#include "mosaic/Runtime/Status.h"
+#include "mosaic/Contracts/Status.h"
 
 #include <cstdint>
 #include <string>
@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-namespace mosaic::runtime {
+namespace mosaic {
 
 class JsonValue {
 public:
@@ -67,6 +67,13 @@ const char *describe(JsonValue::Kind kind);
 /// Parses one JSON document. Nesting deeper than 256 levels is an error.
 Expected<JsonValue> parseJson(std::string_view text);
 
-} // namespace mosaic::runtime
+/// `value` as JSON text: objects with their keys sorted, each member and
+/// element on its own line indented by `indent` spaces per level (all on
+/// one line when `indent` is 0), control characters escaped. With indent 2
+/// this is the text llvm::json writes for the same value, so manifests read
+/// the same whichever component wrote them.
+std::string formatJson(const JsonValue &value, unsigned indent = 2);
 
-#endif // MOSAIC_RUNTIME_JSON_H
+} // namespace mosaic
+
+#endif // MOSAIC_CONTRACTS_JSON_H

@@ -1,42 +1,43 @@
-//===- ElementType.cpp - Element types of kernel buffers ----------------===//
+//===- ElementType.cpp - The element types of kernels -------------------===//
 
-#include "mosaic/Runtime/ElementType.h"
+#include "mosaic/Contracts/ElementType.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
+#include <string>
 
-namespace mosaic::runtime {
+namespace mosaic {
 
 namespace {
 
-struct TypeInfo {
-  ElementType type;
-  const char *spelling;
-  size_t bytes;
-  bool isFloat;
+constexpr ElementTypeInfo kTypes[] = {
+    {ElementType::F32, "f32", 32, ElementKind::Float, true, "float32"},
+    {ElementType::F16, "f16", 16, ElementKind::Float, true, "float16"},
+    {ElementType::BF16, "bf16", 16, ElementKind::Float, true, "bfloat16"},
+    {ElementType::F64, "f64", 64, ElementKind::Float, true, "float64"},
+    {ElementType::I8, "i8", 8, ElementKind::Integer, true, "int8"},
+    {ElementType::I16, "i16", 16, ElementKind::Integer, true, "int16"},
+    {ElementType::I32, "i32", 32, ElementKind::Integer, true, "int32"},
+    {ElementType::I64, "i64", 64, ElementKind::Integer, true, "int64"},
+    // fp8 (OCP): e4m3 without infinities (maximum 448), and e5m2.
+    {ElementType::F8E4M3FN, "f8E4M3FN", 8, ElementKind::Float, true,
+     "float8_e4m3fn"},
+    {ElementType::F8E5M2, "f8E5M2", 8, ElementKind::Float, true, "float8_e5m2"},
+    {ElementType::I1, "i1", 1, ElementKind::Integer, false, "bool"},
+    {ElementType::Index, "index", 64, ElementKind::Index, false, nullptr},
+    {ElementType::Barrier, "barrier", 64, ElementKind::Barrier, false, nullptr},
 };
 
-constexpr TypeInfo kTypes[] = {
-    {ElementType::F32, "f32", 4, true},
-    {ElementType::F16, "f16", 2, true},
-    {ElementType::BF16, "bf16", 2, true},
-    {ElementType::F64, "f64", 8, true},
-    {ElementType::I8, "i8", 1, false},
-    {ElementType::I16, "i16", 2, false},
-    {ElementType::I32, "i32", 4, false},
-    {ElementType::I64, "i64", 8, false},
-    {ElementType::F8E4M3FN, "f8E4M3FN", 1, true},
-    {ElementType::F8E5M2, "f8E5M2", 1, true},
-};
-
-const TypeInfo &info(ElementType type) {
-  for (const TypeInfo &entry : kTypes)
-    if (entry.type == type)
-      return entry;
-  return kTypes[0];
+constexpr bool inEnumOrder() {
+  for (size_t i = 0; i < std::size(kTypes); ++i)
+    if (static_cast<size_t>(kTypes[i].type) != i)
+      return false;
+  return true;
 }
+static_assert(inEnumOrder(), "kTypes is indexed by ElementType");
 
 /// A floating-point format narrower than double: `exponentBits` and
 /// `mantissaBits` wide, IEEE-style unless `finiteOnly` (f8E4M3FN: no
@@ -146,20 +147,34 @@ template <typename Int> void storeInteger(double value, void *bytes) {
 
 } // namespace
 
+const ElementTypeInfo *elementTypesBegin() { return std::begin(kTypes); }
+const ElementTypeInfo *elementTypesEnd() { return std::end(kTypes); }
+
+const ElementTypeInfo &info(ElementType type) {
+  return kTypes[static_cast<size_t>(type)];
+}
+
 std::optional<ElementType> parseElementType(std::string_view name) {
-  for (const TypeInfo &entry : kTypes)
-    if (name == entry.spelling)
+  for (const ElementTypeInfo &entry : kTypes)
+    if (entry.buffer && name == entry.spelling)
       return entry.type;
   return std::nullopt;
 }
 
 const char *elementTypeSpellings() {
-  return "f32, f16, bf16, f64, i8, i16, i32, i64, f8E4M3FN, f8E5M2";
+  static const std::string spellings = [] {
+    std::string text;
+    for (const ElementTypeInfo &entry : kTypes)
+      if (entry.buffer)
+        text += (text.empty() ? "" : ", ") + std::string(entry.spelling);
+    return text;
+  }();
+  return spellings.c_str();
 }
 
 const char *spelling(ElementType type) { return info(type).spelling; }
-size_t byteSize(ElementType type) { return info(type).bytes; }
-bool isFloat(ElementType type) { return info(type).isFloat; }
+size_t byteSize(ElementType type) { return (info(type).bits + 7) / 8; }
+bool isFloat(ElementType type) { return info(type).kind == ElementKind::Float; }
 
 double toDouble(ElementType type, const void *bytes) {
   switch (type) {
@@ -183,6 +198,10 @@ double toDouble(ElementType type, const void *bytes) {
     return load<int32_t>(bytes);
   case ElementType::I64:
     return static_cast<double>(load<int64_t>(bytes));
+  case ElementType::I1:
+  case ElementType::Index:
+  case ElementType::Barrier:
+    break; // Not buffer types.
   }
   return 0;
 }
@@ -209,7 +228,11 @@ void fromDouble(ElementType type, double value, void *bytes) {
     return storeInteger<int32_t>(value, bytes);
   case ElementType::I64:
     return storeInteger<int64_t>(value, bytes);
+  case ElementType::I1:
+  case ElementType::Index:
+  case ElementType::Barrier:
+    break; // Not buffer types.
   }
 }
 
-} // namespace mosaic::runtime
+} // namespace mosaic

@@ -1,19 +1,19 @@
-//===- Manifest.cpp - The JSON manifest mosaic-compile writes -----------===//
+//===- Manifest.cpp - The JSON manifest of a compiled kernel ------------===//
 
-#include "mosaic/Runtime/Manifest.h"
+#include "mosaic/Contracts/Manifest.h"
 
-#include "mosaic/Runtime/Format.h"
-#include "mosaic/Runtime/Json.h"
-#include "mosaic/Runtime/TensorMap.h"
+#include "mosaic/Contracts/Format.h"
+#include "mosaic/Contracts/Json.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
 #include <utility>
 
-namespace mosaic::runtime {
+namespace mosaic {
 
 uint64_t BufferParameter::elementCount() const {
   uint64_t count = 1;
@@ -23,7 +23,7 @@ uint64_t BufferParameter::elementCount() const {
 }
 
 uint64_t BufferParameter::byteSize() const {
-  return elementCount() * runtime::byteSize(elementType);
+  return elementCount() * mosaic::byteSize(elementType);
 }
 
 std::string BufferParameter::describe() const {
@@ -36,42 +36,6 @@ const BufferParameter *Manifest::bufferAt(unsigned index) const {
       parameters[index].kind != Parameter::Kind::Buffer)
     return nullptr;
   return &buffers[parameters[index].slot];
-}
-
-namespace {
-
-constexpr std::pair<TensorMapDataType, const char *> kDataTypeSpellings[] = {
-    {TensorMapDataType::UInt8, "uint8"},
-    {TensorMapDataType::UInt16, "uint16"},
-    {TensorMapDataType::UInt32, "uint32"},
-    {TensorMapDataType::Int32, "int32"},
-    {TensorMapDataType::UInt64, "uint64"},
-    {TensorMapDataType::Int64, "int64"},
-    {TensorMapDataType::Float16, "float16"},
-    {TensorMapDataType::Float32, "float32"},
-    {TensorMapDataType::Float64, "float64"},
-    {TensorMapDataType::BFloat16, "bfloat16"},
-};
-
-} // namespace
-
-std::optional<TensorMapDataType> parseTensorMapDataType(std::string_view name) {
-  for (const auto &[type, spelled] : kDataTypeSpellings)
-    if (name == spelled)
-      return type;
-  return std::nullopt;
-}
-
-const char *spelling(TensorMapDataType type) {
-  for (const auto &[candidate, spelled] : kDataTypeSpellings)
-    if (candidate == type)
-      return spelled;
-  return "?";
-}
-
-const char *tensorMapDataTypeSpellings() {
-  return "uint8, uint16, uint32, int32, uint64, int64, float16, float32, "
-         "float64, bfloat16";
 }
 
 namespace {
@@ -290,14 +254,14 @@ Expected<std::vector<T>> readArray(const ObjectReader &reader,
   return std::vector<T>(values->begin(), values->end());
 }
 
-Expected<TensorMapEntry> readTensorMap(const ObjectReader &reader,
-                                       unsigned position) {
-  TensorMapEntry map;
+Expected<TensorMapDescription> readTensorMap(const ObjectReader &reader,
+                                             unsigned position) {
+  TensorMapDescription map;
   map.index = position;
   Expected<int64_t> parameter = reader.integer("parameter", 0, kMaxInt32);
   Expected<int64_t> buffer = reader.integer("buffer", 0, kMaxInt32);
   Expected<ElementType> type = readElementType(reader);
-  Expected<int64_t> rank = reader.integer("rank", 1, kMaxTensorMapRank);
+  Expected<int64_t> rank = reader.integer("rank", 1, limits::kMaxTensorMapRank);
   Expected<std::vector<uint64_t>> globalDims =
       readArray<uint64_t>(reader, "global_dims", kMaxInt64);
   Expected<std::vector<uint64_t>> globalStrides =
@@ -402,7 +366,7 @@ Status readTensorMaps(const ObjectReader &top, Manifest &manifest) {
     Expected<ObjectReader> reader = ObjectReader::of((**list)[j], path);
     MOSAIC_RETURN_IF_ERROR(reader);
     MOSAIC_RETURN_IF_ERROR(checkPosition(*reader, j));
-    Expected<TensorMapEntry> map =
+    Expected<TensorMapDescription> map =
         readTensorMap(*reader, static_cast<unsigned>(j));
     MOSAIC_RETURN_IF_ERROR(map);
     if (map->parameter >= manifest.parameters.size() ||
@@ -431,7 +395,125 @@ Status readTensorMaps(const ObjectReader &top, Manifest &manifest) {
   return Status();
 }
 
+Expected<PtxasReport> readPtxasReport(const ObjectReader &top) {
+  Expected<const JsonValue *> object =
+      top.get("ptxas", JsonValue::Kind::Object);
+  MOSAIC_RETURN_IF_ERROR(object);
+  ObjectReader reader(**object, "ptxas");
+  PtxasReport report;
+  for (auto [key, field] :
+       {std::pair{"registers", &report.registers},
+        std::pair{"spill_stores", &report.spillStores},
+        std::pair{"spill_loads", &report.spillLoads},
+        std::pair{"stack_frame_bytes", &report.stackFrameBytes}}) {
+    Expected<int64_t> value = reader.integer(key, -1, kMaxInt64);
+    MOSAIC_RETURN_IF_ERROR(value);
+    *field = *value;
+  }
+  Expected<const JsonValue *> text =
+      reader.get("report", JsonValue::Kind::String);
+  MOSAIC_RETURN_IF_ERROR(text);
+  report.text = (*text)->asString();
+  return report;
+}
+
+template <typename Range> JsonValue integers(const Range &values) {
+  std::vector<JsonValue> elements;
+  for (auto value : values)
+    elements.push_back(JsonValue::integer(static_cast<int64_t>(value)));
+  return JsonValue::array(std::move(elements));
+}
+
+/// The spelling of `bytes` among `choices` ((spelling, bytes) pairs).
+const char *choiceSpelling(
+    unsigned bytes,
+    std::initializer_list<std::pair<const char *, unsigned>> choices) {
+  for (const auto &[name, value] : choices)
+    if (value == bytes)
+      return name;
+  return "?";
+}
+
+JsonValue tensorMapJson(const TensorMapDescription &map) {
+  using Member = JsonValue::Member;
+  std::vector<Member> members = {
+      {"index", JsonValue::integer(map.index)},
+      {"parameter", JsonValue::integer(map.parameter)},
+      {"buffer", JsonValue::integer(map.buffer)},
+      {"element_type", JsonValue::string(spelling(map.elementType))},
+      {"rank", JsonValue::integer(map.rank)},
+      {"global_dims", integers(map.globalDims)},
+      {"global_strides", integers(map.globalStrides)},
+      {"box_dims", integers(map.boxDims)},
+      {"element_strides", integers(map.elementStrides)},
+      {"swizzle", JsonValue::integer(map.swizzleBytes)},
+      {"interleave",
+       JsonValue::string(choiceSpelling(
+           map.interleaveBytes, {{"none", 0}, {"16B", 16}, {"32B", 32}}))},
+      {"l2_promotion",
+       JsonValue::string(choiceSpelling(
+           map.l2PromotionBytes,
+           {{"none", 0}, {"64B", 64}, {"128B", 128}, {"256B", 256}}))},
+      {"oob_fill", JsonValue::string(map.oobFillNan ? "nan" : "none")}};
+  if (map.dataType)
+    members.push_back(
+        {"data_type", JsonValue::string(spelling(*map.dataType))});
+  return JsonValue::object(std::move(members));
+}
+
+JsonValue parameterJson(const Manifest &manifest, size_t position) {
+  const Parameter &parameter = manifest.parameters[position];
+  int64_t index = static_cast<int64_t>(position);
+  if (parameter.kind == Parameter::Kind::TensorMap)
+    return JsonValue::object(
+        {{"index", JsonValue::integer(index)},
+         {"kind", JsonValue::string("tensor_map")},
+         {"tensor_map", JsonValue::integer(parameter.slot)}});
+  const BufferParameter &buffer = manifest.buffers[parameter.slot];
+  return JsonValue::object(
+      {{"index", JsonValue::integer(index)},
+       {"kind", JsonValue::string("buffer")},
+       {"element_type", JsonValue::string(spelling(buffer.elementType))},
+       {"shape", integers(buffer.shape)},
+       {"alignment",
+        JsonValue::integer(static_cast<int64_t>(buffer.alignment))}});
+}
+
 } // namespace
+
+std::string formatManifest(const Manifest &manifest) {
+  std::vector<JsonValue> parameters, tensorMaps;
+  for (size_t i = 0; i < manifest.parameters.size(); ++i)
+    parameters.push_back(parameterJson(manifest, i));
+  for (const TensorMapDescription &map : manifest.tensorMaps)
+    tensorMaps.push_back(tensorMapJson(map));
+  std::vector<JsonValue::Member> members = {
+      {"entry", JsonValue::string(manifest.entry)},
+      {"arch", JsonValue::string(manifest.arch)},
+      {"cubin", JsonValue::string(manifest.cubin)},
+      {"parameters", JsonValue::array(std::move(parameters))},
+      {"grid", integers(manifest.grid)},
+      {"block", integers(manifest.block)},
+      {"cluster", integers(manifest.cluster)},
+      {"dynamic_smem_bytes", JsonValue::integer(manifest.dynamicSmemBytes)},
+      {"tensor_maps", JsonValue::array(std::move(tensorMaps))}};
+  if (!manifest.ptx.empty())
+    members.push_back({"ptx", JsonValue::string(manifest.ptx)});
+  if (!manifest.ptxFeatures.empty())
+    members.push_back(
+        {"ptx_features", JsonValue::string(manifest.ptxFeatures)});
+  if (const std::optional<PtxasReport> &report = manifest.ptxas)
+    members.push_back(
+        {"ptxas",
+         JsonValue::object(
+             {{"registers", JsonValue::integer(report->registers)},
+              {"spill_stores", JsonValue::integer(report->spillStores)},
+              {"spill_loads", JsonValue::integer(report->spillLoads)},
+              {"stack_frame_bytes",
+               JsonValue::integer(report->stackFrameBytes)},
+              {"report", JsonValue::string(report->text)}})});
+  return formatJson(JsonValue::object(std::move(members)));
+}
 
 Expected<Manifest> parseManifest(std::string_view json,
                                  const std::string &directory) {
@@ -458,6 +540,17 @@ Expected<Manifest> parseManifest(std::string_view json,
     MOSAIC_RETURN_IF_ERROR(ptx);
     manifest.ptx = *ptx;
     manifest.ptxPath = resolve(*ptx, directory);
+  }
+
+  if (top.has("ptx_features")) {
+    Expected<std::string> features = top.string("ptx_features");
+    MOSAIC_RETURN_IF_ERROR(features);
+    manifest.ptxFeatures = *features;
+  }
+  if (top.has("ptxas")) {
+    Expected<PtxasReport> report = readPtxasReport(top);
+    MOSAIC_RETURN_IF_ERROR(report);
+    manifest.ptxas = std::move(*report);
   }
 
   Expected<std::array<uint32_t, 3>> grid = readDim3(top, "grid");
@@ -508,4 +601,4 @@ Expected<Manifest> loadManifest(const std::string &path) {
   return manifest;
 }
 
-} // namespace mosaic::runtime
+} // namespace mosaic
