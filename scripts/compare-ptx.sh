@@ -20,6 +20,6 @@ fi
 "$worktree/scripts/build.sh"
 scripts/build.sh
 rm -rf build/ptx-before build/ptx-after
-python3 scripts/ptx-corpus.py --build "$worktree/build" --out build/ptx-before "$@"
-python3 scripts/ptx-corpus.py --build build --out build/ptx-after "$@"
-python3 scripts/ptx-corpus.py --compare build/ptx-before build/ptx-after
+/usr/bin/python3 scripts/ptx-corpus.py --build "$worktree/build" --out build/ptx-before "$@"
+/usr/bin/python3 scripts/ptx-corpus.py --build build --out build/ptx-after "$@"
+/usr/bin/python3 scripts/ptx-corpus.py --compare build/ptx-before build/ptx-after
