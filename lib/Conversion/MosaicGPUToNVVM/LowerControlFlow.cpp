@@ -151,8 +151,8 @@ static LogicalResult lowerCondition(LoweringContext &lowering,
 
 void mosaic::populateControlFlowLowerings(LoweringRegistry &registry) {
   registry.add<scf::ForOp>(lowerFor, OpLowering::KeepsOp);
-  registry.add<scf::IfOp>(lowerBranches, OpLowering::KeepsOp);
-  registry.add<scf::IndexSwitchOp>(lowerBranches, OpLowering::KeepsOp);
+  registry.add<scf::IfOp, scf::IndexSwitchOp>(lowerBranches,
+                                              OpLowering::KeepsOp);
   registry.add<scf::WhileOp>(lowerWhile, OpLowering::KeepsOp);
   registry.add<scf::ConditionOp>(lowerCondition, OpLowering::KeepsOp |
                                                      OpLowering::OnVectorsOnly);

@@ -812,6 +812,6 @@ void mosaic::populateMemoryLowerings(LoweringRegistry &registry) {
   registry.add<mosaic_gpu::SliceSMEMOp>(lowerSliceSmem);
   registry.add<mosaic_gpu::VectorLoadOp>(lowerVectorLoad);
   registry.add<mosaic_gpu::VectorStoreOp>(lowerVectorStore);
-  registry.add<mosaic_gpu::WithTransformsOp>(lowerHint);
-  registry.add<mosaic_gpu::AssumeMultipleOp>(lowerHint);
+  registry.add<mosaic_gpu::WithTransformsOp, mosaic_gpu::AssumeMultipleOp>(
+      lowerHint);
 }

@@ -202,7 +202,6 @@ private:
 /// How the walk treats an op after its rule.
 struct OpLowering {
   enum Flags : unsigned {
-    None = 0,
     /// The op stays, retyped in place (control flow), instead of being
     /// erased once the whole kernel is lowered.
     KeepsOp = 1 << 0,

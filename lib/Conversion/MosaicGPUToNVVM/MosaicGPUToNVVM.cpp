@@ -154,28 +154,27 @@ Value LoweringContext::linearThreadIndex(Operation *op) {
       });
 }
 
+/// `linear` (the thread's linear index) and the warpgroup size combined by
+/// `OpTy`, built once per function after `linear`.
+template <typename OpTy>
+static Value perWarpgroup(Operation *op, Value linear,
+                          DenseMap<Operation *, Value> &cache) {
+  return atFunctionEntry(op, cache, [&](OpBuilder &builder, Location loc) {
+    builder.setInsertionPointAfterValue(linear);
+    Value groupSize =
+        arith::ConstantIndexOp::create(builder, loc, kThreadsPerWarpgroup);
+    return OpTy::create(builder, loc, linear, groupSize).getResult();
+  });
+}
+
 Value LoweringContext::threadInWarpgroup(Operation *op) {
-  Value linear = linearThreadIndex(op);
-  return atFunctionEntry(
-      op, threadIndices.inWarpgroup, [&](OpBuilder &builder, Location loc) {
-        builder.setInsertionPointAfterValue(linear);
-        Value groupSize =
-            arith::ConstantIndexOp::create(builder, loc, kThreadsPerWarpgroup);
-        return arith::RemUIOp::create(builder, loc, linear, groupSize)
-            .getResult();
-      });
+  return perWarpgroup<arith::RemUIOp>(op, linearThreadIndex(op),
+                                      threadIndices.inWarpgroup);
 }
 
 Value LoweringContext::warpgroupIndex(Operation *op) {
-  Value linear = linearThreadIndex(op);
-  return atFunctionEntry(
-      op, threadIndices.warpgroup, [&](OpBuilder &builder, Location loc) {
-        builder.setInsertionPointAfterValue(linear);
-        Value groupSize =
-            arith::ConstantIndexOp::create(builder, loc, kThreadsPerWarpgroup);
-        return arith::DivUIOp::create(builder, loc, linear, groupSize)
-            .getResult();
-      });
+  return perWarpgroup<arith::DivUIOp>(op, linearThreadIndex(op),
+                                      threadIndices.warpgroup);
 }
 
 Value LoweringContext::isWarpgroupLeader(Operation *op) {
