@@ -15,7 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mosaic/Compiler/Compiler.h"
-#include "mosaic/Conversion/MosaicGPUToNVVM/Pipeline.h"
+#include "mosaic/Pipeline/Pipeline.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"

@@ -72,8 +72,9 @@ static FailureOr<Attribute> annotationEntry(Operation *op, StringRef name,
   return entries[index];
 }
 
-FailureOr<RegisterLayout>
-mosaic_gpu::annotatedLayout(Operation *op, StringRef name, unsigned index) {
+/// Entry `index` of the layout annotation `name` of `op`.
+static FailureOr<RegisterLayout> annotatedLayout(Operation *op, StringRef name,
+                                                 unsigned index) {
   FailureOr<Attribute> entry = annotationEntry(op, name, index);
   if (failed(entry))
     return failure();
@@ -84,8 +85,9 @@ mosaic_gpu::annotatedLayout(Operation *op, StringRef name, unsigned index) {
   return layout;
 }
 
-FailureOr<SmemTransforms>
-mosaic_gpu::annotatedTransforms(Operation *op, StringRef name, unsigned index) {
+/// Entry `index` of the transform annotation `name` of `op`.
+static FailureOr<SmemTransforms>
+annotatedTransforms(Operation *op, StringRef name, unsigned index) {
   FailureOr<Attribute> entry = annotationEntry(op, name, index);
   if (failed(entry))
     return failure();

@@ -9,9 +9,9 @@
 
 #include "CompilerInternal.h"
 #include "mosaic/Conversion/MosaicGPUToNVVM/Passes.h"
-#include "mosaic/Conversion/MosaicGPUToNVVM/Pipeline.h"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h"
 #include "mosaic/LayoutInference/Passes.h"
+#include "mosaic/Pipeline/Pipeline.h"
 #include "mosaic/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -19,6 +19,7 @@
 #include "mosaic/Dialect/MosaicGPU/AttributeBridge.h"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
 #include "mosaic/Dialect/MosaicGPU/WgmmaInFlight.h"
+#include "mosaic/Support/OpRuleRegistry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,7 +29,6 @@
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
@@ -90,9 +90,6 @@ int64_t knownMultiple(Value value, int depth = 0) {
     return knownMultiple(def->getOperand(0), depth + 1);
   return 1;
 }
-
-class InferenceBuilder;
-using Rule = LogicalResult (*)(Operation *, InferenceBuilder &);
 
 class InferenceBuilder {
 public:
@@ -221,18 +218,18 @@ SmallVector<VarId> vectorSitesAndResults(Operation *op, InferenceBuilder &b) {
   return vars;
 }
 
-LogicalResult elementwiseRule(Operation *op, InferenceBuilder &b) {
+LogicalResult elementwiseRule(InferenceBuilder &b, Operation *op) {
   b.equateAll(vectorSitesAndResults(op, b),
               b.at(op, "is elementwise: its vector operands and results share "
                        "one layout"));
   return success();
 }
 
-LogicalResult noConstraintsRule(Operation *, InferenceBuilder &) {
+LogicalResult noConstraintsRule(InferenceBuilder &, Operation *) {
   return success();
 }
 
-LogicalResult constantRule(Operation *op, InferenceBuilder &b) {
+LogicalResult constantRule(InferenceBuilder &b, Operation *op) {
   auto constant = cast<arith::ConstantOp>(op);
   if (!isRegisterVector(constant.getResult()))
     return success();
@@ -250,7 +247,7 @@ LogicalResult constantRule(Operation *op, InferenceBuilder &b) {
 /// ub.poison, llvm.mlir.undef and llvm.mlir.poison: an undefined vector may
 /// be taken to hold one value in every thread, and a Splat converts to
 /// whatever layout each user needs, so the value never constrains them.
-LogicalResult undefinedRule(Operation *op, InferenceBuilder &b) {
+LogicalResult undefinedRule(InferenceBuilder &b, Operation *op) {
   if (isRegisterVector(op->getResult(0)))
     b.system.fix(b.result(op, 0), RegisterLayout::splat(),
                  b.at(op, "is undefined, so its layout is Splat, which "
@@ -258,16 +255,16 @@ LogicalResult undefinedRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult splatRule(Operation *op, InferenceBuilder &b) {
+LogicalResult splatRule(InferenceBuilder &b, Operation *op) {
   b.system.fix(b.result(op, 0), RegisterLayout::splat(),
                b.at(op, "splats a scalar, so its layout is Splat"));
   return success();
 }
 
-LogicalResult broadcastRule(Operation *op, InferenceBuilder &b) {
+LogicalResult broadcastRule(InferenceBuilder &b, Operation *op) {
   auto broadcast = cast<vector::BroadcastOp>(op);
   if (!isRegisterVector(broadcast.getSource()))
-    return splatRule(op, b);
+    return splatRule(b, op);
   auto sourceType = cast<VectorType>(broadcast.getSource().getType());
   VectorType resultType = broadcast.getResultVectorType();
   int64_t added = resultType.getRank() - sourceType.getRank();
@@ -287,14 +284,14 @@ LogicalResult broadcastRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult shapeCastRule(Operation *op, InferenceBuilder &b) {
+LogicalResult shapeCastRule(InferenceBuilder &b, Operation *op) {
   b.system.reshape(b.result(op, 0), b.site(op, 0),
                    b.at(op, "reshapes without moving data: the layout must "
                             "suit both shapes"));
   return success();
 }
 
-LogicalResult multiReductionRule(Operation *op, InferenceBuilder &b) {
+LogicalResult multiReductionRule(InferenceBuilder &b, Operation *op) {
   auto reduction = cast<vector::MultiDimReductionOp>(op);
   // A reduction to a scalar works from any layout (in-thread, then across
   // the warpgroup); a partial one needs the reduced axes in the layout.
@@ -312,7 +309,7 @@ LogicalResult multiReductionRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult extractStridedSliceRule(Operation *op, InferenceBuilder &b) {
+LogicalResult extractStridedSliceRule(InferenceBuilder &b, Operation *op) {
   auto extract = cast<vector::ExtractStridedSliceOp>(op);
   SmallVector<int64_t> offsets;
   for (Attribute offset : extract.getOffsets())
@@ -325,7 +322,7 @@ LogicalResult extractStridedSliceRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult extractRule(Operation *op, InferenceBuilder &b) {
+LogicalResult extractRule(InferenceBuilder &b, Operation *op) {
   if (isRegisterVector(op->getResult(0)))
     b.system.reshape(b.result(op, 0), b.site(op, 0),
                      b.at(op, "extracts along leading dims: the result keeps "
@@ -333,7 +330,7 @@ LogicalResult extractRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult insertRule(Operation *op, InferenceBuilder &b) {
+LogicalResult insertRule(InferenceBuilder &b, Operation *op) {
   auto insert = cast<vector::InsertOp>(op);
   unsigned dest = insert.getDestMutable().getOperandNumber();
   b.system.equate(b.site(op, dest), b.result(op, 0),
@@ -348,7 +345,7 @@ LogicalResult insertRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult vectorLoadRule(Operation *op, InferenceBuilder &b) {
+LogicalResult vectorLoadRule(InferenceBuilder &b, Operation *op) {
   auto load = cast<mosaic_gpu::VectorLoadOp>(op);
   b.system.notOfKind(b.result(op, 0), RegisterLayout::Kind::Splat,
                      b.at(op, "loads arbitrary data, which cannot be Splat"));
@@ -359,7 +356,7 @@ LogicalResult vectorLoadRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult vectorStoreRule(Operation *op, InferenceBuilder &b) {
+LogicalResult vectorStoreRule(InferenceBuilder &b, Operation *op) {
   auto store = cast<mosaic_gpu::VectorStoreOp>(op);
   if (isSharedBuffer(store.getDestination()))
     b.system.transferable(b.value(store.getDestination()), b.site(op, 0),
@@ -368,7 +365,7 @@ LogicalResult vectorStoreRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult wgmmaRule(Operation *op, InferenceBuilder &b) {
+LogicalResult wgmmaRule(InferenceBuilder &b, Operation *op) {
   auto wgmma = cast<mosaic_gpu::WGMMAOp>(op);
   b.system.equate(b.site(op, 0), b.result(op, 0),
                   b.at(op, "accumulates in place"));
@@ -406,7 +403,7 @@ LogicalResult wgmmaRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult layoutCastRule(Operation *op, InferenceBuilder &b) {
+LogicalResult layoutCastRule(InferenceBuilder &b, Operation *op) {
   auto cast = llvm::cast<mosaic_gpu::LayoutCastOp>(op);
   FailureOr<RegisterLayout> layout = attrToLayout(cast.getNewLayout());
   if (failed(layout))
@@ -417,7 +414,7 @@ LogicalResult layoutCastRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult broadcastInDimRule(Operation *op, InferenceBuilder &b) {
+LogicalResult broadcastInDimRule(InferenceBuilder &b, Operation *op) {
   auto broadcast = cast<mosaic_gpu::BroadcastInDimOp>(op);
   ArrayRef<int64_t> mapped = broadcast.getBroadcastDimensions();
   VectorType operandType = broadcast.getOperand().getType();
@@ -439,14 +436,14 @@ LogicalResult broadcastInDimRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult iotaRule(Operation *op, InferenceBuilder &b) {
+LogicalResult iotaRule(InferenceBuilder &b, Operation *op) {
   b.system.notOfKind(b.result(op, 0), RegisterLayout::Kind::Splat,
                      b.at(op, "produces distinct values, which cannot be "
                               "Splat"));
   return success();
 }
 
-LogicalResult optimizationBarrierRule(Operation *op, InferenceBuilder &b) {
+LogicalResult optimizationBarrierRule(InferenceBuilder &b, Operation *op) {
   for (OpOperand &operand : op->getOpOperands()) {
     unsigned i = operand.getOperandNumber();
     if (isRegisterVector(operand.get()))
@@ -459,7 +456,7 @@ LogicalResult optimizationBarrierRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult sliceSmemRule(Operation *op, InferenceBuilder &b) {
+LogicalResult sliceSmemRule(InferenceBuilder &b, Operation *op) {
   auto slice = cast<mosaic_gpu::SliceSMEMOp>(op);
   if (!isSharedBuffer(slice.getResult()) || !slice.getAliasId())
     return success();
@@ -472,7 +469,7 @@ LogicalResult sliceSmemRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult withTransformsRule(Operation *op, InferenceBuilder &b) {
+LogicalResult withTransformsRule(InferenceBuilder &b, Operation *op) {
   auto with = cast<mosaic_gpu::WithTransformsOp>(op);
   if (!isSharedBuffer(with.getResult()))
     return success();
@@ -487,7 +484,7 @@ LogicalResult withTransformsRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult customPrimitiveRule(Operation *op, InferenceBuilder &b) {
+LogicalResult customPrimitiveRule(InferenceBuilder &b, Operation *op) {
   auto custom = cast<mosaic_gpu::CustomPrimitiveOp>(op);
   auto inLayouts = custom.getInLayouts().getValue();
   auto inTransforms = custom.getInTransforms().getValue();
@@ -543,7 +540,7 @@ SmallVector<int64_t> transferMultiples(ValueRange indices,
 /// A TMA transfer needs a tiling of its shared-memory buffer that divides the
 /// slice (lengths and known index multiples).
 template <typename TransferOp>
-LogicalResult transferRule(Operation *op, InferenceBuilder &b) {
+LogicalResult transferRule(InferenceBuilder &b, Operation *op) {
   auto transfer = cast<TransferOp>(op);
   Value buffer =
       isSharedBuffer(op->getOperand(0)) ? op->getOperand(0) : op->getOperand(1);
@@ -571,7 +568,7 @@ void pinUntransformed(Operation *op, InferenceBuilder &b) {
                               "must stay untransformed"));
 }
 
-LogicalResult subviewRule(Operation *op, InferenceBuilder &b) {
+LogicalResult subviewRule(InferenceBuilder &b, Operation *op) {
   auto subview = cast<memref::SubViewOp>(op);
   if (!isSharedBuffer(subview.getSource()))
     return success();
@@ -594,7 +591,7 @@ LogicalResult subviewRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult transposeRule(Operation *op, InferenceBuilder &b) {
+LogicalResult transposeRule(InferenceBuilder &b, Operation *op) {
   auto transpose = cast<memref::TransposeOp>(op);
   if (!isSharedBuffer(transpose.getIn()))
     return success();
@@ -618,7 +615,7 @@ LogicalResult transposeRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult reshapeRule(Operation *op, InferenceBuilder &b) {
+LogicalResult reshapeRule(InferenceBuilder &b, Operation *op) {
   Value source = op->getOperand(0), result = op->getResult(0);
   if (!isSharedBuffer(source))
     return success();
@@ -655,14 +652,14 @@ LogicalResult reshapeRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult castRule(Operation *op, InferenceBuilder &b) {
+LogicalResult castRule(InferenceBuilder &b, Operation *op) {
   if (isSharedBuffer(op->getOperand(0)) && isSharedBuffer(op->getResult(0)))
     b.system.equate(b.value(op->getOperand(0)), b.result(op, 0),
                     b.at(op, "views the same buffer"));
   return success();
 }
 
-LogicalResult forRule(Operation *op, InferenceBuilder &b) {
+LogicalResult forRule(InferenceBuilder &b, Operation *op) {
   auto loop = cast<scf::ForOp>(op);
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   for (auto [i, argument] : llvm::enumerate(loop.getRegionIterArgs()))
@@ -672,7 +669,7 @@ LogicalResult forRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-LogicalResult whileRule(Operation *op, InferenceBuilder &b) {
+LogicalResult whileRule(InferenceBuilder &b, Operation *op) {
   auto loop = cast<scf::WhileOp>(op);
   scf::YieldOp yield = loop.getYieldOp();
   scf::ConditionOp condition = loop.getConditionOp();
@@ -686,7 +683,7 @@ LogicalResult whileRule(Operation *op, InferenceBuilder &b) {
 }
 
 /// Ties every result of `op` to the matching operand of each region's yield.
-LogicalResult yieldingRegionsRule(Operation *op, InferenceBuilder &b) {
+LogicalResult yieldingRegionsRule(InferenceBuilder &b, Operation *op) {
   for (OpResult result : op->getResults()) {
     SmallVector<OpOperand *> yielded;
     for (Region &region : op->getRegions())
@@ -700,59 +697,52 @@ LogicalResult yieldingRegionsRule(Operation *op, InferenceBuilder &b) {
   return success();
 }
 
-const llvm::StringMap<Rule> &ruleRegistry() {
-  static const llvm::StringMap<Rule> registry = {
-      {arith::ConstantOp::getOperationName(), constantRule},
-      {ub::PoisonOp::getOperationName(), undefinedRule},
-      {LLVM::UndefOp::getOperationName(), undefinedRule},
-      {LLVM::PoisonOp::getOperationName(), undefinedRule},
-      {vector::BroadcastOp::getOperationName(), broadcastRule},
-      {vector::ShapeCastOp::getOperationName(), shapeCastRule},
-      {vector::MultiDimReductionOp::getOperationName(), multiReductionRule},
-      {vector::ExtractStridedSliceOp::getOperationName(),
-       extractStridedSliceRule},
-      {vector::ExtractOp::getOperationName(), extractRule},
-      {vector::InsertOp::getOperationName(), insertRule},
-      {mosaic_gpu::VectorLoadOp::getOperationName(), vectorLoadRule},
-      {mosaic_gpu::VectorStoreOp::getOperationName(), vectorStoreRule},
-      {mosaic_gpu::WGMMAOp::getOperationName(), wgmmaRule},
-      {mosaic_gpu::LayoutCastOp::getOperationName(), layoutCastRule},
-      {mosaic_gpu::BroadcastInDimOp::getOperationName(), broadcastInDimRule},
-      {mosaic_gpu::BroadcastedIotaOp::getOperationName(), iotaRule},
-      {mosaic_gpu::OptimizationBarrierOp::getOperationName(),
-       optimizationBarrierRule},
-      {mosaic_gpu::SliceSMEMOp::getOperationName(), sliceSmemRule},
-      {mosaic_gpu::WithTransformsOp::getOperationName(), withTransformsRule},
-      {mosaic_gpu::CustomPrimitiveOp::getOperationName(), customPrimitiveRule},
-      {mosaic_gpu::AsyncLoadOp::getOperationName(),
-       transferRule<mosaic_gpu::AsyncLoadOp>},
-      {mosaic_gpu::AsyncStoreOp::getOperationName(),
-       transferRule<mosaic_gpu::AsyncStoreOp>},
-      {mosaic_gpu::AsyncPrefetchOp::getOperationName(), noConstraintsRule},
-      {mosaic_gpu::InitializeBarrierOp::getOperationName(), noConstraintsRule},
-      {mosaic_gpu::ArriveOp::getOperationName(), noConstraintsRule},
-      {mosaic_gpu::ArriveExpectTxOp::getOperationName(), noConstraintsRule},
-      {mosaic_gpu::WaitOp::getOperationName(), noConstraintsRule},
-      {mosaic_gpu::AssumeMultipleOp::getOperationName(), noConstraintsRule},
-      // The body of a custom primitive is lowered as written; its return
-      // passes the values out as the op declares.
-      {mosaic_gpu::ReturnOp::getOperationName(), noConstraintsRule},
-      {memref::SubViewOp::getOperationName(), subviewRule},
-      {memref::TransposeOp::getOperationName(), transposeRule},
-      {memref::CollapseShapeOp::getOperationName(), reshapeRule},
-      {memref::ExpandShapeOp::getOperationName(), reshapeRule},
-      {memref::CastOp::getOperationName(), castRule},
-      {scf::ForOp::getOperationName(), forRule},
-      {scf::WhileOp::getOperationName(), whileRule},
-      {scf::IfOp::getOperationName(), yieldingRegionsRule},
-      {scf::IndexSwitchOp::getOperationName(), yieldingRegionsRule},
-      // Values returned from a function keep whatever layout they have;
-      // kernels return nothing, but helper functions in tests do.
-      {func::ReturnOp::getOperationName(), noConstraintsRule},
-      // Terminators are tied to their parents by the parents' rules.
-      {scf::YieldOp::getOperationName(), noConstraintsRule},
-      {scf::ConditionOp::getOperationName(), noConstraintsRule},
-  };
+/// Every op kind with a rule, one line per rule.
+using InferenceRules = OpRuleRegistry<InferenceBuilder>;
+const InferenceRules &ruleRegistry() {
+  static const InferenceRules registry = [] {
+    InferenceRules rules;
+    rules.add<arith::ConstantOp>(constantRule);
+    rules.add<ub::PoisonOp, LLVM::UndefOp, LLVM::PoisonOp>(undefinedRule);
+    rules.add<vector::BroadcastOp>(broadcastRule);
+    rules.add<vector::ShapeCastOp>(shapeCastRule);
+    rules.add<vector::MultiDimReductionOp>(multiReductionRule);
+    rules.add<vector::ExtractStridedSliceOp>(extractStridedSliceRule);
+    rules.add<vector::ExtractOp>(extractRule);
+    rules.add<vector::InsertOp>(insertRule);
+    rules.add<mosaic_gpu::VectorLoadOp>(vectorLoadRule);
+    rules.add<mosaic_gpu::VectorStoreOp>(vectorStoreRule);
+    rules.add<mosaic_gpu::WGMMAOp>(wgmmaRule);
+    rules.add<mosaic_gpu::LayoutCastOp>(layoutCastRule);
+    rules.add<mosaic_gpu::BroadcastInDimOp>(broadcastInDimRule);
+    rules.add<mosaic_gpu::BroadcastedIotaOp>(iotaRule);
+    rules.add<mosaic_gpu::OptimizationBarrierOp>(optimizationBarrierRule);
+    rules.add<mosaic_gpu::SliceSMEMOp>(sliceSmemRule);
+    rules.add<mosaic_gpu::WithTransformsOp>(withTransformsRule);
+    rules.add<mosaic_gpu::CustomPrimitiveOp>(customPrimitiveRule);
+    rules.add<mosaic_gpu::AsyncLoadOp>(transferRule<mosaic_gpu::AsyncLoadOp>);
+    rules.add<mosaic_gpu::AsyncStoreOp>(transferRule<mosaic_gpu::AsyncStoreOp>);
+    rules.add<mosaic_gpu::AsyncPrefetchOp, mosaic_gpu::InitializeBarrierOp,
+              mosaic_gpu::ArriveOp, mosaic_gpu::ArriveExpectTxOp,
+              mosaic_gpu::WaitOp, mosaic_gpu::AssumeMultipleOp>(
+        noConstraintsRule);
+    // The body of a custom primitive is lowered as written; its return
+    // passes the values out as the op declares.
+    rules.add<mosaic_gpu::ReturnOp>(noConstraintsRule);
+    rules.add<memref::SubViewOp>(subviewRule);
+    rules.add<memref::TransposeOp>(transposeRule);
+    rules.add<memref::CollapseShapeOp, memref::ExpandShapeOp>(reshapeRule);
+    rules.add<memref::CastOp>(castRule);
+    rules.add<scf::ForOp>(forRule);
+    rules.add<scf::WhileOp>(whileRule);
+    rules.add<scf::IfOp, scf::IndexSwitchOp>(yieldingRegionsRule);
+    // Values returned from a function keep whatever layout they have;
+    // kernels return nothing, but helper functions in tests do.
+    rules.add<func::ReturnOp>(noConstraintsRule);
+    // Terminators are tied to their parents by the parents' rules.
+    rules.add<scf::YieldOp, scf::ConditionOp>(noConstraintsRule);
+    return rules;
+  }();
   return registry;
 }
 
@@ -762,18 +752,17 @@ bool touchesVectors(Operation *op) {
 }
 
 LogicalResult InferenceBuilder::applyRules() {
-  const llvm::StringMap<Rule> &registry = ruleRegistry();
+  const InferenceRules &registry = ruleRegistry();
   for (Operation *op : ops) {
     if (op->getParentOfType<mosaic_gpu::CustomPrimitiveOp>())
       continue;
-    auto it = registry.find(op->getName().getStringRef());
-    if (it != registry.end()) {
-      if (failed(it->second(op, *this)))
+    if (const InferenceRules::Rule *rule = registry.lookup(op)) {
+      if (failed(rule->apply(*this, op)))
         return failure();
       continue;
     }
     if (op->hasTrait<OpTrait::Elementwise>()) {
-      (void)elementwiseRule(op, *this);
+      (void)elementwiseRule(*this, op);
       continue;
     }
     if (touchesVectors(op))

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelLowering.h"
+#include "LoweringContext.h"
 #include "mosaic/Conversion/MosaicGPUToNVVM/Passes.h"
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUDialect.h"
 

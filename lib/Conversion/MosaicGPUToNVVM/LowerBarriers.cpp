@@ -1,9 +1,10 @@
 //===- LowerBarriers.cpp - mbarrier initialization, arrivals and waits ----===//
 
-#include "KernelLowering.h"
+#include "LoweringContext.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 using namespace mosaic;
@@ -19,19 +20,13 @@ using layout::kThreadsPerWarpgroup;
 // lowering, barrier memrefs are plain i64 memrefs.
 //===----------------------------------------------------------------------===//
 
-void KernelLowering::addBarrierLowerings(LoweringRegistry &registry) {
-  registry.add<mosaic_gpu::InitializeBarrierOp>(
-      &KernelLowering::lowerInitializeBarrier);
-  registry.add<mosaic_gpu::ArriveOp>(&KernelLowering::lowerArrive);
-  registry.add<mosaic_gpu::ArriveExpectTxOp>(
-      &KernelLowering::lowerArriveExpectTx);
-  registry.add<mosaic_gpu::WaitOp>(&KernelLowering::lowerWait);
-  registry.add<mosaic_gpu::WarpgroupIdOp>(&KernelLowering::lowerWarpgroupId);
-  registry.add<mosaic_gpu::SetMaxRegistersOp>(
-      &KernelLowering::lowerSetMaxRegisters);
-  registry.add<mosaic_gpu::NamedBarrierOp>(
-      &KernelLowering::lowerNamedBarrier);
-}
+namespace {
+/// The kernels whose blocks arrive on their peers' barriers.
+struct BarrierState : GroupState {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(BarrierState)
+  llvm::SetVector<Operation *> remoteArrivalKernels;
+};
+} // namespace
 
 static constexpr int64_t kBarrierBytes = 8;
 /// Suspend-time hint of one try_wait, in nanoseconds; the wait loops anyway.
@@ -45,8 +40,9 @@ static LogicalResult rejectTensorCoreOrdering(Operation *op, bool orders) {
             "needs tcgen05 fences that sm_90a does not have";
 }
 
-LogicalResult
-KernelLowering::lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op) {
+static LogicalResult
+lowerInitializeBarrier(LoweringContext &lowering,
+                       mosaic_gpu::InitializeBarrierOp op) {
   if (failed(rejectTensorCoreOrdering(op, op.getOrdersTensorCore())))
     return failure();
   int64_t threadArrivals = op.getArrivalCount() * kThreadsPerWarpgroup;
@@ -112,19 +108,10 @@ KernelLowering::lowerInitializeBarrier(mosaic_gpu::InitializeBarrierOp op) {
   return success();
 }
 
-LogicalResult KernelLowering::lowerArrive(mosaic_gpu::ArriveOp op) {
-  if (failed(rejectTensorCoreOrdering(op, op.getOrdersTensorCore())))
-    return failure();
-  if (!op.getCollective().empty())
-    return lowerCollectiveArrive(op);
-  OpBuilder builder(op);
-  NVVM::MBarrierArriveOp::create(
-      builder, op.getLoc(), /*res=*/Type(),
-      sharedAddress(builder, op.getLoc(), op.getBarrier()), /*count=*/Value());
-  return success();
-}
-
-LogicalResult KernelLowering::lowerCollectiveArrive(mosaic_gpu::ArriveOp op) {
+/// An arrive on the barrier in each block of the cluster along
+/// `collective`, and a cluster barrier before the kernel returns.
+static LogicalResult lowerCollectiveArrive(LoweringContext &lowering,
+                                           mosaic_gpu::ArriveOp op) {
   auto function = op->getParentOfType<gpu::GPUFuncOp>();
   if (!function || !function->hasAttr(mosaic_gpu::kClusterAttr))
     return op.emitOpError()
@@ -151,10 +138,10 @@ LogicalResult KernelLowering::lowerCollectiveArrive(mosaic_gpu::ArriveOp op) {
     if (!collective[d]) {
       Value coordinate = gpu::ClusterBlockIdOp::create(
           builder, loc, static_cast<gpu::Dimension>(d));
-      base = arith::AddIOp::create(
-          builder, loc, base,
-          arith::MulIOp::create(builder, loc, coordinate,
-                                index(rankStride[d])));
+      base =
+          arith::AddIOp::create(builder, loc, base,
+                                arith::MulIOp::create(builder, loc, coordinate,
+                                                      index(rankStride[d])));
       continue;
     }
     SmallVector<int64_t> spread;
@@ -171,9 +158,9 @@ LogicalResult KernelLowering::lowerCollectiveArrive(mosaic_gpu::ArriveOp op) {
   Value allLanes = arith::ConstantIntOp::create(builder, loc, -1, 32);
   NVVM::SyncWarpOp::create(builder, loc, allLanes);
   Value lane = NVVM::LaneIdOp::create(builder, loc, i32);
-  Value isLane0 = arith::CmpIOp::create(
-      builder, loc, arith::CmpIPredicate::eq, lane,
-      arith::ConstantIntOp::create(builder, loc, 0, 32));
+  Value isLane0 =
+      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, lane,
+                            arith::ConstantIntOp::create(builder, loc, 0, 32));
   Value local = sharedAddress(builder, loc, op.getBarrier());
   auto branch = scf::IfOp::create(builder, loc, isLane0, /*else=*/false);
   OpBuilder inside = branch.getThenBodyBuilder();
@@ -183,9 +170,9 @@ LogicalResult KernelLowering::lowerCollectiveArrive(mosaic_gpu::ArriveOp op) {
   for (int64_t offset : offsets) {
     Value rank = arith::IndexCastOp::create(
         inside, loc, i32,
-        arith::AddIOp::create(inside, loc, base,
-                              arith::ConstantIndexOp::create(inside, loc,
-                                                             offset)));
+        arith::AddIOp::create(
+            inside, loc, base,
+            arith::ConstantIndexOp::create(inside, loc, offset)));
     Value remote =
         NVVM::MapaOp::create(inside, loc, clusterPointer, local, rank);
     // Release at CTA scope, as CUTLASS's consumer release does: what the
@@ -197,15 +184,30 @@ LogicalResult KernelLowering::lowerCollectiveArrive(mosaic_gpu::ArriveOp op) {
                                    warpSize, NVVM::MemScopeKind::CTA,
                                    /*relaxed=*/false);
   }
-  remoteArrivalKernels.insert(function);
+  lowering.state<BarrierState>().remoteArrivalKernels.insert(function);
   return success();
 }
 
-void KernelLowering::syncClusterBeforeExit() {
+static LogicalResult lowerArrive(LoweringContext &lowering,
+                                 mosaic_gpu::ArriveOp op) {
+  if (failed(rejectTensorCoreOrdering(op, op.getOrdersTensorCore())))
+    return failure();
+  if (!op.getCollective().empty())
+    return lowerCollectiveArrive(lowering, op);
+  OpBuilder builder(op);
+  NVVM::MBarrierArriveOp::create(
+      builder, op.getLoc(), /*res=*/Type(),
+      sharedAddress(builder, op.getLoc(), op.getBarrier()), /*count=*/Value());
+  return success();
+}
+
+/// Ends every kernel with a collective arrive with a cluster barrier.
+static void syncClusterBeforeExit(LoweringContext &lowering, Operation *) {
   // A block that exits while a peer may still arrive on its barriers loses
   // those arrivals (or worse, a new block reuses the memory): every block
   // of the cluster waits for all before returning.
-  for (Operation *function : remoteArrivalKernels)
+  for (Operation *function :
+       lowering.state<BarrierState>().remoteArrivalKernels)
     function->walk([](gpu::ReturnOp ret) {
       OpBuilder builder(ret);
       NVVM::ClusterArriveOp::create(builder, ret.getLoc(), UnitAttr());
@@ -213,8 +215,8 @@ void KernelLowering::syncClusterBeforeExit() {
     });
 }
 
-LogicalResult
-KernelLowering::lowerArriveExpectTx(mosaic_gpu::ArriveExpectTxOp op) {
+static LogicalResult lowerArriveExpectTx(LoweringContext &lowering,
+                                         mosaic_gpu::ArriveExpectTxOp op) {
   // Every thread arrives (the barrier counts 128 arrivals per warpgroup);
   // the warpgroup's leader, which also issues the TMA transfers, adds the
   // expected bytes. The others expect none, which keeps the code branch-free.
@@ -223,8 +225,8 @@ KernelLowering::lowerArriveExpectTx(mosaic_gpu::ArriveExpectTxOp op) {
   Value bytes =
       arith::ConstantIntOp::create(builder, loc, op.getExpectTx(), 32);
   Value none = arith::ConstantIntOp::create(builder, loc, 0, 32);
-  Value expected =
-      arith::SelectOp::create(builder, loc, isWarpgroupLeader(op), bytes, none);
+  Value expected = arith::SelectOp::create(
+      builder, loc, lowering.isWarpgroupLeader(op), bytes, none);
   NVVM::MBarrierArriveExpectTxOp::create(
       builder, loc, /*res=*/Type(),
       sharedAddress(builder, loc, op.getBarrier()), expected,
@@ -233,7 +235,8 @@ KernelLowering::lowerArriveExpectTx(mosaic_gpu::ArriveExpectTxOp op) {
   return success();
 }
 
-LogicalResult KernelLowering::lowerWait(mosaic_gpu::WaitOp op) {
+static LogicalResult lowerWait(LoweringContext &lowering,
+                               mosaic_gpu::WaitOp op) {
   OpBuilder builder(op);
   Location loc = op.getLoc();
   Value parity = arith::ExtUIOp::create(builder, loc, builder.getI32Type(),
@@ -245,15 +248,16 @@ LogicalResult KernelLowering::lowerWait(mosaic_gpu::WaitOp op) {
   return success();
 }
 
-LogicalResult KernelLowering::lowerWarpgroupId(mosaic_gpu::WarpgroupIdOp op) {
+static LogicalResult lowerWarpgroupId(LoweringContext &lowering,
+                                      mosaic_gpu::WarpgroupIdOp op) {
   // Lane 0's value, broadcast with shfl.sync: the same in every lane by
   // construction, so ptxas treats branches on it as warp-uniform (which
   // setmaxnreg and the other .aligned instructions in a role need).
   OpBuilder builder(op);
   Location loc = op.getLoc();
   Type i32 = builder.getI32Type();
-  Value index =
-      arith::IndexCastOp::create(builder, loc, i32, warpgroupIndex(op));
+  Value index = arith::IndexCastOp::create(builder, loc, i32,
+                                           lowering.warpgroupIndex(op));
   Value allLanes = arith::ConstantIntOp::create(builder, loc, -1, 32);
   Value lane0 = arith::ConstantIntOp::create(builder, loc, 0, 32);
   Value clamp = arith::ConstantIntOp::create(builder, loc, 0x1f, 32);
@@ -266,8 +270,8 @@ LogicalResult KernelLowering::lowerWarpgroupId(mosaic_gpu::WarpgroupIdOp op) {
   return success();
 }
 
-LogicalResult
-KernelLowering::lowerSetMaxRegisters(mosaic_gpu::SetMaxRegistersOp op) {
+static LogicalResult lowerSetMaxRegisters(LoweringContext &lowering,
+                                          mosaic_gpu::SetMaxRegistersOp op) {
   // ptxas fixes the count each thread starts with (which setmaxnreg moves
   // from) only for a kernel whose block size it knows; otherwise it drops
   // the instruction with a warning.
@@ -279,15 +283,16 @@ KernelLowering::lowerSetMaxRegisters(mosaic_gpu::SetMaxRegistersOp op) {
               "from, only for a known block size, and drops setmaxnreg "
               "otherwise";
   OpBuilder builder(op);
-  NVVM::SetMaxRegisterOp::create(
-      builder, op.getLoc(), op.getCount(),
-      op.getAction() == mosaic_gpu::RegisterAction::Increase
-          ? NVVM::SetMaxRegisterAction::increase
-          : NVVM::SetMaxRegisterAction::decrease);
+  NVVM::SetMaxRegisterOp::create(builder, op.getLoc(), op.getCount(),
+                                 op.getAction() ==
+                                         mosaic_gpu::RegisterAction::Increase
+                                     ? NVVM::SetMaxRegisterAction::increase
+                                     : NVVM::SetMaxRegisterAction::decrease);
   return success();
 }
 
-LogicalResult KernelLowering::lowerNamedBarrier(mosaic_gpu::NamedBarrierOp op) {
+static LogicalResult lowerNamedBarrier(LoweringContext &lowering,
+                                       mosaic_gpu::NamedBarrierOp op) {
   auto function = op->getParentOfType<gpu::GPUFuncOp>();
   DenseI32ArrayAttr block =
       function ? function.getKnownBlockSizeAttr() : DenseI32ArrayAttr();
@@ -308,8 +313,7 @@ LogicalResult KernelLowering::lowerNamedBarrier(mosaic_gpu::NamedBarrierOp op) {
            << " warpgroups leaves barriers " << *warpgroups + 1 << " .. 15";
   if (int64_t(op.getWarpgroups()) > *warpgroups)
     return op.emitOpError() << "waits for " << op.getWarpgroups()
-                            << " warpgroups, but the block has "
-                            << *warpgroups;
+                            << " warpgroups, but the block has " << *warpgroups;
   OpBuilder builder(op);
   Location loc = op.getLoc();
   Value id = arith::ConstantIntOp::create(builder, loc, op.getId(), 32);
@@ -322,4 +326,15 @@ LogicalResult KernelLowering::lowerNamedBarrier(mosaic_gpu::NamedBarrierOp op) {
                             /*reductionOp=*/nullptr,
                             /*reductionPredicate=*/Value());
   return success();
+}
+
+void mosaic::populateBarrierLowerings(LoweringRegistry &registry) {
+  registry.add<mosaic_gpu::InitializeBarrierOp>(lowerInitializeBarrier);
+  registry.add<mosaic_gpu::ArriveOp>(lowerArrive);
+  registry.add<mosaic_gpu::ArriveExpectTxOp>(lowerArriveExpectTx);
+  registry.add<mosaic_gpu::WaitOp>(lowerWait);
+  registry.add<mosaic_gpu::WarpgroupIdOp>(lowerWarpgroupId);
+  registry.add<mosaic_gpu::SetMaxRegistersOp>(lowerSetMaxRegisters);
+  registry.add<mosaic_gpu::NamedBarrierOp>(lowerNamedBarrier);
+  registry.addAfterWalk(syncClusterBeforeExit);
 }

@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelLowering.h"
+#include "LoweringContext.h"
 #include "mosaic/Dialect/MosaicGPU/AttributeBridge.h"
 
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
@@ -26,14 +26,6 @@ using layout::kThreadsPerWarpgroup;
 using layout::RegisterLayout;
 using layout::Shape;
 using layout::SmemTransforms;
-
-void KernelLowering::addMemoryLowerings(LoweringRegistry &registry) {
-  registry.add<mosaic_gpu::SliceSMEMOp>(&KernelLowering::lowerSliceSmem);
-  registry.add<mosaic_gpu::VectorLoadOp>(&KernelLowering::lowerVectorLoad);
-  registry.add<mosaic_gpu::VectorStoreOp>(&KernelLowering::lowerVectorStore);
-  registry.add<mosaic_gpu::WithTransformsOp>(&KernelLowering::lowerHint);
-  registry.add<mosaic_gpu::AssumeMultipleOp>(&KernelLowering::lowerHint);
-}
 
 Value mosaic::sharedByteAddress(OpBuilder &builder, Location loc, Value ref) {
   auto type = cast<MemRefType>(ref.getType());
@@ -63,9 +55,19 @@ Value mosaic::sharedAddress(OpBuilder &builder, Location loc, Value ref) {
   return sharedPointer(builder, loc, sharedByteAddress(builder, loc, ref));
 }
 
-Value KernelLowering::dynamicSharedMemory(Operation *op) {
+namespace {
+/// The per-function view of dynamic shared memory that slices and scratch
+/// are carved from.
+struct MemoryState : GroupState {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MemoryState)
+  DenseMap<Operation *, Value> sharedMemoryBases;
+};
+} // namespace
+
+Value mosaic::dynamicSharedMemory(LoweringContext &lowering, Operation *op) {
   return atFunctionEntry(
-      op, sharedMemoryBases, [](OpBuilder &builder, Location loc) {
+      op, lowering.state<MemoryState>().sharedMemoryBases,
+      [](OpBuilder &builder, Location loc) {
         // A byte view of the kernel's dynamic shared memory.
         MLIRContext *context = builder.getContext();
         auto type = MemRefType::get(
@@ -77,7 +79,8 @@ Value KernelLowering::dynamicSharedMemory(Operation *op) {
       });
 }
 
-LogicalResult KernelLowering::lowerSliceSmem(mosaic_gpu::SliceSMEMOp op) {
+static LogicalResult lowerSliceSmem(LoweringContext &lowering,
+                                    mosaic_gpu::SliceSMEMOp op) {
   MemRefType type = op.getResult().getType();
   if (!type.getLayout().isIdentity())
     return op.emitOpError() << "mosaic-gpu-lower only carves buffers with the "
@@ -99,7 +102,7 @@ LogicalResult KernelLowering::lowerSliceSmem(mosaic_gpu::SliceSMEMOp op) {
              << "; it must start at a multiple of " << transforms->swizzle * 8
              << " bytes";
   }
-  Value base = dynamicSharedMemory(op);
+  Value base = dynamicSharedMemory(lowering, op);
   OpBuilder builder(op);
   Value start = arith::ConstantIndexOp::create(builder, op.getLoc(), offset);
   Value view = memref::ViewOp::create(builder, op.getLoc(), type, base, start,
@@ -134,11 +137,12 @@ static Value chunkStart(OpBuilder &builder, Location loc, int64_t chunk,
       builder, loc, arith::AddIOp::create(builder, loc, first, thread), size);
 }
 
-LogicalResult KernelLowering::lowerStridedTransfer(Operation *op,
-                                                   const RegisterLayout &layout,
-                                                   Value ref, Value stored,
-                                                   Value *loaded,
-                                                   bool scratch) {
+LogicalResult mosaic::lowerStridedTransfer(LoweringContext &lowering,
+                                           Operation *op,
+                                           const RegisterLayout &layout,
+                                           Value ref, Value stored,
+                                           Value *loaded, OpOperand *buffer) {
+  bool scratch = !buffer;
   auto refType = cast<MemRefType>(ref.getType());
   // Chunks must lie within a row of a statically shaped, untiled buffer.
   if (!refType.hasStaticShape() ||
@@ -155,8 +159,7 @@ LogicalResult KernelLowering::lowerStridedTransfer(Operation *op,
   // A swizzle permutes addresses without retyping the buffer: the plain
   // addresses below would read or write other elements than TMA and wgmma.
   if (!scratch && mosaic_gpu::isSharedBuffer(ref)) {
-    FailureOr<SmemTransforms> transforms =
-        annotatedTransforms(op, kInTransformsAttr, 0);
+    FailureOr<SmemTransforms> transforms = inTransformsFor(*buffer);
     if (failed(transforms))
       return failure();
     if (!transforms->isNone())
@@ -170,7 +173,7 @@ LogicalResult KernelLowering::lowerStridedTransfer(Operation *op,
   int64_t vectorSize = layout.vectorSize();
   int64_t total = refType.getNumElements() / kThreadsPerWarpgroup;
   auto chunkType = VectorType::get({vectorSize}, refType.getElementType());
-  Value thread = threadInWarpgroup(op);
+  Value thread = lowering.threadInWarpgroup(op);
   OpBuilder builder(op);
   Location loc = op->getLoc();
   Value registers;
@@ -200,10 +203,9 @@ LogicalResult KernelLowering::lowerStridedTransfer(Operation *op,
   return success();
 }
 
-FailureOr<SmallVector<Value>>
-KernelLowering::threadOffsets(Operation *op, const layout::TiledLayout &layout,
-                              ArrayRef<int64_t> shape, OpBuilder &builder,
-                              Value thread) {
+FailureOr<SmallVector<Value>> mosaic::threadOffsets(
+    LoweringContext &lowering, Operation *op, const layout::TiledLayout &layout,
+    ArrayRef<int64_t> shape, OpBuilder &builder, Value thread) {
   // Each warp and lane digit moves the thread's elements by a fixed amount
   // per dim; probe the layout for those amounts and sum the digits' shares.
   llvm::Expected<Shape> tiled = layout.tiling().tileShape(shape);
@@ -218,7 +220,7 @@ KernelLowering::threadOffsets(Operation *op, const layout::TiledLayout &layout,
   };
   SmallVector<Value> offsets(shape.size(), constant(0));
   if (!thread)
-    thread = threadInWarpgroup(op);
+    thread = lowering.threadInWarpgroup(op);
   Value warp =
       arith::DivUIOp::create(builder, loc, thread, constant(kLanesPerWarp));
   Value lane =
@@ -541,11 +543,13 @@ storeWithStmatrix(OpBuilder &builder, Location loc, Value thread,
 
 } // namespace
 
-LogicalResult KernelLowering::lowerTiledTransfer(Operation *op,
-                                                 const RegisterLayout &layout,
-                                                 VectorType type, Value ref,
-                                                 Value stored, Value *loaded,
-                                                 bool scratch) {
+LogicalResult mosaic::lowerTiledTransfer(LoweringContext &lowering,
+                                         Operation *op,
+                                         const RegisterLayout &layout,
+                                         VectorType type, Value ref,
+                                         Value stored, Value *loaded,
+                                         OpOperand *buffer) {
+  bool scratch = !buffer;
   auto refType = cast<MemRefType>(ref.getType());
   ArrayRef<int64_t> shape = type.getShape();
   const layout::TiledLayout &tiled = layout.tiledLayout();
@@ -555,7 +559,7 @@ LogicalResult KernelLowering::lowerTiledTransfer(Operation *op,
   // Only shared-memory buffers have transforms; the op has one memref.
   FailureOr<SmemTransforms> transforms = SmemTransforms::none();
   if (!scratch && mosaic_gpu::isSharedBuffer(ref))
-    transforms = annotatedTransforms(op, kInTransformsAttr, 0);
+    transforms = inTransformsFor(*buffer);
   if (failed(transforms))
     return failure();
   bool tiledBuffer =
@@ -602,15 +606,15 @@ LogicalResult KernelLowering::lowerTiledTransfer(Operation *op,
             planStmatrix(*addressing, *elements, group, *threadIndices)) {
       addressing->base = sharedByteAddress(builder, loc, ref);
       return storeWithStmatrix(
-          builder, loc, threadInWarpgroup(op),
+          builder, loc, lowering.threadInWarpgroup(op),
           [&](Value thread) {
-            return threadOffsets(op, tiled, shape, builder, thread);
+            return threadOffsets(lowering, op, tiled, shape, builder, thread);
           },
           *addressing, *plan, *elements, stored);
     }
 
   FailureOr<SmallVector<Value>> offsets =
-      threadOffsets(op, tiled, shape, builder);
+      threadOffsets(lowering, op, tiled, shape, builder);
   if (failed(offsets))
     return failure();
   if (addressing)
@@ -698,32 +702,34 @@ LogicalResult KernelLowering::lowerTiledTransfer(Operation *op,
   return success();
 }
 
-LogicalResult KernelLowering::lowerVectorLoad(mosaic_gpu::VectorLoadOp op) {
-  FailureOr<RegisterLayout> layout = annotatedLayout(op, kOutLayoutsAttr, 0);
+static LogicalResult lowerVectorLoad(LoweringContext &lowering,
+                                     mosaic_gpu::VectorLoadOp op) {
+  FailureOr<RegisterLayout> layout = outLayoutFor(op->getResult(0));
   if (failed(layout))
     return failure();
   Value registers;
   LogicalResult result = failure();
   if (layout->isStrided())
-    result = lowerStridedTransfer(op, *layout, op.getSource(), Value(),
-                                  &registers, /*scratch=*/false);
+    result = lowerStridedTransfer(lowering, op, *layout, op.getSource(),
+                                  Value(), &registers, &op.getSourceMutable());
   else if (layout->isTiled())
-    result = lowerTiledTransfer(op, *layout, op.getResult().getType(),
+    result = lowerTiledTransfer(lowering, op, *layout, op.getResult().getType(),
                                 op.getSource(), Value(), &registers,
-                                /*scratch=*/false);
+                                &op.getSourceMutable());
   else
     return op.emitOpError() << "cannot load into a splat layout: a load "
                                "reads distinct elements";
   if (failed(result))
     return failure();
-  return define(op.getResult(), registers, *layout);
+  return lowering.define(op.getResult(), registers, *layout);
 }
 
-LogicalResult KernelLowering::lowerVectorStore(mosaic_gpu::VectorStoreOp op) {
-  FailureOr<RegisterLayout> layout = annotatedLayout(op, kInLayoutsAttr, 0);
+static LogicalResult lowerVectorStore(LoweringContext &lowering,
+                                      mosaic_gpu::VectorStoreOp op) {
+  FailureOr<RegisterLayout> layout = inLayoutFor(op->getOpOperand(0));
   if (failed(layout))
     return failure();
-  VectorType type = logicalType(op.getValueToStore());
+  VectorType type = lowering.logicalType(op.getValueToStore());
   if (layout->isSplat()) {
     // Every thread holds the value: spread it over a strided layout and let
     // each thread write its chunks.
@@ -737,39 +743,40 @@ LogicalResult KernelLowering::lowerVectorStore(mosaic_gpu::VectorStoreOp op) {
   }
   OpBuilder builder(op);
   FailureOr<Value> registers =
-      operandAs(op, op->getOpOperand(0), *layout, builder);
+      lowering.operandAs(op, op->getOpOperand(0), *layout, builder);
   if (failed(registers))
     return failure();
   if (layout->isStrided())
-    return lowerStridedTransfer(op, *layout, op.getDestination(), *registers,
-                                nullptr, /*scratch=*/false);
-  return lowerTiledTransfer(op, *layout, type, op.getDestination(), *registers,
-                            nullptr, /*scratch=*/false);
+    return lowerStridedTransfer(lowering, op, *layout, op.getDestination(),
+                                *registers, nullptr,
+                                &op.getDestinationMutable());
+  return lowerTiledTransfer(lowering, op, *layout, type, op.getDestination(),
+                            *registers, nullptr, &op.getDestinationMutable());
 }
 
-LogicalResult KernelLowering::lowerHint(Operation *op) {
+/// with_transforms and assume_multiple: hints for inference and tiling,
+/// replaced by their operand.
+static LogicalResult lowerHint(LoweringContext &lowering, Operation *op) {
   // Hints for inference and tiling; the value itself is unchanged.
   op->getResult(0).replaceAllUsesWith(op->getOperand(0));
   return success();
 }
 
-FailureOr<Value> KernelLowering::relayoutThroughSharedMemory(
-    Operation *op, Value registers, const RegisterLayout &from,
-    const RegisterLayout &to, VectorType type) {
+FailureOr<Value>
+mosaic::relayoutThroughSharedMemory(LoweringContext &lowering, Operation *op,
+                                    Value registers, const RegisterLayout &from,
+                                    const RegisterLayout &to, VectorType type) {
   FailureOr<int64_t> groups = warpgroupsOf(op);
   if (failed(groups))
     return failure();
   int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
-  Operation *function = op->getParentOfType<FunctionOpInterface>();
-  int64_t &needed = scratchBytes[function];
-  needed = std::max(needed, bytes * *groups);
+  int64_t scratchOffset = lowering.reserveScratch(op, bytes * *groups);
   // This warpgroup's scratch, viewed as a row-major buffer of the vector.
   OpBuilder builder(op);
   Location loc = op->getLoc();
-  Value group = warpgroupIndex(op);
+  Value group = lowering.warpgroupIndex(op);
   Value shift = arith::AddIOp::create(
-      builder, loc,
-      arith::ConstantIndexOp::create(builder, loc, scratchOffset(function)),
+      builder, loc, arith::ConstantIndexOp::create(builder, loc, scratchOffset),
       arith::MulIOp::create(
           builder, loc, group,
           arith::ConstantIndexOp::create(builder, loc, bytes)));
@@ -777,24 +784,34 @@ FailureOr<Value> KernelLowering::relayoutThroughSharedMemory(
       type.getShape(), type.getElementType(), MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(op->getContext(),
                                  gpu::AddressSpace::Workgroup));
-  Value buffer = memref::ViewOp::create(
-      builder, loc, bufferType, dynamicSharedMemory(op), shift, ValueRange{});
+  Value buffer = memref::ViewOp::create(builder, loc, bufferType,
+                                        dynamicSharedMemory(lowering, op),
+                                        shift, ValueRange{});
   auto transfer = [&](const RegisterLayout &layout, Value stored,
                       Value *loaded) {
-    return layout.isStrided()
-               ? lowerStridedTransfer(op, layout, buffer, stored, loaded,
-                                      /*scratch=*/true)
-               : lowerTiledTransfer(op, layout, type, buffer, stored, loaded,
-                                    /*scratch=*/true);
+    return layout.isStrided() ? lowerStridedTransfer(lowering, op, layout,
+                                                     buffer, stored, loaded,
+                                                     /*buffer=*/nullptr)
+                              : lowerTiledTransfer(lowering, op, layout, type,
+                                                   buffer, stored, loaded,
+                                                   /*buffer=*/nullptr);
   };
   if (failed(transfer(from, registers, nullptr)))
     return failure();
-  warpgroupBarrier(op, builder);
+  warpgroupBarrier(lowering, op, builder);
   Value relaid;
   if (failed(transfer(to, Value(), &relaid)))
     return failure();
   // The scratch may be reused once every thread has read its elements.
   OpBuilder after(op);
-  warpgroupBarrier(op, after);
+  warpgroupBarrier(lowering, op, after);
   return relaid;
+}
+
+void mosaic::populateMemoryLowerings(LoweringRegistry &registry) {
+  registry.add<mosaic_gpu::SliceSMEMOp>(lowerSliceSmem);
+  registry.add<mosaic_gpu::VectorLoadOp>(lowerVectorLoad);
+  registry.add<mosaic_gpu::VectorStoreOp>(lowerVectorStore);
+  registry.add<mosaic_gpu::WithTransformsOp, mosaic_gpu::AssumeMultipleOp>(
+      lowerHint);
 }

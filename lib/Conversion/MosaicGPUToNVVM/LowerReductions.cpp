@@ -2,15 +2,15 @@
 //
 // These ops move elements between register positions. Each thread holds its
 // elements at the same positions as thread 0, shifted by a per-thread offset
-// (KernelLowering.h), so a position map computed for thread 0 applies to all
-// threads whenever the two layouts shift alike; broadcasts and reshapes
-// check that for every thread before trusting the map. A reduction first
-// combines the registers each thread holds, then exchanges partial results
-// between the lanes that split a reduced dim with butterfly shuffles.
+// (thread0Elements in LoweringContext.h), so a position map computed for thread
+// 0 applies to all threads whenever the two layouts shift alike; broadcasts and
+// reshapes check that for every thread before trusting the map. A reduction
+// first combines the registers each thread holds, then exchanges partial
+// results between the lanes that split a reduced dim with butterfly shuffles.
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelLowering.h"
+#include "LoweringContext.h"
 
 #include <map>
 
@@ -20,18 +20,6 @@ using layout::kLanesPerWarp;
 using layout::kThreadsPerWarpgroup;
 using layout::RegisterLayout;
 using layout::Shape;
-
-void KernelLowering::addReductionLowerings(LoweringRegistry &registry) {
-  registry.add<vector::MultiDimReductionOp>(
-      &KernelLowering::lowerMultiReduction);
-  registry.add<mosaic_gpu::BroadcastInDimOp>(
-      &KernelLowering::lowerBroadcastInDim);
-  registry.add<vector::BroadcastOp>(&KernelLowering::lowerBroadcast);
-  registry.add<vector::ShapeCastOp>(&KernelLowering::lowerShapeCast);
-  registry.add<vector::ExtractStridedSliceOp>(
-      &KernelLowering::lowerExtractStridedSlice);
-  registry.add<vector::ExtractOp>(&KernelLowering::lowerExtract);
-}
 
 namespace {
 
@@ -170,34 +158,35 @@ static FailureOr<VectorType> resultRegisters(Operation *op, VectorType type,
   return registers;
 }
 
-LogicalResult KernelLowering::lowerPermutation(
-    Operation *op, VectorType resultType,
-    function_ref<Shape(ArrayRef<int64_t>)> sourceIndex) {
-  FailureOr<RegisterLayout> sourceLayout =
-      annotatedLayout(op, kInLayoutsAttr, 0);
-  FailureOr<RegisterLayout> resultLayout =
-      annotatedLayout(op, kOutLayoutsAttr, 0);
+/// Ops that only rearrange operand 0's elements: each result element is
+/// the operand element at `sourceIndex(result index)`.
+static LogicalResult
+lowerPermutation(LoweringContext &lowering, Operation *op,
+                 VectorType resultType,
+                 function_ref<Shape(ArrayRef<int64_t>)> sourceIndex) {
+  FailureOr<RegisterLayout> sourceLayout = inLayoutFor(op->getOpOperand(0));
+  FailureOr<RegisterLayout> resultLayout = outLayoutFor(op->getResult(0));
   if (failed(sourceLayout) || failed(resultLayout))
     return failure();
   OpBuilder builder(op);
   FailureOr<Value> source =
-      operandAs(op, op->getOpOperand(0), *sourceLayout, builder);
+      lowering.operandAs(op, op->getOpOperand(0), *sourceLayout, builder);
   FailureOr<VectorType> target = resultRegisters(op, resultType, *resultLayout);
   if (failed(source) || failed(target))
     return failure();
   FailureOr<Value> registers =
       gatherRegisters(op, builder, *source, *sourceLayout,
-                      logicalType(op->getOperand(0)).getShape(), *resultLayout,
-                      resultType, sourceIndex);
+                      lowering.logicalType(op->getOperand(0)).getShape(),
+                      *resultLayout, resultType, sourceIndex);
   if (failed(registers))
     return failure();
-  return define(op->getResult(0), *registers, *resultLayout);
+  return lowering.define(op->getResult(0), *registers, *resultLayout);
 }
 
-LogicalResult
-KernelLowering::lowerBroadcastInDim(mosaic_gpu::BroadcastInDimOp op) {
+static LogicalResult lowerBroadcastInDim(LoweringContext &lowering,
+                                         mosaic_gpu::BroadcastInDimOp op) {
   ArrayRef<int64_t> dims = op.getBroadcastDimensions();
-  return lowerPermutation(op, op.getResult().getType(),
+  return lowerPermutation(lowering, op, op.getResult().getType(),
                           [&](ArrayRef<int64_t> index) {
                             Shape sourceIndex;
                             for (int64_t dim : dims)
@@ -206,15 +195,16 @@ KernelLowering::lowerBroadcastInDim(mosaic_gpu::BroadcastInDimOp op) {
                           });
 }
 
-LogicalResult KernelLowering::lowerBroadcast(vector::BroadcastOp op) {
+static LogicalResult lowerBroadcast(LoweringContext &lowering,
+                                    vector::BroadcastOp op) {
   VectorType type = op.getResultVectorType();
   if (isa<VectorType>(op.getSourceType()) &&
       cast<VectorType>(op.getSourceType()).getRank() > 0) {
     // Leading dims are added; unit source dims stretch.
-    VectorType sourceType = logicalType(op.getSource());
+    VectorType sourceType = lowering.logicalType(op.getSource());
     ArrayRef<int64_t> sourceShape = sourceType.getShape();
     int64_t added = type.getRank() - sourceType.getRank();
-    return lowerPermutation(op, type, [&](ArrayRef<int64_t> index) {
+    return lowerPermutation(lowering, op, type, [&](ArrayRef<int64_t> index) {
       Shape sourceIndex;
       for (int64_t dim = 0; dim < sourceType.getRank(); ++dim)
         sourceIndex.push_back(sourceShape[dim] == 1 ? 0 : index[added + dim]);
@@ -222,8 +212,7 @@ LogicalResult KernelLowering::lowerBroadcast(vector::BroadcastOp op) {
     });
   }
   // A scalar: every thread holds it in every register.
-  FailureOr<RegisterLayout> resultLayout =
-      annotatedLayout(op, kOutLayoutsAttr, 0);
+  FailureOr<RegisterLayout> resultLayout = outLayoutFor(op->getResult(0));
   if (failed(resultLayout))
     return failure();
   FailureOr<VectorType> target = resultRegisters(op, type, *resultLayout);
@@ -236,15 +225,17 @@ LogicalResult KernelLowering::lowerBroadcast(vector::BroadcastOp op) {
     scalar =
         vector::ExtractOp::create(builder, loc, scalar, ArrayRef<int64_t>{});
   Value registers = vector::BroadcastOp::create(builder, loc, *target, scalar);
-  return define(op.getResult(), registers, *resultLayout);
+  return lowering.define(op.getResult(), registers, *resultLayout);
 }
 
-LogicalResult KernelLowering::lowerShapeCast(vector::ShapeCastOp op) {
-  ArrayRef<int64_t> sourceShape = logicalType(op.getSource()).getShape();
+static LogicalResult lowerShapeCast(LoweringContext &lowering,
+                                    vector::ShapeCastOp op) {
+  ArrayRef<int64_t> sourceShape =
+      lowering.logicalType(op.getSource()).getShape();
   VectorType type = op.getResultVectorType();
   ArrayRef<int64_t> resultShape = type.getShape();
   // Row-major order is what a reshape keeps.
-  return lowerPermutation(op, type, [&](ArrayRef<int64_t> index) {
+  return lowerPermutation(lowering, op, type, [&](ArrayRef<int64_t> index) {
     int64_t flat = 0;
     for (auto [position, size] : llvm::zip_equal(index, resultShape))
       flat = flat * size + position;
@@ -257,8 +248,9 @@ LogicalResult KernelLowering::lowerShapeCast(vector::ShapeCastOp op) {
   });
 }
 
-LogicalResult
-KernelLowering::lowerExtractStridedSlice(vector::ExtractStridedSliceOp op) {
+static LogicalResult
+lowerExtractStridedSlice(LoweringContext &lowering,
+                         vector::ExtractStridedSliceOp op) {
   if (llvm::any_of(op.getStrides(), [](Attribute stride) {
         return cast<IntegerAttr>(stride).getInt() != 1;
       }))
@@ -269,29 +261,30 @@ KernelLowering::lowerExtractStridedSlice(vector::ExtractStridedSliceOp op) {
     offsets.push_back(cast<IntegerAttr>(offset).getInt());
   // Each result element is the source element `offsets` further on; the
   // slice stays in registers when every thread holds its own part.
-  return lowerPermutation(op, op.getType(), [&](ArrayRef<int64_t> index) {
-    Shape sourceIndex(index);
-    for (auto [value, offset] : llvm::zip(sourceIndex, offsets))
-      value += offset;
-    return sourceIndex;
-  });
+  return lowerPermutation(
+      lowering, op, op.getType(), [&](ArrayRef<int64_t> index) {
+        Shape sourceIndex(index);
+        for (auto [value, offset] : llvm::zip(sourceIndex, offsets))
+          value += offset;
+        return sourceIndex;
+      });
 }
 
-LogicalResult KernelLowering::lowerExtract(vector::ExtractOp op) {
+static LogicalResult lowerExtract(LoweringContext &lowering,
+                                  vector::ExtractOp op) {
   if (!op.getDynamicPosition().empty())
     return op.emitOpError() << "extracts at a dynamic position, which "
                                "mosaic-gpu-lower does not lower (the "
                                "element's thread is unknown)";
   ArrayRef<int64_t> position = op.getStaticPosition();
   if (auto type = dyn_cast<VectorType>(op.getType()))
-    return lowerPermutation(op, type, [&](ArrayRef<int64_t> index) {
+    return lowerPermutation(lowering, op, type, [&](ArrayRef<int64_t> index) {
       Shape sourceIndex(position);
       sourceIndex.append(index.begin(), index.end());
       return sourceIndex;
     });
   // One element: only a splat has it in every thread.
-  FailureOr<RegisterLayout> sourceLayout =
-      annotatedLayout(op, kInLayoutsAttr, 0);
+  FailureOr<RegisterLayout> sourceLayout = inLayoutFor(op->getOpOperand(0));
   if (failed(sourceLayout))
     return failure();
   if (!sourceLayout->isSplat())
@@ -301,7 +294,7 @@ LogicalResult KernelLowering::lowerExtract(vector::ExtractOp op) {
               "instead";
   OpBuilder builder(op);
   FailureOr<Value> source =
-      operandAs(op, op->getOpOperand(0), *sourceLayout, builder);
+      lowering.operandAs(op, op->getOpOperand(0), *sourceLayout, builder);
   if (failed(source))
     return failure();
   op.getResult().replaceAllUsesWith(vector::ExtractOp::create(
@@ -349,10 +342,13 @@ FailureOr<int64_t> mosaic::warpgroupsOf(Operation *op) {
   return std::max<int64_t>(threads / kThreadsPerWarpgroup, 1);
 }
 
-LogicalResult KernelLowering::combineAcrossWarps(
-    Operation *op, OpBuilder &builder, SmallVector<Value> &partial,
-    vector::CombiningKind kind,
-    ArrayRef<std::pair<int64_t, int64_t>> warpDigits) {
+/// Combines `partial` (this thread's result registers) with those of the
+/// threads in the other warps selected by `warpDigits` ((stride, size)
+/// pairs in the warp index), through shared-memory scratch.
+static LogicalResult
+combineAcrossWarps(LoweringContext &lowering, Operation *op, OpBuilder &builder,
+                   SmallVector<Value> &partial, vector::CombiningKind kind,
+                   ArrayRef<std::pair<int64_t, int64_t>> warpDigits) {
   Type element = partial.front().getType();
   unsigned bits = element.getIntOrFloatBitWidth();
   if (bits % 8 != 0)
@@ -365,9 +361,7 @@ LogicalResult KernelLowering::combineAcrossWarps(
   int64_t bytes = bits / 8;
   int64_t count = partial.size();
   int64_t perGroup = kThreadsPerWarpgroup * count * bytes;
-  Operation *function = op->getParentOfType<FunctionOpInterface>();
-  int64_t &needed = scratchBytes[function];
-  needed = std::max(needed, perGroup * *groups);
+  int64_t scratchOffset = lowering.reserveScratch(op, perGroup * *groups);
 
   Location loc = op->getLoc();
   auto constant = [&](int64_t value) -> Value {
@@ -375,12 +369,11 @@ LogicalResult KernelLowering::combineAcrossWarps(
   };
   // This warpgroup's scratch rows, one per thread, after the kernel's slices.
   Value shared = memref::ExtractAlignedPointerAsIndexOp::create(
-      builder, loc, dynamicSharedMemory(op));
-  Value group = warpgroupIndex(op);
+      builder, loc, dynamicSharedMemory(lowering, op));
+  Value group = lowering.warpgroupIndex(op);
   Value base = arith::AddIOp::create(
       builder, loc,
-      arith::AddIOp::create(builder, loc, shared,
-                            constant(scratchOffset(function))),
+      arith::AddIOp::create(builder, loc, shared, constant(scratchOffset)),
       arith::MulIOp::create(builder, loc, group, constant(perGroup)));
   auto pointer = [&](Value thread, int64_t position) {
     Value address = arith::AddIOp::create(
@@ -391,11 +384,11 @@ LogicalResult KernelLowering::combineAcrossWarps(
                               constant(position * bytes)));
     return sharedPointer(builder, loc, address);
   };
-  Value thread = threadInWarpgroup(op);
+  Value thread = lowering.threadInWarpgroup(op);
   for (auto [position, value] : llvm::enumerate(partial))
     LLVM::StoreOp::create(builder, loc, value, pointer(thread, position),
                           bytes);
-  warpgroupBarrier(op, builder);
+  warpgroupBarrier(lowering, op, builder);
 
   // The threads holding partials of the same results differ from this one
   // only in the warp digits that split reduced dims.
@@ -441,17 +434,16 @@ LogicalResult KernelLowering::combineAcrossWarps(
     }
   }
   // The scratch may be reused once every thread has read its peers.
-  warpgroupBarrier(op, builder);
+  warpgroupBarrier(lowering, op, builder);
   partial = std::move(combined);
   return success();
 }
 
-LogicalResult
-KernelLowering::lowerMultiReduction(vector::MultiDimReductionOp op) {
-  VectorType sourceType = logicalType(op.getSource());
+static LogicalResult lowerMultiReduction(LoweringContext &lowering,
+                                         vector::MultiDimReductionOp op) {
+  VectorType sourceType = lowering.logicalType(op.getSource());
   ArrayRef<int64_t> sourceShape = sourceType.getShape();
-  FailureOr<RegisterLayout> sourceLayout =
-      annotatedLayout(op, kInLayoutsAttr, 0);
+  FailureOr<RegisterLayout> sourceLayout = inLayoutFor(op->getOpOperand(0));
   if (failed(sourceLayout))
     return failure();
   // A reduction to a scalar has one result position and no result layout.
@@ -459,8 +451,7 @@ KernelLowering::lowerMultiReduction(vector::MultiDimReductionOp op) {
   std::optional<RegisterLayout> resultLayout;
   VectorType target = VectorType::get({1}, sourceType.getElementType());
   if (resultType) {
-    FailureOr<RegisterLayout> annotated =
-        annotatedLayout(op, kOutLayoutsAttr, 0);
+    FailureOr<RegisterLayout> annotated = outLayoutFor(op->getResult(0));
     if (failed(annotated))
       return failure();
     resultLayout = *annotated;
@@ -473,14 +464,14 @@ KernelLowering::lowerMultiReduction(vector::MultiDimReductionOp op) {
   OpBuilder builder(op);
   Location loc = op.getLoc();
   FailureOr<Value> source =
-      operandAs(op, op->getOpOperand(0), *sourceLayout, builder);
+      lowering.operandAs(op, op->getOpOperand(0), *sourceLayout, builder);
   if (failed(source))
     return failure();
   // The accumulator combines with the result element by element.
   Value acc = op.getAcc();
   if (resultType) {
     FailureOr<Value> registers =
-        operandAs(op, op->getOpOperand(1), *resultLayout, builder);
+        lowering.operandAs(op, op->getOpOperand(1), *resultLayout, builder);
     if (failed(registers))
       return failure();
     acc = *registers;
@@ -496,7 +487,7 @@ KernelLowering::lowerMultiReduction(vector::MultiDimReductionOp op) {
       return success();
     }
     registers = vector::makeArithReduction(builder, loc, kind, registers, acc);
-    return define(op.getResult(), registers, *resultLayout);
+    return lowering.define(op.getResult(), registers, *resultLayout);
   };
 
   if (sourceLayout->isSplat()) {
@@ -609,8 +600,18 @@ KernelLowering::lowerMultiReduction(vector::MultiDimReductionOp op) {
         slot = vector::makeArithReduction(
             builder, loc, kind, shuffleXor(builder, loc, slot, offset), slot);
   if (!warpDigits.empty() &&
-      failed(combineAcrossWarps(op, builder, partial, kind, warpDigits)))
+      failed(
+          combineAcrossWarps(lowering, op, builder, partial, kind, warpDigits)))
     return failure();
 
   return finish(vector::FromElementsOp::create(builder, loc, target, partial));
+}
+
+void mosaic::populateReductionLowerings(LoweringRegistry &registry) {
+  registry.add<vector::MultiDimReductionOp>(lowerMultiReduction);
+  registry.add<mosaic_gpu::BroadcastInDimOp>(lowerBroadcastInDim);
+  registry.add<vector::BroadcastOp>(lowerBroadcast);
+  registry.add<vector::ShapeCastOp>(lowerShapeCast);
+  registry.add<vector::ExtractStridedSliceOp>(lowerExtractStridedSlice);
+  registry.add<vector::ExtractOp>(lowerExtract);
 }

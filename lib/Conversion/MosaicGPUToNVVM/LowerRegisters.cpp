@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelLowering.h"
+#include "LoweringContext.h"
 
 #include "mlir/Dialect/UB/IR/UBOps.h"
 
@@ -17,23 +17,9 @@ using layout::kThreadsPerWarpgroup;
 using layout::RegisterLayout;
 using layout::Shape;
 
-void KernelLowering::addRegisterLowerings(LoweringRegistry &registry) {
-  registry.add<arith::ConstantOp>(&KernelLowering::lowerConstant,
-                                  OpLowering::OnVectorsOnly);
-  registry.add<mosaic_gpu::LayoutCastOp>(&KernelLowering::lowerLayoutCast);
-  registry.add<mosaic_gpu::OptimizationBarrierOp>(
-      &KernelLowering::lowerOptimizationBarrier);
-  registry.add<mosaic_gpu::BroadcastedIotaOp>(&KernelLowering::lowerIota);
-  registry.add<ub::PoisonOp>(&KernelLowering::lowerUndefined,
-                             OpLowering::OnVectorsOnly);
-  registry.add<LLVM::UndefOp>(&KernelLowering::lowerUndefined,
-                              OpLowering::OnVectorsOnly);
-  registry.add<LLVM::PoisonOp>(&KernelLowering::lowerUndefined,
-                               OpLowering::OnVectorsOnly);
-}
-
-LogicalResult KernelLowering::lowerConstant(arith::ConstantOp op) {
-  FailureOr<RegisterLayout> layout = annotatedLayout(op, kOutLayoutsAttr, 0);
+static LogicalResult lowerConstant(LoweringContext &lowering,
+                                   arith::ConstantOp op) {
+  FailureOr<RegisterLayout> layout = outLayoutFor(op->getResult(0));
   if (failed(layout))
     return failure();
   auto elements = dyn_cast<DenseElementsAttr>(op.getValue());
@@ -47,7 +33,7 @@ LogicalResult KernelLowering::lowerConstant(arith::ConstantOp op) {
     Value lowered = arith::ConstantOp::create(
         builder, op.getLoc(),
         DenseElementsAttr::get(*target, elements.getSplatValue<Attribute>()));
-    return define(op.getResult(), lowered, *layout);
+    return lowering.define(op.getResult(), lowered, *layout);
   }
   // A non-uniform constant: each thread holds other elements, so the
   // constant lives in global memory and every thread loads its own, as a
@@ -69,31 +55,32 @@ LogicalResult KernelLowering::lowerConstant(arith::ConstantOp op) {
   Value buffer = memref::GetGlobalOp::create(builder, op.getLoc(), bufferType,
                                              global.getSymName());
   Value loaded;
-  LogicalResult transfer =
-      layout->isStrided()
-          ? lowerStridedTransfer(op, *layout, buffer, Value(), &loaded,
-                                 /*scratch=*/true)
-          : lowerTiledTransfer(op, *layout, type, buffer, Value(), &loaded,
-                               /*scratch=*/true);
+  LogicalResult transfer = layout->isStrided()
+                               ? lowerStridedTransfer(lowering, op, *layout,
+                                                      buffer, Value(), &loaded,
+                                                      /*buffer=*/nullptr)
+                               : lowerTiledTransfer(lowering, op, *layout, type,
+                                                    buffer, Value(), &loaded,
+                                                    /*buffer=*/nullptr);
   if (failed(transfer))
     return failure();
-  return define(op.getResult(), loaded, *layout);
+  return lowering.define(op.getResult(), loaded, *layout);
 }
 
-LogicalResult KernelLowering::lowerElementwise(Operation *op) {
+static LogicalResult lowerElementwise(LoweringContext &lowering,
+                                      Operation *op) {
   OpBuilder builder(op);
   SmallVector<Value> operands;
-  unsigned vectorIndex = 0;
   for (OpOperand &operand : op->getOpOperands()) {
     if (!isRegisterVector(operand.get())) {
       operands.push_back(operand.get());
       continue;
     }
-    FailureOr<RegisterLayout> layout =
-        annotatedLayout(op, kInLayoutsAttr, vectorIndex++);
+    FailureOr<RegisterLayout> layout = inLayoutFor(operand);
     if (failed(layout))
       return failure();
-    FailureOr<Value> registers = operandAs(op, operand, *layout, builder);
+    FailureOr<Value> registers =
+        lowering.operandAs(op, operand, *layout, builder);
     if (failed(registers))
       return failure();
     operands.push_back(*registers);
@@ -101,8 +88,7 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
   SmallVector<Type> resultTypes;
   SmallVector<RegisterLayout> resultLayouts;
   for (auto [index, result] : llvm::enumerate(op->getResults())) {
-    FailureOr<RegisterLayout> layout =
-        annotatedLayout(op, kOutLayoutsAttr, index);
+    FailureOr<RegisterLayout> layout = outLayoutFor(result);
     if (failed(layout))
       return failure();
     FailureOr<VectorType> type =
@@ -121,20 +107,21 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
   Operation *replacement = builder.create(state);
   for (auto [result, registers, layout] : llvm::zip_equal(
            op->getResults(), replacement->getResults(), resultLayouts))
-    (void)define(result, registers, layout);
+    (void)lowering.define(result, registers, layout);
   return success();
 }
 
-LogicalResult KernelLowering::lowerLayoutCast(mosaic_gpu::LayoutCastOp op) {
-  FailureOr<RegisterLayout> layout = annotatedLayout(op, kOutLayoutsAttr, 0);
+static LogicalResult lowerLayoutCast(LoweringContext &lowering,
+                                     mosaic_gpu::LayoutCastOp op) {
+  FailureOr<RegisterLayout> layout = outLayoutFor(op->getResult(0));
   if (failed(layout))
     return failure();
   OpBuilder builder(op);
   FailureOr<Value> registers =
-      operandAs(op, op->getOpOperand(0), *layout, builder);
+      lowering.operandAs(op, op->getOpOperand(0), *layout, builder);
   if (failed(registers))
     return failure();
-  return define(op.getResult(), *registers, *layout);
+  return lowering.define(op.getResult(), *registers, *layout);
 }
 
 namespace {
@@ -177,8 +164,8 @@ static FailureOr<AsmWords> scalarWords(OpBuilder &builder, Location loc,
     return words;
   }
   if (type.isIndex()) {
-    words.words.push_back(arith::IndexCastOp::create(
-        builder, loc, builder.getI64Type(), value));
+    words.words.push_back(
+        arith::IndexCastOp::create(builder, loc, builder.getI64Type(), value));
     words.constraints.push_back('l');
     words.rebuild = [](OpBuilder &b, Location l, ArrayRef<Value> in) {
       return arith::IndexCastOp::create(b, l, b.getIndexType(), in.front())
@@ -224,8 +211,8 @@ static FailureOr<AsmWords> vectorWords(OpBuilder &builder, Location loc,
   VectorType wordsType = type;
   if (element.isIntOrFloat() && element.getIntOrFloatBitWidth() < 32 &&
       count * element.getIntOrFloatBitWidth() % 32 == 0) {
-    wordsType = VectorType::get(
-        {count * element.getIntOrFloatBitWidth() / 32}, builder.getI32Type());
+    wordsType = VectorType::get({count * element.getIntOrFloatBitWidth() / 32},
+                                builder.getI32Type());
     source = vector::BitCastOp::create(builder, loc, wordsType, value);
   }
   AsmWords words;
@@ -270,8 +257,8 @@ mosaic::opaqueRegisters(Operation *op, OpBuilder &builder, ValueRange values) {
              << "cannot pass " << value.getType()
              << " through an opaque register barrier; it takes integers, "
                 "floats and indices, and 1-D vectors of them";
-    for (auto [word, letter] : llvm::zip_equal(words->words,
-                                               words->constraints)) {
+    for (auto [word, letter] :
+         llvm::zip_equal(words->words, words->constraints)) {
       outputs += (outputs.empty() ? "=" : ",=") + std::string(1, letter);
       inputs += "," + std::to_string(operands.size());
       operands.push_back(word);
@@ -297,11 +284,11 @@ mosaic::opaqueRegisters(Operation *op, OpBuilder &builder, ValueRange values) {
           .getResult(0);
   SmallVector<Value> opaqueWords;
   for (int64_t i = 0, end = wordTypes.size(); i < end; ++i)
-    opaqueWords.push_back(end == 1 ? asmResult
-                                   : LLVM::ExtractValueOp::create(
-                                         builder, loc, asmResult,
-                                         ArrayRef<int64_t>{i})
-                                         .getResult());
+    opaqueWords.push_back(
+        end == 1 ? asmResult
+                 : LLVM::ExtractValueOp::create(builder, loc, asmResult,
+                                                ArrayRef<int64_t>{i})
+                       .getResult());
   size_t next = 0;
   for (AsmWords &words : perValue) {
     size_t count = words.words.size();
@@ -312,7 +299,8 @@ mosaic::opaqueRegisters(Operation *op, OpBuilder &builder, ValueRange values) {
   return results;
 }
 
-LogicalResult KernelLowering::lowerOptimizationBarrier(Operation *op) {
+static LogicalResult lowerOptimizationBarrier(LoweringContext &lowering,
+                                              Operation *op) {
   // Every operand, registers and scalars alike, goes through one opaque
   // asm statement: LLVM cannot move computations across it or fold through
   // it. Shared-memory references and other handles pass unchanged.
@@ -320,15 +308,14 @@ LogicalResult KernelLowering::lowerOptimizationBarrier(Operation *op) {
   SmallVector<Value> passed;
   SmallVector<std::optional<RegisterLayout>> layouts;
   SmallVector<OpResult> passedResults;
-  unsigned vectorIndex = 0;
   for (auto [operand, result] :
        llvm::zip_equal(op->getOpOperands(), op->getResults())) {
     if (isRegisterVector(operand.get())) {
-      FailureOr<RegisterLayout> layout =
-          annotatedLayout(op, kOutLayoutsAttr, vectorIndex++);
+      FailureOr<RegisterLayout> layout = outLayoutFor(result);
       if (failed(layout))
         return failure();
-      FailureOr<Value> registers = operandAs(op, operand, *layout, builder);
+      FailureOr<Value> registers =
+          lowering.operandAs(op, operand, *layout, builder);
       if (failed(registers))
         return failure();
       passed.push_back(*registers);
@@ -351,18 +338,19 @@ LogicalResult KernelLowering::lowerOptimizationBarrier(Operation *op) {
   for (auto [result, value, layout] :
        llvm::zip_equal(passedResults, *opaque, layouts)) {
     if (layout)
-      (void)define(result, value, *layout);
+      (void)lowering.define(result, value, *layout);
     else
       result.replaceAllUsesWith(value);
   }
   return success();
 }
 
-LogicalResult KernelLowering::lowerUndefined(Operation *op) {
+/// ub.poison, llvm.mlir.undef and llvm.mlir.poison vectors.
+static LogicalResult lowerUndefined(LoweringContext &lowering, Operation *op) {
   // Inference gives an undefined vector Splat (any layout converts from
   // it); its registers are undefined too, as one LLVM value, so nothing is
   // materialized for them.
-  FailureOr<RegisterLayout> layout = annotatedLayout(op, kOutLayoutsAttr, 0);
+  FailureOr<RegisterLayout> layout = outLayoutFor(op->getResult(0));
   if (failed(layout))
     return failure();
   auto type = cast<VectorType>(op->getResult(0).getType());
@@ -373,15 +361,15 @@ LogicalResult KernelLowering::lowerUndefined(Operation *op) {
   OpBuilder builder(op);
   Value undefined =
       isa<LLVM::UndefOp>(op)
-          ? LLVM::UndefOp::create(builder, op->getLoc(), *registers)
-                .getResult()
+          ? LLVM::UndefOp::create(builder, op->getLoc(), *registers).getResult()
           : LLVM::PoisonOp::create(builder, op->getLoc(), *registers)
                 .getResult();
-  return define(op->getResult(0), undefined, *layout);
+  return lowering.define(op->getResult(0), undefined, *layout);
 }
 
-LogicalResult KernelLowering::lowerIota(mosaic_gpu::BroadcastedIotaOp op) {
-  FailureOr<RegisterLayout> layout = annotatedLayout(op, kOutLayoutsAttr, 0);
+static LogicalResult lowerIota(LoweringContext &lowering,
+                               mosaic_gpu::BroadcastedIotaOp op) {
+  FailureOr<RegisterLayout> layout = outLayoutFor(op->getResult(0));
   if (failed(layout))
     return failure();
   VectorType type = op.getResult().getType();
@@ -421,7 +409,7 @@ LogicalResult KernelLowering::lowerIota(mosaic_gpu::BroadcastedIotaOp op) {
                                   DenseElementsAttr::get(flatType, firstFlat)),
         vector::BroadcastOp::create(
             builder, loc, flatType,
-            arith::MulIOp::create(builder, loc, threadInWarpgroup(op),
+            arith::MulIOp::create(builder, loc, lowering.threadInWarpgroup(op),
                                   constantIndex(vector))));
     ArrayRef<int64_t> shape = type.getShape();
     int64_t inner = 1;
@@ -437,7 +425,7 @@ LogicalResult KernelLowering::lowerIota(mosaic_gpu::BroadcastedIotaOp op) {
         splat(shape[dim]));
     if (!element.isIndex())
       index = arith::IndexCastOp::create(builder, loc, target, index);
-    return define(op.getResult(), index, *layout);
+    return lowering.define(op.getResult(), index, *layout);
   }
   // Tiled: thread 0's indices along `dim`, plus this thread's offset.
   SmallVector<Attribute> base;
@@ -445,8 +433,8 @@ LogicalResult KernelLowering::lowerIota(mosaic_gpu::BroadcastedIotaOp op) {
     base.push_back(builder.getIntegerAttr(element, index[dim]));
   Value registers = arith::ConstantOp::create(
       builder, loc, DenseElementsAttr::get(target, base));
-  FailureOr<SmallVector<Value>> offsets =
-      threadOffsets(op, layout->tiledLayout(), type.getShape(), builder);
+  FailureOr<SmallVector<Value>> offsets = threadOffsets(
+      lowering, op, layout->tiledLayout(), type.getShape(), builder);
   if (failed(offsets))
     return failure();
   Value offset = (*offsets)[dim];
@@ -455,5 +443,15 @@ LogicalResult KernelLowering::lowerIota(mosaic_gpu::BroadcastedIotaOp op) {
   Value shifted = arith::AddIOp::create(
       builder, loc, registers,
       vector::BroadcastOp::create(builder, loc, target, offset));
-  return define(op.getResult(), shifted, *layout);
+  return lowering.define(op.getResult(), shifted, *layout);
+}
+
+void mosaic::populateRegisterLowerings(LoweringRegistry &registry) {
+  registry.setElementwiseRule(lowerElementwise);
+  registry.add<arith::ConstantOp>(lowerConstant, OpLowering::OnVectorsOnly);
+  registry.add<mosaic_gpu::LayoutCastOp>(lowerLayoutCast);
+  registry.add<mosaic_gpu::OptimizationBarrierOp>(lowerOptimizationBarrier);
+  registry.add<mosaic_gpu::BroadcastedIotaOp>(lowerIota);
+  registry.add<ub::PoisonOp, LLVM::UndefOp, LLVM::PoisonOp>(
+      lowerUndefined, OpLowering::OnVectorsOnly);
 }

@@ -18,24 +18,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelLowering.h"
+#include "LoweringContext.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 using namespace mosaic;
 using layout::SmemTransforms;
-
-void KernelLowering::addTMALowerings(LoweringRegistry &registry) {
-  registry.add<mosaic_gpu::AsyncLoadOp>(&KernelLowering::lowerAsyncLoad);
-  registry.add<mosaic_gpu::AsyncStoreOp>(&KernelLowering::lowerAsyncStore);
-  registry.add<mosaic_gpu::AsyncStoreWaitOp>(
-      &KernelLowering::lowerAsyncStoreWait);
-  registry.add<mosaic_gpu::AsyncPrefetchOp>(
-      &KernelLowering::lowerAsyncPrefetch);
-}
 
 /// TMA's limits (CUDA driver API, cuTensorMapEncodeTiled).
 static constexpr int64_t kMaxTensorRank = 5;
@@ -84,9 +75,22 @@ static StringRef reductionDataType(mosaic_gpu::TMAReduction reduction,
   return isSigned ? "int32" : "uint32";
 }
 
-FailureOr<Value> KernelLowering::tensorMap(Operation *op, Value ref,
-                                           ArrayRef<int64_t> sliceLengths,
-                                           const SmemTransforms &transforms) {
+namespace {
+/// The tensor maps added so far, and the kernels whose TMA stores' reads of
+/// shared memory are not waited for.
+struct TMAState : GroupState {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TMAState)
+  /// Tensor maps already added, per kernel, keyed by their description.
+  DenseMap<std::pair<Operation *, Attribute>, Value> tensorMaps;
+  llvm::SetVector<Operation *> deferredStoreKernels;
+};
+} // namespace
+
+/// The kernel parameter holding the tensor map for `op`'s global `ref`
+/// with box `sliceLengths`, added on first use.
+static FailureOr<Value> tensorMap(LoweringContext &lowering, Operation *op,
+                                  Value ref, ArrayRef<int64_t> sliceLengths,
+                                  const SmemTransforms &transforms) {
   auto type = cast<MemRefType>(ref.getType());
   BlockArgument argument = kernelArgumentOf(ref);
   if (!argument)
@@ -168,7 +172,7 @@ FailureOr<Value> KernelLowering::tensorMap(Operation *op, Value ref,
                      builder.getDenseI64ArrayAttr(elementStrides));
   description.append("swizzle", builder.getI64IntegerAttr(swizzle));
   DictionaryAttr key = description.getDictionary(op->getContext());
-  Value &parameter = tensorMaps[{function, key}];
+  Value &parameter = lowering.state<TMAState>().tensorMaps[{function, key}];
   if (parameter)
     return parameter;
 
@@ -230,13 +234,15 @@ static LogicalResult checkTransferShapes(Operation *op, MemRefType global,
   return success();
 }
 
-FailureOr<SmemTransforms>
-KernelLowering::transferTransforms(Operation *op, MemRefType global,
-                                   MemRefType shared,
-                                   ArrayRef<int64_t> sliceLengths) {
-  if (failed(checkTransferShapes(op, global, shared, sliceLengths)))
+/// The transforms of the shared buffer `shared` of a TMA transfer, once
+/// the box is checked against the buffer.
+static FailureOr<SmemTransforms>
+transferTransforms(Operation *op, MemRefType global, OpOperand &shared,
+                   ArrayRef<int64_t> sliceLengths) {
+  if (failed(checkTransferShapes(
+          op, global, cast<MemRefType>(shared.get().getType()), sliceLengths)))
     return failure();
-  return annotatedTransforms(op, kInTransformsAttr, 0);
+  return inTransformsFor(shared);
 }
 
 namespace {
@@ -363,10 +369,11 @@ static void applyShare(OpBuilder &builder, Location loc,
                                        ArrayRef<LLVM::GEPArg>{offset});
 }
 
-LogicalResult KernelLowering::lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op) {
+static LogicalResult lowerAsyncLoad(LoweringContext &lowering,
+                                    mosaic_gpu::AsyncLoadOp op) {
   FailureOr<SmemTransforms> transforms =
       transferTransforms(op, op.getSource().getType(),
-                         op.getDestination().getType(), op.getSliceLengths());
+                         op.getDestinationMutable(), op.getSliceLengths());
   if (failed(transforms))
     return failure();
   OpBuilder builder(op);
@@ -377,7 +384,7 @@ LogicalResult KernelLowering::lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op) {
   if (failed(share))
     return failure();
   FailureOr<Value> map =
-      tensorMap(op, op.getSource(), sliceLengths, *transforms);
+      tensorMap(lowering, op, op.getSource(), sliceLengths, *transforms);
   if (failed(map))
     return failure();
   MemRefType destination = op.getDestination().getType();
@@ -412,7 +419,7 @@ LogicalResult KernelLowering::lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op) {
       builder, loc,
       nvvmPointerType(op.getContext(), NVVM::NVVMMemorySpace::SharedCluster),
       local);
-  inLeader(builder, loc, isWarpgroupLeader(op), op.getPredicate(),
+  inLeader(builder, loc, lowering.isWarpgroupLeader(op), op.getPredicate(),
            [&](OpBuilder &inside) {
              NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
                  inside, loc, clusterAddress, *map, coords, barrier,
@@ -424,87 +431,22 @@ LogicalResult KernelLowering::lowerAsyncLoad(mosaic_gpu::AsyncLoadOp op) {
   return success();
 }
 
-void KernelLowering::fenceSharedWritesForAsyncProxy(Operation *op,
-                                                    OpBuilder &builder) {
+void mosaic::fenceSharedWritesForAsyncProxy(LoweringContext &lowering,
+                                            Operation *op, OpBuilder &builder) {
   Location loc = op->getLoc();
   NVVM::FenceProxyOp::create(
       builder, loc, NVVM::ProxyKind::async_shared,
       NVVM::SharedSpaceAttr::get(builder.getContext(),
                                  NVVM::SharedSpace::shared_cta));
-  warpgroupBarrier(op, builder);
+  warpgroupBarrier(lowering, op, builder);
 }
 
-/// The bytes [first, last) of the kernel's dynamic shared memory that the
-/// `slice_smem` behind `ref` covers, if `ref` shows its slice.
-static std::optional<std::pair<int64_t, int64_t>> sliceBytes(Value ref) {
-  mosaic_gpu::SliceSMEMOp slice = mosaic_gpu::viewedSlice(ref);
-  if (!slice)
-    return std::nullopt;
-  MemRefType type = slice.getResult().getType();
-  Type element = type.getElementType();
-  int64_t elementBytes = isa<mosaic_gpu::BarrierType>(element)
-                             ? 8
-                             : (element.getIntOrFloatBitWidth() + 7) / 8;
-  int64_t first = slice.getOffsetAttr().getInt();
-  return std::make_pair(first, first + type.getNumElements() * elementBytes);
-}
-
-bool KernelLowering::sharedWritesPending(Operation *op,
-                                         ArrayRef<Value> readRefs) {
-  Operation *function = op->getParentOfType<FunctionOpInterface>();
-  // A store into slices that none of `readRefs` views cannot be what `op`
-  // reads (slices are disjoint unless their byte ranges overlap).
-  SmallVector<std::pair<int64_t, int64_t>> readRanges;
-  for (Value ref : readRefs) {
-    std::optional<std::pair<int64_t, int64_t>> range = sliceBytes(ref);
-    if (!range) {
-      readRanges.clear();
-      break;
-    }
-    readRanges.push_back(*range);
-  }
-  auto disjointFromReads = [&](Value destination) {
-    if (readRanges.empty())
-      return false;
-    std::optional<std::pair<int64_t, int64_t>> written =
-        sliceBytes(destination);
-    return written && llvm::all_of(readRanges, [&](auto read) {
-             return written->second <= read.first ||
-                    read.second <= written->first;
-           });
-  };
-  bool pending = false;
-  function->walk([&](mosaic_gpu::VectorStoreOp store) {
-    auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
-        store.getDestination().getType().getMemorySpace());
-    if (!space || space.getValue() != gpu::AddressSpace::Workgroup ||
-        disjointFromReads(store.getDestination()))
-      return WalkResult::advance();
-    // Before `op` in program order, or in a loop around both.
-    Operation *ancestor = store;
-    while (ancestor && !ancestor->isAncestor(op))
-      ancestor = ancestor->getParentOp();
-    Operation *storeSide = store, *opSide = op;
-    while (storeSide->getParentOp() != ancestor)
-      storeSide = storeSide->getParentOp();
-    while (opSide->getParentOp() != ancestor)
-      opSide = opSide->getParentOp();
-    bool before = storeSide != opSide && storeSide->isBeforeInBlock(opSide);
-    bool inSharedLoop = false;
-    for (Operation *loop = ancestor; loop && loop != function;
-         loop = loop->getParentOp())
-      inSharedLoop |= isa<LoopLikeOpInterface>(loop);
-    pending = before || inSharedLoop;
-    return pending ? WalkResult::interrupt() : WalkResult::advance();
-  });
-  return pending;
-}
-
-void KernelLowering::warpgroupBarrier(Operation *op, OpBuilder &builder) {
+void mosaic::warpgroupBarrier(LoweringContext &lowering, Operation *op,
+                              OpBuilder &builder) {
   // Named barrier 1 + warpgroup index, over the warpgroup's 128 threads
   // (barrier 0 is the block-wide one that gpu.barrier uses).
   Location loc = op->getLoc();
-  Value group = warpgroupIndex(op);
+  Value group = lowering.warpgroupIndex(op);
   Value id = arith::IndexCastOp::create(
       builder, loc, builder.getI32Type(),
       arith::AddIOp::create(builder, loc, group,
@@ -544,31 +486,33 @@ static NVVM::TMAReduxKind reductionKind(mosaic_gpu::TMAReduction reduction) {
   llvm_unreachable("every TMAReduction case is handled");
 }
 
-LogicalResult KernelLowering::lowerAsyncStore(mosaic_gpu::AsyncStoreOp op) {
+static LogicalResult lowerAsyncStore(LoweringContext &lowering,
+                                     mosaic_gpu::AsyncStoreOp op) {
   FailureOr<SmemTransforms> transforms =
       transferTransforms(op, op.getDestination().getType(),
-                         op.getSource().getType(), op.getSliceLengths());
+                         op.getSourceMutable(), op.getSliceLengths());
   if (failed(transforms))
     return failure();
   std::optional<NVVM::TMAReduxKind> reduction;
   if (std::optional<mosaic_gpu::TMAReduction> kind = op.getReductionOp())
     reduction = reductionKind(*kind);
-  FailureOr<Value> map =
-      tensorMap(op, op.getDestination(), op.getSliceLengths(), *transforms);
+  FailureOr<Value> map = tensorMap(lowering, op, op.getDestination(),
+                                   op.getSliceLengths(), *transforms);
   if (failed(map))
     return failure();
   OpBuilder builder(op);
   Location loc = op.getLoc();
   // The warpgroup's threads wrote the source with ordinary stores; TMA
   // reads it through the async proxy.
-  fenceSharedWritesForAsyncProxy(op, builder);
+  fenceSharedWritesForAsyncProxy(lowering, op, builder);
   Value source = sharedAddress(builder, loc, op.getSource());
   SmallVector<Value> coords = coordinates(op.getIndices());
   bool commit = op.getCommitGroup();
   bool waitForReads = commit && !op.getDeferWait();
   if (op.getDeferWait())
-    deferredStoreKernels.insert(op->getParentOfType<FunctionOpInterface>());
-  inLeader(builder, loc, isWarpgroupLeader(op), op.getPredicate(),
+    lowering.state<TMAState>().deferredStoreKernels.insert(
+        op->getParentOfType<FunctionOpInterface>());
+  inLeader(builder, loc, lowering.isWarpgroupLeader(op), op.getPredicate(),
            [&](OpBuilder &inside) {
              if (reduction)
                NVVM::CpAsyncBulkTensorReduceOp::create(
@@ -593,30 +537,32 @@ LogicalResult KernelLowering::lowerAsyncStore(mosaic_gpu::AsyncStoreOp op) {
                                                     inside.getUnitAttr());
            });
   if (waitForReads)
-    warpgroupBarrier(op, builder);
+    warpgroupBarrier(lowering, op, builder);
   return success();
 }
 
-LogicalResult
-KernelLowering::lowerAsyncStoreWait(mosaic_gpu::AsyncStoreWaitOp op) {
+static LogicalResult lowerAsyncStoreWait(LoweringContext &lowering,
+                                         mosaic_gpu::AsyncStoreWaitOp op) {
   // The leader issued (and committed) the stores; the barrier tells the
   // rest of the warpgroup that the sources are free.
   OpBuilder builder(op);
   Location loc = op.getLoc();
-  inLeader(builder, loc, isWarpgroupLeader(op), /*predicate=*/Value(),
+  inLeader(builder, loc, lowering.isWarpgroupLeader(op), /*predicate=*/Value(),
            [&](OpBuilder &inside) {
-             NVVM::CpAsyncBulkWaitGroupOp::create(
-                 inside, loc, op.getPending(), inside.getUnitAttr());
+             NVVM::CpAsyncBulkWaitGroupOp::create(inside, loc, op.getPending(),
+                                                  inside.getUnitAttr());
            });
-  warpgroupBarrier(op, builder);
+  warpgroupBarrier(lowering, op, builder);
   return success();
 }
 
-void KernelLowering::waitForDeferredStoresBeforeExit() {
+/// Ends every kernel with deferred-wait stores with a wait for them.
+static void waitForDeferredStoresBeforeExit(LoweringContext &lowering,
+                                            Operation *) {
   // Shared memory must outlive the stores that read it: each thread waits
   // for the groups it committed (none, but for the leaders) before the
   // block exits.
-  for (Operation *function : deferredStoreKernels)
+  for (Operation *function : lowering.state<TMAState>().deferredStoreKernels)
     function->walk([](gpu::ReturnOp ret) {
       OpBuilder builder(ret);
       NVVM::CpAsyncBulkWaitGroupOp::create(builder, ret.getLoc(), 0,
@@ -624,8 +570,8 @@ void KernelLowering::waitForDeferredStoresBeforeExit() {
     });
 }
 
-LogicalResult
-KernelLowering::lowerAsyncPrefetch(mosaic_gpu::AsyncPrefetchOp op) {
+static LogicalResult lowerAsyncPrefetch(LoweringContext &lowering,
+                                        mosaic_gpu::AsyncPrefetchOp op) {
   OpBuilder builder(op);
   Location loc = op.getLoc();
   // A collective prefetch splits the box like a load; L2 is shared, so
@@ -635,17 +581,25 @@ KernelLowering::lowerAsyncPrefetch(mosaic_gpu::AsyncPrefetchOp op) {
       collectiveShare(op, op.getCollective(), sliceLengths, builder);
   if (failed(share))
     return failure();
-  FailureOr<Value> map =
-      tensorMap(op, op.getSource(), sliceLengths, SmemTransforms::none());
+  FailureOr<Value> map = tensorMap(lowering, op, op.getSource(), sliceLengths,
+                                   SmemTransforms::none());
   if (failed(map))
     return failure();
   SmallVector<Value> coords = coordinates(op.getIndices());
   applyShare(builder, loc, *share, sliceLengths, coords, 0, nullptr);
-  inLeader(builder, loc, isWarpgroupLeader(op), op.getPredicate(),
+  inLeader(builder, loc, lowering.isWarpgroupLeader(op), op.getPredicate(),
            [&](OpBuilder &inside) {
              NVVM::CpAsyncBulkTensorPrefetchOp::create(
                  inside, loc, *map, coords, /*im2colOffsets=*/ValueRange{},
                  NVVM::TMALoadMode::TILE, /*l2CacheHint=*/Value());
            });
   return success();
+}
+
+void mosaic::populateTMALowerings(LoweringRegistry &registry) {
+  registry.add<mosaic_gpu::AsyncLoadOp>(lowerAsyncLoad);
+  registry.add<mosaic_gpu::AsyncStoreOp>(lowerAsyncStore);
+  registry.add<mosaic_gpu::AsyncStoreWaitOp>(lowerAsyncStoreWait);
+  registry.add<mosaic_gpu::AsyncPrefetchOp>(lowerAsyncPrefetch);
+  registry.addAfterWalk(waitForDeferredStoresBeforeExit);
 }

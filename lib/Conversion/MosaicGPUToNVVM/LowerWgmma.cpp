@@ -23,23 +23,20 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelLowering.h"
+#include "LoweringContext.h"
 #include "WgmmaDescriptor.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 using namespace mlir;
 using namespace mosaic;
 using layout::RegisterLayout;
 using layout::SmemTransforms;
 
-void KernelLowering::addWgmmaLowerings(LoweringRegistry &registry) {
-  registry.add<mosaic_gpu::WGMMAOp>(&KernelLowering::lowerWgmma);
-  registry.add<mosaic_gpu::WGMMAWaitOp>(&KernelLowering::lowerWgmmaWait);
-}
-
-LogicalResult KernelLowering::lowerWgmmaWait(mosaic_gpu::WGMMAWaitOp op) {
+static LogicalResult lowerWgmmaWait(LoweringContext &lowering,
+                                    mosaic_gpu::WGMMAWaitOp op) {
   // Each thread releases what its own warp's groups read (an arrive that
   // counts 128 per warpgroup), so no warpgroup barrier follows.
   OpBuilder builder(op);
@@ -157,8 +154,7 @@ static Value wgmmaInlineAsm(OpBuilder &builder, Location loc, Type structType,
   std::string text;
   llvm::raw_string_ostream ptx(text);
   // The scale-d predicate: D = A * B + D, or D = A * B without reading D.
-  ptx << "{\n.reg .pred p;\nsetp.ne.b32 p, " << (accumulate ? 1 : 0)
-      << ", 0;\n"
+  ptx << "{\n.reg .pred p;\nsetp.ne.b32 p, " << (accumulate ? 1 : 0) << ", 0;\n"
       << "wgmma.mma_async.sync.aligned.m64n" << n << "k16." << accumulatorType
       << "." << inputType << "." << inputType << " {";
   std::string output = accumulatorType == "f32" ? "=f" : "=r";
@@ -205,10 +201,100 @@ static Value wgmmaInlineAsm(OpBuilder &builder, Location loc, Type structType,
       .getResult(0);
 }
 
-LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
-  FailureOr<RegisterLayout> accLayout = annotatedLayout(op, kInLayoutsAttr, 0);
-  FailureOr<RegisterLayout> resultLayout =
-      annotatedLayout(op, kOutLayoutsAttr, 0);
+namespace {
+/// The wgmma ops that must fence threads' shared-memory writes for the
+/// async proxy first, found before the walk (sharedWritesPending).
+struct WgmmaState : GroupState {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(WgmmaState)
+  llvm::DenseSet<Operation *> proxyFencedWgmmas;
+};
+} // namespace
+
+/// The bytes [first, last) of the kernel's dynamic shared memory that the
+/// `slice_smem` behind `ref` covers, if `ref` shows its slice.
+static std::optional<std::pair<int64_t, int64_t>> sliceBytes(Value ref) {
+  mosaic_gpu::SliceSMEMOp slice = mosaic_gpu::viewedSlice(ref);
+  if (!slice)
+    return std::nullopt;
+  MemRefType type = slice.getResult().getType();
+  Type element = type.getElementType();
+  int64_t elementBytes = isa<mosaic_gpu::BarrierType>(element)
+                             ? 8
+                             : (element.getIntOrFloatBitWidth() + 7) / 8;
+  int64_t first = slice.getOffsetAttr().getInt();
+  return std::make_pair(first, first + type.getNumElements() * elementBytes);
+}
+
+/// Whether threads may have written shared memory that `op` (an async
+/// proxy reader of `readRefs`) reads: a vector_store to shared memory
+/// precedes it in its function, or shares an enclosing loop with it,
+/// unless the store's slice and every one of `readRefs`' slices are known
+/// and disjoint. Slices are traced before the walk replaces them.
+static bool sharedWritesPending(Operation *op, ArrayRef<Value> readRefs) {
+  Operation *function = op->getParentOfType<FunctionOpInterface>();
+  // A store into slices that none of `readRefs` views cannot be what `op`
+  // reads (slices are disjoint unless their byte ranges overlap).
+  SmallVector<std::pair<int64_t, int64_t>> readRanges;
+  for (Value ref : readRefs) {
+    std::optional<std::pair<int64_t, int64_t>> range = sliceBytes(ref);
+    if (!range) {
+      readRanges.clear();
+      break;
+    }
+    readRanges.push_back(*range);
+  }
+  auto disjointFromReads = [&](Value destination) {
+    if (readRanges.empty())
+      return false;
+    std::optional<std::pair<int64_t, int64_t>> written =
+        sliceBytes(destination);
+    return written && llvm::all_of(readRanges, [&](auto read) {
+             return written->second <= read.first ||
+                    read.second <= written->first;
+           });
+  };
+  bool pending = false;
+  function->walk([&](mosaic_gpu::VectorStoreOp store) {
+    auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+        store.getDestination().getType().getMemorySpace());
+    if (!space || space.getValue() != gpu::AddressSpace::Workgroup ||
+        disjointFromReads(store.getDestination()))
+      return WalkResult::advance();
+    // Before `op` in program order, or in a loop around both.
+    Operation *ancestor = store;
+    while (ancestor && !ancestor->isAncestor(op))
+      ancestor = ancestor->getParentOp();
+    Operation *storeSide = store, *opSide = op;
+    while (storeSide->getParentOp() != ancestor)
+      storeSide = storeSide->getParentOp();
+    while (opSide->getParentOp() != ancestor)
+      opSide = opSide->getParentOp();
+    bool before = storeSide != opSide && storeSide->isBeforeInBlock(opSide);
+    bool inSharedLoop = false;
+    for (Operation *loop = ancestor; loop && loop != function;
+         loop = loop->getParentOp())
+      inSharedLoop |= isa<LoopLikeOpInterface>(loop);
+    pending = before || inSharedLoop;
+    return pending ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return pending;
+}
+
+/// Finds the wgmma ops whose operands threads may have written.
+static void findProxyFencedWgmmas(LoweringContext &lowering, Operation *root) {
+  root->walk([&](mosaic_gpu::WGMMAOp wgmma) {
+    SmallVector<Value> reads = {wgmma.getB()};
+    if (isa<MemRefType>(wgmma.getA().getType()))
+      reads.push_back(wgmma.getA());
+    if (sharedWritesPending(wgmma, reads))
+      lowering.state<WgmmaState>().proxyFencedWgmmas.insert(wgmma);
+  });
+}
+
+static LogicalResult lowerWgmma(LoweringContext &lowering,
+                                mosaic_gpu::WGMMAOp op) {
+  FailureOr<RegisterLayout> accLayout = inLayoutFor(op->getOpOperand(0));
+  FailureOr<RegisterLayout> resultLayout = outLayoutFor(op->getResult(0));
   if (failed(accLayout) || failed(resultLayout))
     return failure();
   const RegisterLayout &wgmma = layout::namedLayout(layout::NamedLayout::Wgmma);
@@ -216,7 +302,7 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
     return op.emitOpError() << "needs its accumulator in the WGMMA layout, "
                                "but it is "
                             << accLayout->str();
-  VectorType accType = logicalType(op.getAccumulator());
+  VectorType accType = lowering.logicalType(op.getAccumulator());
   Type accElement = accType.getElementType();
   if (!accElement.isF32() && !accElement.isF16() && !accElement.isInteger(32))
     return op.emitOpError() << "accumulates in " << accElement
@@ -224,7 +310,7 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
                                "accumulators";
   bool registerA = isa<VectorType>(op.getA().getType());
   Type element = registerA
-                     ? logicalType(op.getA()).getElementType()
+                     ? lowering.logicalType(op.getA()).getElementType()
                      : cast<MemRefType>(op.getA().getType()).getElementType();
   std::optional<NVVM::WGMMATypes> inputType = wgmmaType(element);
   if (!inputType)
@@ -235,10 +321,10 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
                             << " inputs; mosaic-gpu-lower lowers f16 "
                                "accumulators for f16 inputs only";
   if (isa<IntegerType>(element) != isa<IntegerType>(accElement))
-    return op.emitOpError() << "accumulates " << element << " products in "
-                            << accElement
-                            << "; wgmma accumulates integer products in i32 "
-                               "and floating-point ones in f32 or f16";
+    return op.emitOpError()
+           << "accumulates " << element << " products in " << accElement
+           << "; wgmma accumulates integer products in i32 "
+              "and floating-point ones in f32 or f16";
   if (registerA && element.getIntOrFloatBitWidth() != 16)
     return op.emitOpError()
            << "takes A in registers as " << element
@@ -266,7 +352,7 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
   Value aRegisters;
   int64_t k;
   if (registerA) {
-    FailureOr<RegisterLayout> aLayout = annotatedLayout(op, kInLayoutsAttr, 1);
+    FailureOr<RegisterLayout> aLayout = inLayoutFor(op->getOpOperand(1));
     if (failed(aLayout))
       return failure();
     if (*aLayout != wgmma)
@@ -274,11 +360,11 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
                                  "but it is "
                               << aLayout->str();
     FailureOr<Value> registers =
-        operandAs(op, op->getOpOperand(1), *aLayout, builder);
+        lowering.operandAs(op, op->getOpOperand(1), *aLayout, builder);
     if (failed(registers))
       return failure();
     aRegisters = *registers;
-    k = logicalType(op.getA()).getDimSize(1);
+    k = lowering.logicalType(op.getA()).getDimSize(1);
   } else {
     FailureOr<MmaOperand> created =
         MmaOperand::create(op, builder, "A", op.getA(), *aTransforms);
@@ -311,11 +397,11 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
     return op.emitOpError()
            << "needs K to be a multiple of " << kSpan << ", but it is " << k;
   FailureOr<Value> accRegisters =
-      operandAs(op, op->getOpOperand(0), *accLayout, builder);
+      lowering.operandAs(op, op->getOpOperand(0), *accLayout, builder);
   if (failed(accRegisters))
     return failure();
-  if (proxyFencedWgmmas.contains(op))
-    fenceSharedWritesForAsyncProxy(op, builder);
+  if (lowering.state<WgmmaState>().proxyFencedWgmmas.contains(op))
+    fenceSharedWritesForAsyncProxy(lowering, op, builder);
   // The PTX ISA leaves a wgmma undefined when its accumulator or A
   // registers are written between the wgmma.fence and the instruction.
   // LLVM materializes constants and computes values where it likes, so
@@ -412,8 +498,8 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
           // swizzled row, then to the next column of tiles; the n rows of
           // the instruction are N / 8 groups of 8 apart by the stride of
           // dim 1.
-          int64_t bOffset = (kBytes / b->swizzle) * b->strideBytes[0] +
-                            kBytes % b->swizzle;
+          int64_t bOffset =
+              (kBytes / b->swizzle) * b->strideBytes[0] + kBytes % b->swizzle;
           return b->descriptor(builder, loc, bOffset, /*leadingBytes=*/16,
                                b->strideBytes[1]);
         }
@@ -439,10 +525,10 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
       Value aDescriptor = a->descriptor(builder, loc, aOffset,
                                         /*leadingBytes=*/16, a->strideBytes[0]);
       if (packedPairs) {
-        packed = wgmmaInlineAsm(builder, loc, structType, packed,
-                                registersPerBlock, accumulatorName, {},
-                                aDescriptor, bDescriptor(), n, "f16",
-                                accumulate, bKMajor);
+        packed =
+            wgmmaInlineAsm(builder, loc, structType, packed, registersPerBlock,
+                           accumulatorName, {}, aDescriptor, bDescriptor(), n,
+                           "f16", accumulate, bKMajor);
         continue;
       }
       packed = NVVM::WgmmaMmaAsyncOp::create(
@@ -462,7 +548,7 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
     // wait_group covers only the executing warp's part of the MMA: the
     // barrier orders every warp's completion (its shared-memory reads)
     // before whatever follows, such as a TMA refill of the operands' stage.
-    warpgroupBarrier(op, builder);
+    warpgroupBarrier(lowering, op, builder);
   }
 
   Value result = arith::ConstantOp::create(
@@ -485,5 +571,11 @@ LogicalResult KernelLowering::lowerWgmma(mosaic_gpu::WGMMAOp op) {
           builder, loc, pair, result, ArrayRef<int64_t>{position + 2 * i},
           ArrayRef<int64_t>{1});
     }
-  return define(op.getResult(), result, *resultLayout);
+  return lowering.define(op.getResult(), result, *resultLayout);
+}
+
+void mosaic::populateWgmmaLowerings(LoweringRegistry &registry) {
+  registry.add<mosaic_gpu::WGMMAOp>(lowerWgmma);
+  registry.add<mosaic_gpu::WGMMAWaitOp>(lowerWgmmaWait);
+  registry.addBeforeWalk(findProxyFencedWgmmas);
 }

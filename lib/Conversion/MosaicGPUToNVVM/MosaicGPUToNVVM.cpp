@@ -7,19 +7,20 @@
 // and erases the originals once everything is lowered. Control flow is kept
 // and retyped in place.
 //
-// This file holds the walk and what every lowering shares: the register
-// representation, the annotations, the thread's indices and the relayout of
-// operands. The walk dispatches each op through a registry of lowerings
-// (KernelLowering.h) that the Lower*.cpp files beside it fill, one line per
+// This file holds the walk and the LoweringContext every rule shares: the
+// register representation, the thread's indices, the scratch space and the
+// relayout of operands. The walk dispatches each op through the registry
+// (LoweringContext.h) that the Lower*.cpp files beside it fill, one line per
 // op; elementwise ops share one lowering, and any other op with vectors, or
-// of the mosaic_gpu dialect, is an error.
+// of the mosaic_gpu dialect, is an error. Each file's hooks run around the
+// walk.
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelLowering.h"
-#include "mosaic/Dialect/MosaicGPU/WgmmaInFlight.h"
+#include "LoweringContext.h"
 #include "mosaic/Conversion/MosaicGPUToNVVM/Passes.h"
 #include "mosaic/Dialect/MosaicGPU/AttributeBridge.h"
+#include "mosaic/Dialect/MosaicGPU/WgmmaInFlight.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AttrTypeSubElements.h"
@@ -96,13 +97,13 @@ mosaic::thread0Elements(const RegisterLayout &layout, ArrayRef<int64_t> shape) {
   return elements;
 }
 
-VectorType KernelLowering::logicalType(Value value) const {
+VectorType LoweringContext::logicalType(Value value) const {
   auto retyped = retypedValues.find(value);
   return retyped != retypedValues.end() ? retyped->second
                                         : cast<VectorType>(value.getType());
 }
 
-Value KernelLowering::atFunctionEntry(
+Value mosaic::atFunctionEntry(
     Operation *op, DenseMap<Operation *, Value> &cache,
     function_ref<Value(OpBuilder &, Location)> build) {
   Operation *function = op->getParentOfType<FunctionOpInterface>();
@@ -115,77 +116,82 @@ Value KernelLowering::atFunctionEntry(
   return cached;
 }
 
-Value KernelLowering::linearThreadIndex(Operation *op) {
-  return atFunctionEntry(op, linearThreadIds, [&](OpBuilder &builder,
-                                                  Location loc) -> Value {
-    // x + ntid.x * (y + ntid.y * z), as CUDA numbers a block's threads into
-    // warps: blocks such as (64, 2, 1) still form warpgroups of 128
-    // consecutive linear indices. Dimensions the kernel's known block size
-    // fixes at 1 add nothing, so 1-D blocks keep plain %tid.x.
-    auto function = op->getParentOfType<gpu::GPUFuncOp>();
-    DenseI32ArrayAttr known =
-        function ? function.getKnownBlockSizeAttr() : DenseI32ArrayAttr();
-    auto isOne = [&](unsigned dimension) {
-      return known && known.asArrayRef()[dimension] == 1;
-    };
-    auto extent = [&](gpu::Dimension dimension) -> Value {
-      if (known)
-        return arith::ConstantIndexOp::create(
-            builder, loc, known.asArrayRef()[static_cast<unsigned>(dimension)]);
-      return gpu::BlockDimOp::create(builder, loc, dimension);
-    };
-    Value index = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
-    if (isOne(1) && isOne(2))
-      return index;
-    Value y = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::y);
-    Value yz = y;
-    if (!isOne(2)) {
-      Value z = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::z);
-      yz = arith::AddIOp::create(
-          builder, loc, y,
-          arith::MulIOp::create(builder, loc, extent(gpu::Dimension::y), z));
-    }
-    return arith::AddIOp::create(
-        builder, loc, index,
-        arith::MulIOp::create(builder, loc, extent(gpu::Dimension::x), yz));
-  });
+Value LoweringContext::linearThreadIndex(Operation *op) {
+  return atFunctionEntry(
+      op, threadIndices.linear, [&](OpBuilder &builder, Location loc) -> Value {
+        // x + ntid.x * (y + ntid.y * z), as CUDA numbers a block's threads into
+        // warps: blocks such as (64, 2, 1) still form warpgroups of 128
+        // consecutive linear indices. Dimensions the kernel's known block size
+        // fixes at 1 add nothing, so 1-D blocks keep plain %tid.x.
+        auto function = op->getParentOfType<gpu::GPUFuncOp>();
+        DenseI32ArrayAttr known =
+            function ? function.getKnownBlockSizeAttr() : DenseI32ArrayAttr();
+        auto isOne = [&](unsigned dimension) {
+          return known && known.asArrayRef()[dimension] == 1;
+        };
+        auto extent = [&](gpu::Dimension dimension) -> Value {
+          if (known)
+            return arith::ConstantIndexOp::create(
+                builder, loc,
+                known.asArrayRef()[static_cast<unsigned>(dimension)]);
+          return gpu::BlockDimOp::create(builder, loc, dimension);
+        };
+        Value index = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
+        if (isOne(1) && isOne(2))
+          return index;
+        Value y = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::y);
+        Value yz = y;
+        if (!isOne(2)) {
+          Value z = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::z);
+          yz = arith::AddIOp::create(
+              builder, loc, y,
+              arith::MulIOp::create(builder, loc, extent(gpu::Dimension::y),
+                                    z));
+        }
+        return arith::AddIOp::create(
+            builder, loc, index,
+            arith::MulIOp::create(builder, loc, extent(gpu::Dimension::x), yz));
+      });
 }
 
-Value KernelLowering::threadInWarpgroup(Operation *op) {
-  Value linear = linearThreadIndex(op);
-  return atFunctionEntry(op, threadIds, [&](OpBuilder &builder, Location loc) {
+/// `linear` (the thread's linear index) and the warpgroup size combined by
+/// `OpTy`, built once per function after `linear`.
+template <typename OpTy>
+static Value perWarpgroup(Operation *op, Value linear,
+                          DenseMap<Operation *, Value> &cache) {
+  return atFunctionEntry(op, cache, [&](OpBuilder &builder, Location loc) {
     builder.setInsertionPointAfterValue(linear);
     Value groupSize =
         arith::ConstantIndexOp::create(builder, loc, kThreadsPerWarpgroup);
-    return arith::RemUIOp::create(builder, loc, linear, groupSize).getResult();
+    return OpTy::create(builder, loc, linear, groupSize).getResult();
   });
 }
 
-Value KernelLowering::warpgroupIndex(Operation *op) {
-  Value linear = linearThreadIndex(op);
-  return atFunctionEntry(op, warpgroupIds, [&](OpBuilder &builder,
-                                               Location loc) {
-    builder.setInsertionPointAfterValue(linear);
-    Value groupSize =
-        arith::ConstantIndexOp::create(builder, loc, kThreadsPerWarpgroup);
-    return arith::DivUIOp::create(builder, loc, linear, groupSize).getResult();
-  });
+Value LoweringContext::threadInWarpgroup(Operation *op) {
+  return perWarpgroup<arith::RemUIOp>(op, linearThreadIndex(op),
+                                      threadIndices.inWarpgroup);
 }
 
-Value KernelLowering::isWarpgroupLeader(Operation *op) {
+Value LoweringContext::warpgroupIndex(Operation *op) {
+  return perWarpgroup<arith::DivUIOp>(op, linearThreadIndex(op),
+                                      threadIndices.warpgroup);
+}
+
+Value LoweringContext::isWarpgroupLeader(Operation *op) {
   Value thread = threadInWarpgroup(op);
-  return atFunctionEntry(op, leaders, [&](OpBuilder &builder, Location loc) {
-    builder.setInsertionPointAfter(thread.getDefiningOp());
-    Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
-    return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, thread,
-                                 zero)
-        .getResult();
-  });
+  return atFunctionEntry(
+      op, threadIndices.leader, [&](OpBuilder &builder, Location loc) {
+        builder.setInsertionPointAfter(thread.getDefiningOp());
+        Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+        return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                     thread, zero)
+            .getResult();
+      });
 }
 
-FailureOr<Value> KernelLowering::operandAs(Operation *op, OpOperand &operand,
-                                           const RegisterLayout &layout,
-                                           OpBuilder &builder) {
+FailureOr<Value> LoweringContext::operandAs(Operation *op, OpOperand &operand,
+                                            const RegisterLayout &layout,
+                                            OpBuilder &builder) {
   auto it = fragments.find(operand.get());
   if (it == fragments.end())
     return op->emitOpError()
@@ -222,18 +228,30 @@ FailureOr<Value> KernelLowering::operandAs(Operation *op, OpOperand &operand,
   if (succeeded(target) && !fragment.layout.isSplat() &&
       layout::isLegalRelayout(fragment.layout, layout,
                               type.getElementTypeBitWidth()))
-    return relayoutThroughSharedMemory(op, fragment.registers, fragment.layout,
-                                       layout, type);
+    return relayoutThroughSharedMemory(*this, op, fragment.registers,
+                                       fragment.layout, layout, type);
   return op->emitOpError() << "cannot relayout operand #"
                            << operand.getOperandNumber() << " from "
                            << fragment.layout.str() << " to " << layout.str()
                            << " in registers";
 }
 
-LogicalResult KernelLowering::define(Value result, Value registers,
-                                     const RegisterLayout &layout) {
+LogicalResult LoweringContext::define(Value result, Value registers,
+                                      const RegisterLayout &layout) {
   fragments.try_emplace(result, Fragment{registers, layout});
   return success();
+}
+
+const Fragment *LoweringContext::lookup(Value vector) const {
+  auto it = fragments.find(vector);
+  return it == fragments.end() ? nullptr : &it->second;
+}
+
+void LoweringContext::retypeInPlace(Value value, VectorType registers,
+                                    const RegisterLayout &layout) {
+  retypedValues.try_emplace(value, cast<VectorType>(value.getType()));
+  value.setType(registers);
+  (void)define(value, value, layout);
 }
 
 std::array<int32_t, 3> mosaic::clusterShape(Operation *op) {
@@ -261,11 +279,25 @@ int64_t mosaic::sliceExtent(Operation *function) {
   return extent;
 }
 
-int64_t KernelLowering::scratchOffset(Operation *function) {
-  auto [entry, inserted] = scratchOffsets.try_emplace(function, 0);
+int64_t LoweringContext::scratchOffset(Operation *function) {
+  auto [entry, inserted] = scratch.offsets.try_emplace(function, 0);
   if (inserted)
     entry->second = llvm::alignTo(sliceExtent(function), 16);
   return entry->second;
+}
+
+int64_t LoweringContext::reserveScratch(Operation *op, int64_t bytes) {
+  Operation *function = op->getParentOfType<FunctionOpInterface>();
+  int64_t &needed = scratch.bytes[function];
+  needed = std::max(needed, bytes);
+  return scratchOffset(function);
+}
+
+int64_t LoweringContext::sharedMemoryBytes(Operation *function) {
+  int64_t bytes = sliceExtent(function);
+  if (int64_t reserved = scratch.bytes.lookup(function))
+    bytes = std::max(bytes, scratchOffset(function) + reserved);
+  return bytes;
 }
 
 /// Barrier memrefs become i64 memrefs once no barrier op needs their type.
@@ -293,87 +325,80 @@ static void declareArgumentAlignment(Operation *root) {
   });
 }
 
-const OpLowering *LoweringRegistry::lookup(Operation *op) const {
-  auto it = lowerings.find(op->getName().getTypeID());
-  return it == lowerings.end() ? nullptr : &it->second;
-}
-
-/// Every op kind the Lower*.cpp files lower.
+/// Every op kind the Lower*.cpp files lower, and their hooks. The order only
+/// matters for the hooks after the walk: deferred TMA stores are waited for
+/// before the cluster barrier that ends a kernel with remote arrivals.
 static const LoweringRegistry &loweringRegistry() {
   static const LoweringRegistry registry = [] {
     LoweringRegistry registry;
-    KernelLowering::addRegisterLowerings(registry);
-    KernelLowering::addControlFlowLowerings(registry);
-    KernelLowering::addMemoryLowerings(registry);
-    KernelLowering::addBarrierLowerings(registry);
-    KernelLowering::addTMALowerings(registry);
-    KernelLowering::addWgmmaLowerings(registry);
-    KernelLowering::addReductionLowerings(registry);
+    populateRegisterLowerings(registry);
+    populateControlFlowLowerings(registry);
+    populateMemoryLowerings(registry);
+    populateTMALowerings(registry);
+    populateBarrierLowerings(registry);
+    populateWgmmaLowerings(registry);
+    populateReductionLowerings(registry);
     return registry;
   }();
   return registry;
 }
 
-LogicalResult KernelLowering::run(Operation *root) {
+static LogicalResult lowerKernels(Operation *root) {
   // Hand-annotated IR skips inference, which checks this first.
+  DenseSet<Value> waitedForValues;
   if (failed(mosaic_gpu::verifyWgmmaInFlightUses(root, &waitedForValues)))
     return failure();
   declareArgumentAlignment(root);
-  root->walk([&](mosaic_gpu::WGMMAOp wgmma) {
-    SmallVector<Value> reads = {wgmma.getB()};
-    if (isa<MemRefType>(wgmma.getA().getType()))
-      reads.push_back(wgmma.getA());
-    if (sharedWritesPending(wgmma, reads))
-      proxyFencedWgmmas.insert(wgmma);
-  });
+  LoweringContext lowering(std::move(waitedForValues));
   const LoweringRegistry &registry = loweringRegistry();
+  for (LoweringRegistry::Hook hook : registry.beforeWalkHooks())
+    hook(lowering, root);
+  SmallVector<Operation *> lowered;
   // Pre-order: a loop's block arguments are retyped before its body is
   // lowered.
-  WalkResult walk = root->walk<WalkOrder::PreOrder>([&](Operation *op)
-                                                        -> WalkResult {
-    bool touchesVectors = llvm::any_of(op->getOperands(), isRegisterVector) ||
-                          llvm::any_of(op->getResults(), isRegisterVector);
-    bool mosaicOp = isa<mosaic_gpu::MosaicGPUDialect>(op->getDialect());
-    if ((touchesVectors || mosaicOp) &&
-        !op->getParentOfType<FunctionOpInterface>()) {
-      op->emitOpError() << "is outside a function; mosaic-gpu-lower lowers "
-                           "kernel bodies";
-      return WalkResult::interrupt();
-    }
-    const OpLowering *lowering = registry.lookup(op);
-    if (lowering && (lowering->flags & OpLowering::OnVectorsOnly) &&
-        !touchesVectors)
-      lowering = nullptr;
-    LogicalResult result = success();
-    bool keep = false;
-    if (lowering) {
-      result = lowering->lower(*this, op);
-      keep = lowering->flags & OpLowering::KeepsOp;
-    } else if (touchesVectors && op->hasTrait<OpTrait::Elementwise>()) {
-      result = lowerElementwise(op);
-    } else if (touchesVectors || mosaicOp) {
-      result = op->emitOpError() << "is not lowered by mosaic-gpu-lower yet";
-    } else {
-      return WalkResult::advance();
-    }
-    if (failed(result))
-      return WalkResult::interrupt();
-    if (!keep)
-      lowered.push_back(op);
-    return WalkResult::advance();
-  });
+  WalkResult walk =
+      root->walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
+        bool touchesVectors =
+            llvm::any_of(op->getOperands(), isRegisterVector) ||
+            llvm::any_of(op->getResults(), isRegisterVector);
+        bool mosaicOp = isa<mosaic_gpu::MosaicGPUDialect>(op->getDialect());
+        if ((touchesVectors || mosaicOp) &&
+            !op->getParentOfType<FunctionOpInterface>()) {
+          op->emitOpError() << "is outside a function; mosaic-gpu-lower lowers "
+                               "kernel bodies";
+          return WalkResult::interrupt();
+        }
+        const LoweringRegistry::Rule *rule = registry.lookup(op);
+        if (rule && (rule->info & OpLowering::OnVectorsOnly) && !touchesVectors)
+          rule = nullptr;
+        LogicalResult result = success();
+        bool keep = false;
+        if (rule) {
+          result = rule->apply(lowering, op);
+          keep = rule->info & OpLowering::KeepsOp;
+        } else if (touchesVectors && op->hasTrait<OpTrait::Elementwise>()) {
+          result = registry.elementwiseRule()(lowering, op);
+        } else if (touchesVectors || mosaicOp) {
+          result = op->emitOpError()
+                   << "is not lowered by mosaic-gpu-lower yet";
+        } else {
+          return WalkResult::advance();
+        }
+        if (failed(result))
+          return WalkResult::interrupt();
+        if (!keep)
+          lowered.push_back(op);
+        return WalkResult::advance();
+      });
   if (walk.wasInterrupted())
     return failure();
-  waitForDeferredStoresBeforeExit();
-  syncClusterBeforeExit();
+  for (LoweringRegistry::Hook hook : registry.afterWalkHooks())
+    hook(lowering, root);
   // Record the dynamic shared memory each kernel needs (slices and scratch)
   // while the slices still exist.
   SmallVector<std::pair<gpu::GPUFuncOp, int64_t>> sharedBytes;
   root->walk([&](gpu::GPUFuncOp function) {
-    int64_t bytes = sliceExtent(function);
-    if (int64_t scratch = scratchBytes.lookup(function))
-      bytes = std::max(bytes, scratchOffset(function) + scratch);
-    sharedBytes.push_back({function, bytes});
+    sharedBytes.push_back({function, lowering.sharedMemoryBytes(function)});
   });
   for (Operation *op : llvm::reverse(lowered)) {
     if (!op->use_empty())
@@ -398,7 +423,7 @@ namespace {
 
 struct LowerPass : mosaic::impl::MosaicGPULowerBase<LowerPass> {
   void runOnOperation() override {
-    if (failed(KernelLowering().run(getOperation())))
+    if (failed(lowerKernels(getOperation())))
       signalPassFailure();
   }
 };

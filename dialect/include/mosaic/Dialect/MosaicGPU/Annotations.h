@@ -44,17 +44,9 @@ std::optional<unsigned> registerVectorIndex(mlir::OpResult result);
 std::optional<unsigned> sharedBufferIndex(mlir::OpOperand &operand);
 std::optional<unsigned> sharedBufferIndex(mlir::OpResult result);
 
-/// Entry `index` of the layout annotation `name` (kInLayoutsAttr or
-/// kOutLayoutsAttr) of `op`. Region arguments take the entries of their op's
-/// annotations, so the lowering also reads entries by position.
-mlir::FailureOr<mosaic::layout::RegisterLayout>
-annotatedLayout(mlir::Operation *op, llvm::StringRef name, unsigned index);
-/// Entry `index` of the transform annotation `name` (kInTransformsAttr or
-/// kOutTransformsAttr) of `op`.
-mlir::FailureOr<mosaic::layout::SmemTransforms>
-annotatedTransforms(mlir::Operation *op, llvm::StringRef name, unsigned index);
-
-/// The annotated layout of a register-vector operand or result.
+/// The annotated layout of a register-vector operand or result. A region
+/// argument has no entry of its own: it takes the entry of the operand or
+/// result of its op that it corresponds to.
 mlir::FailureOr<mosaic::layout::RegisterLayout>
 inLayoutFor(mlir::OpOperand &operand);
 mlir::FailureOr<mosaic::layout::RegisterLayout>

@@ -1,7 +1,7 @@
 //===- Pipeline.h - The mosaic-gpu-pipeline pass pipeline -------*- C++ -*-===//
 
-#ifndef MOSAIC_CONVERSION_MOSAICGPUTONVVM_PIPELINE_H
-#define MOSAIC_CONVERSION_MOSAICGPUTONVVM_PIPELINE_H
+#ifndef MOSAIC_PIPELINE_PIPELINE_H
+#define MOSAIC_PIPELINE_PIPELINE_H
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -47,4 +47,4 @@ void registerPipeline();
 
 } // namespace mosaic
 
-#endif // MOSAIC_CONVERSION_MOSAICGPUTONVVM_PIPELINE_H
+#endif // MOSAIC_PIPELINE_PIPELINE_H

@@ -1,6 +1,6 @@
 //===- Pipeline.cpp - The mosaic-gpu-pipeline pass pipeline ---------------===//
 
-#include "mosaic/Conversion/MosaicGPUToNVVM/Pipeline.h"
+#include "mosaic/Pipeline/Pipeline.h"
 #include "mosaic/Conversion/MosaicGPUToNVVM/Passes.h"
 #include "mosaic/LayoutInference/Passes.h"
 #include "mosaic/Transforms/Passes.h"
