@@ -59,7 +59,7 @@ struct FinalizeKernelsPass
     });
     // Tensor maps are passed by value (a 128-byte, 64-byte aligned
     // CUtensorMap) and read in place by TMA.
-    getOperation()->walk([](LLVM::LLVMFuncOp function) {
+    WalkResult result = getOperation()->walk([](LLVM::LLVMFuncOp function) {
       MLIRContext *context = function.getContext();
       Builder builder(context);
       // setmaxnreg moves registers relative to the count each warp starts
@@ -79,19 +79,34 @@ struct FinalizeKernelsPass
             builder.getStringAttr("preserve-sign,preserve-sign"));
       auto maps = function->getAttrOfType<ArrayAttr>(kTensorMapsAttr);
       if (!maps)
-        return;
-      for (auto map : maps.getAsRange<DictionaryAttr>()) {
-        auto index = map.getAs<IntegerAttr>("parameter").getInt();
+        return WalkResult::advance();
+      for (auto [position, entry] : llvm::enumerate(maps)) {
+        auto dictionary = dyn_cast<DictionaryAttr>(entry);
+        FailureOr<TensorMapDescription> map =
+            dictionary ? tensorMapFromAttribute(dictionary)
+                       : FailureOr<TensorMapDescription>(failure());
+        if (failed(map) || map->parameter >= function.getNumArguments()) {
+          function.emitError()
+              << "entry " << position << " of `" << kTensorMapsAttr
+              << "` is not a tensor-map description of one of its "
+              << "parameters: " << entry;
+          return WalkResult::interrupt();
+        }
+        unsigned index = map->parameter;
         function.setArgAttr(
             index, LLVM::LLVMDialect::getByValAttrName(),
             TypeAttr::get(LLVM::LLVMArrayType::get(IntegerType::get(context, 8),
-                                                   kTensorMapBytes)));
-        function.setArgAttr(index, LLVM::LLVMDialect::getAlignAttrName(),
-                            builder.getI64IntegerAttr(kTensorMapAlignment));
+                                                   limits::kTensorMapBytes)));
+        function.setArgAttr(
+            index, LLVM::LLVMDialect::getAlignAttrName(),
+            builder.getI64IntegerAttr(limits::kTensorMapAlignment));
         function.setArgAttr(index, NVVM::NVVMDialect::getGridConstantAttrName(),
                             builder.getUnitAttr());
       }
+      return WalkResult::advance();
     });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 };
 

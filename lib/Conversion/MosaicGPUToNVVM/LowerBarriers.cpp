@@ -53,10 +53,10 @@ lowerInitializeBarrier(LoweringContext &lowering,
            << "), more than an mbarrier counts ("
            << mosaic_gpu::kMaxBarrierCount << ")";
   int64_t barrierBytes = int64_t(op.getNumBarriers()) * kBarrierBytes;
-  if (barrierBytes > kMaxSharedMemoryBytes)
+  if (barrierBytes > limits::kMaxSharedMemoryPerBlock)
     return op.emitOpError()
            << "initializes " << op.getNumBarriers() << " barriers ("
-           << barrierBytes << " bytes), more than the " << kMaxSharedMemoryBytes
+           << barrierBytes << " bytes), more than the " << limits::kMaxSharedMemoryPerBlock
            << " bytes of shared memory an sm_90a block has";
   Value basePointer = op.getBasePointer();
   if (auto ref = dyn_cast<MemRefType>(basePointer.getType()))

@@ -28,10 +28,6 @@ using namespace mlir;
 using namespace mosaic;
 using layout::SmemTransforms;
 
-/// TMA's limits (CUDA driver API, cuTensorMapEncodeTiled).
-static constexpr int64_t kMaxTensorRank = 5;
-static constexpr int64_t kMaxBoxSize = 256;
-
 /// The kernel argument `ref` views, through view-like ops, if any.
 static BlockArgument kernelArgumentOf(Value ref) {
   while (true) {
@@ -50,29 +46,21 @@ static BlockArgument kernelArgumentOf(Value ref) {
   }
 }
 
-static std::string elementName(Type type) {
-  std::string name;
-  llvm::raw_string_ostream os(name);
-  os << type;
-  return name;
-}
-
-/// The TMA data type (CUtensorMapDataType, spelled as the manifest spells
-/// it) a reduction of `element`s with `reduction` needs; the verifier has
-/// checked that TMA defines the pair.
-static StringRef reductionDataType(mosaic_gpu::TMAReduction reduction,
-                                   Type element) {
+/// The TMA data type a reduction of `element`s with `reduction` needs; the
+/// verifier has checked that TMA defines the pair.
+static TensorMapDataType reductionDataType(mosaic_gpu::TMAReduction reduction,
+                                           Type element) {
   if (element.isF16())
-    return "float16";
+    return TensorMapDataType::Float16;
   if (element.isBF16())
-    return "bfloat16";
+    return TensorMapDataType::BFloat16;
   if (element.isF32())
-    return "float32";
+    return TensorMapDataType::Float32;
   bool isSigned = reduction == mosaic_gpu::TMAReduction::Smin ||
                   reduction == mosaic_gpu::TMAReduction::Smax;
   if (element.getIntOrFloatBitWidth() == 64)
-    return isSigned ? "int64" : "uint64";
-  return isSigned ? "int32" : "uint32";
+    return isSigned ? TensorMapDataType::Int64 : TensorMapDataType::UInt64;
+  return isSigned ? TensorMapDataType::Int32 : TensorMapDataType::UInt32;
 }
 
 namespace {
@@ -109,75 +97,71 @@ static FailureOr<Value> tensorMap(LoweringContext &lowering, Operation *op,
            << "; index into the argument with the op's indices "
               "instead of a subview";
   int64_t rank = type.getRank();
-  if (rank > kMaxTensorRank)
+  if (rank > limits::kMaxTensorMapRank)
     return op->emitOpError() << "needs a rank-" << rank
                              << " tensor map (after tiling); TMA handles at "
                                 "most "
-                             << kMaxTensorRank << " dims";
+                             << limits::kMaxTensorMapRank << " dims";
   if (strides.back() != 1)
     return op->emitOpError() << "needs a global view whose minor dim is "
                                 "contiguous, but its stride is "
                              << strides.back();
+  std::string elementName;
+  llvm::raw_string_ostream(elementName) << type.getElementType();
+  std::optional<ElementType> element = parseElementType(elementName);
+  if (!element)
+    return op->emitOpError() << "transfers " << type.getElementType()
+                             << " elements, which TMA does not move (one of "
+                             << elementTypeSpellings() << ")";
   int64_t elementBytes = type.getElementTypeBitWidth() / 8;
-  Builder builder(op->getContext());
-  SmallVector<int64_t> globalDims, globalStrides, boxDims, elementStrides;
+  TensorMapDescription map;
+  map.buffer = argument.getArgNumber();
+  map.elementType = *element;
+  map.rank = rank;
+  if (auto store = dyn_cast<mosaic_gpu::AsyncStoreOp>(op))
+    if (std::optional<mosaic_gpu::TMAReduction> reduction =
+            store.getReductionOp())
+      map.dataType = reductionDataType(*reduction, type.getElementType());
   for (int64_t dim = rank - 1; dim >= 0; --dim) {
-    globalDims.push_back(type.getDimSize(dim));
+    map.globalDims.push_back(type.getDimSize(dim));
     if (dim != rank - 1) {
       int64_t bytes = strides[dim] * elementBytes;
-      if (bytes % 16 != 0)
+      if (bytes % limits::kGlobalAlignment != 0)
         return op->emitOpError()
-               << "needs global strides that are multiples of 16 bytes, but "
-                  "dim "
-               << dim << " of " << type << " has a stride of " << bytes
-               << " bytes";
-      globalStrides.push_back(bytes);
+               << "needs global strides that are multiples of "
+               << limits::kGlobalAlignment << " bytes, but dim " << dim
+               << " of " << type << " has a stride of " << bytes << " bytes";
+      map.globalStrides.push_back(bytes);
     }
     int64_t box = sliceLengths[dim] < 0 ? 1 : sliceLengths[dim];
-    if (box > kMaxBoxSize)
+    if (box > limits::kMaxTensorMapBoxDim)
       return op->emitOpError()
              << "transfers " << box << " elements along dim " << dim
-             << "; a TMA box spans at most " << kMaxBoxSize;
-    boxDims.push_back(box);
-    elementStrides.push_back(1);
+             << "; a TMA box spans at most " << limits::kMaxTensorMapBoxDim;
+    map.boxDims.push_back(box);
+    map.elementStrides.push_back(1);
   }
   int64_t swizzle =
       transforms.swizzle == layout::kNoSwizzle ? 0 : transforms.swizzle;
-  int64_t innerBytes = boxDims.front() * elementBytes;
-  if (innerBytes % 16 != 0)
+  map.swizzleBytes = swizzle;
+  int64_t innerBytes = map.boxDims.front() * elementBytes;
+  if (innerBytes % limits::kTensorMapInnerBoxMultiple != 0)
     return op->emitOpError() << "has a minor box dim of " << innerBytes
-                             << " bytes; TMA needs a multiple of 16";
+                             << " bytes; TMA needs a multiple of "
+                             << limits::kTensorMapInnerBoxMultiple;
   if (swizzle && innerBytes > swizzle)
     return op->emitOpError()
            << "has a minor box dim of " << innerBytes << " bytes, wider than "
            << "its " << swizzle << "-byte swizzle";
 
   auto function = cast<gpu::GPUFuncOp>(argument.getOwner()->getParentOp());
-  NamedAttrList description;
-  description.append("buffer",
-                     builder.getI64IntegerAttr(argument.getArgNumber()));
-  description.append("element_type",
-                     builder.getStringAttr(elementName(type.getElementType())));
-  if (auto store = dyn_cast<mosaic_gpu::AsyncStoreOp>(op))
-    if (std::optional<mosaic_gpu::TMAReduction> reduction =
-            store.getReductionOp())
-      description.append("data_type", builder.getStringAttr(reductionDataType(
-                                          *reduction, type.getElementType())));
-  description.append("rank", builder.getI64IntegerAttr(rank));
-  description.append("global_dims", builder.getDenseI64ArrayAttr(globalDims));
-  description.append("global_strides",
-                     builder.getDenseI64ArrayAttr(globalStrides));
-  description.append("box_dims", builder.getDenseI64ArrayAttr(boxDims));
-  description.append("element_strides",
-                     builder.getDenseI64ArrayAttr(elementStrides));
-  description.append("swizzle", builder.getI64IntegerAttr(swizzle));
-  DictionaryAttr key = description.getDictionary(op->getContext());
+  MLIRContext *context = op->getContext();
+  DictionaryAttr key = tensorMapAttribute(context, map, /*withPosition=*/false);
   Value &parameter = lowering.state<TMAState>().tensorMaps[{function, key}];
   if (parameter)
     return parameter;
 
   // A new kernel parameter, after every other.
-  MLIRContext *context = op->getContext();
   unsigned index = function.getNumArguments();
   // The parameter becomes a by-value, 64-byte aligned grid constant once
   // the kernel is an LLVM function (mosaic-gpu-finalize-kernels finds it in
@@ -189,13 +173,13 @@ static FailureOr<Value> tensorMap(LoweringContext &lowering, Operation *op,
            << "cannot add a tensor-map parameter to " << function.getName();
   parameter = function.getArgument(index);
 
-  description.append("parameter", builder.getI64IntegerAttr(index));
   SmallVector<Attribute> maps;
   if (auto existing = function->getAttrOfType<ArrayAttr>(kTensorMapsAttr))
     maps.append(existing.begin(), existing.end());
-  description.append("index", builder.getI64IntegerAttr(maps.size()));
-  maps.push_back(description.getDictionary(context));
-  function->setAttr(kTensorMapsAttr, builder.getArrayAttr(maps));
+  map.parameter = index;
+  map.index = maps.size();
+  maps.push_back(tensorMapAttribute(context, map));
+  function->setAttr(kTensorMapsAttr, ArrayAttr::get(context, maps));
   return parameter;
 }
 

@@ -19,6 +19,7 @@
 #ifndef MOSAIC_CONVERSION_MOSAICGPUTONVVM_LOWERINGCONTEXT_H
 #define MOSAIC_CONVERSION_MOSAICGPUTONVVM_LOWERINGCONTEXT_H
 
+#include "mosaic/Contracts/HardwareLimits.h"
 #include "mosaic/Conversion/MosaicGPUToNVVM/KernelAttributes.h"
 #include "mosaic/Dialect/MosaicGPU/Annotations.h"
 #include "mosaic/Dialect/MosaicGPU/Layouts.h"
@@ -48,13 +49,6 @@ using mosaic_gpu::isRegisterVector;
 using mosaic_gpu::kInLayoutsAttr;
 using mosaic_gpu::kOutLayoutsAttr;
 using mosaic_gpu::outLayoutFor;
-
-/// The most shared memory one sm_90a block can use (227 KiB).
-inline constexpr int64_t kMaxSharedMemoryBytes = 227 * 1024;
-
-/// A CUtensorMap: 128 bytes, passed 64-byte aligned.
-inline constexpr int64_t kTensorMapBytes = 128;
-inline constexpr int64_t kTensorMapAlignment = 64;
 
 /// An `!llvm.ptr` in the NVPTX address space `space`.
 inline mlir::LLVM::LLVMPointerType

@@ -407,11 +407,11 @@ static LogicalResult lowerKernels(Operation *root) {
     op->erase();
   }
   for (auto [function, bytes] : sharedBytes) {
-    if (bytes > kMaxSharedMemoryBytes)
+    if (bytes > limits::kMaxSharedMemoryPerBlock)
       return function.emitOpError()
              << "needs " << bytes << " bytes of shared memory (its slices and "
              << "the lowering's reduction scratch), more than the "
-             << kMaxSharedMemoryBytes << " an sm_90a block has";
+             << limits::kMaxSharedMemoryPerBlock << " an sm_90a block has";
     function->setAttr(kDynamicSharedBytesAttr,
                       Builder(function.getContext()).getI64IntegerAttr(bytes));
   }
