@@ -90,6 +90,33 @@ TEST(ManifestWriter, NamesTheDataTypeOnlyWhenGiven) {
   EXPECT_EQ(read->tensorMaps[0].dataType, TensorMapDataType::UInt32);
 }
 
+TEST(ManifestWriter, OptionalFieldsAreCheckedWhenPresent) {
+  std::string text = formatManifest(sampleManifest());
+  auto replaced = [&](const std::string &from, const std::string &to) {
+    std::string result = text;
+    size_t at = result.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? result
+                                   : result.replace(at, from.size(), to);
+  };
+  Expected<Manifest> badRegisters =
+      parseManifest(replaced("\"registers\": 40", "\"registers\": \"40\""), "");
+  ASSERT_FALSE(badRegisters.ok());
+  EXPECT_EQ(badRegisters.message(),
+            "`ptxas.registers` must be a number, got the string \"40\"");
+  Expected<Manifest> badFeatures = parseManifest(
+      replaced("\"ptx_features\": \"+ptx85\"", "\"ptx_features\": 85"), "");
+  ASSERT_FALSE(badFeatures.ok());
+  EXPECT_EQ(badFeatures.message(), "`ptx_features` must be a string, got 85");
+  Manifest bare = sampleManifest();
+  bare.ptxas.reset();
+  bare.ptxFeatures.clear();
+  Expected<Manifest> read = parseManifest(formatManifest(bare), "");
+  ASSERT_TRUE(read.ok()) << read.message();
+  EXPECT_FALSE(read->ptxas.has_value());
+  EXPECT_TRUE(read->ptxFeatures.empty());
+}
+
 TEST(ManifestWriter, TextIsLlvmJsonStyle) {
   // Sorted keys, two-space indentation, one element per line, escapes as
   // llvm::json writes them: what mosaic-compile wrote before this writer.

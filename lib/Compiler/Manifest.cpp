@@ -75,7 +75,7 @@ int64_t matchNumber(StringRef text, StringRef pattern) {
 } // namespace
 
 FailureOr<mosaic::Manifest> mosaic::detail::describeKernel(ModuleOp module,
-                                                          bool forLaunch) {
+                                                           bool forLaunch) {
   SmallVector<gpu::GPUFuncOp> kernels;
   module.walk([&](gpu::GPUFuncOp function) {
     if (function.isKernel())
@@ -93,8 +93,13 @@ FailureOr<mosaic::Manifest> mosaic::detail::describeKernel(ModuleOp module,
   if (!grid || !block || !*grid || !*block)
     return kernel.emitError() << "the kernel must carry known_grid_size and "
                                  "known_block_size: a launch needs both";
-  llvm::copy(grid->asArrayRef(), info.grid.begin());
-  llvm::copy(block->asArrayRef(), info.block.begin());
+  // The verifiers hold these to 3 entries; copy no more in any case.
+  auto copyDims = [](ArrayRef<int32_t> dims, std::array<uint32_t, 3> &to) {
+    for (size_t i = 0; i < std::min<size_t>(dims.size(), to.size()); ++i)
+      to[i] = static_cast<uint32_t>(dims[i]);
+  };
+  copyDims(grid->asArrayRef(), info.grid);
+  copyDims(block->asArrayRef(), info.block);
   int64_t threads = 1;
   for (int32_t size : block->asArrayRef())
     threads *= size;
@@ -105,7 +110,7 @@ FailureOr<mosaic::Manifest> mosaic::detail::describeKernel(ModuleOp module,
   info.cluster = {1, 1, 1};
   if (auto cluster =
           kernel->getAttrOfType<DenseI32ArrayAttr>(mosaic_gpu::kClusterAttr))
-    llvm::copy(cluster.asArrayRef(), info.cluster.begin());
+    copyDims(cluster.asArrayRef(), info.cluster);
 
   for (auto [index, type] : llvm::enumerate(kernel.getArgumentTypes())) {
     auto memref = dyn_cast<MemRefType>(type);
@@ -122,10 +127,9 @@ FailureOr<mosaic::Manifest> mosaic::detail::describeKernel(ModuleOp module,
     if (std::optional<ElementType> parsed = parseElementType(element))
       buffer.elementType = *parsed;
     else if (forLaunch)
-      return kernel.emitError()
-             << "argument #" << index << " holds " << element
-             << ", which a kernel buffer cannot (one of "
-             << elementTypeSpellings() << ")";
+      return kernel.emitError() << "argument #" << index << " holds " << element
+                                << ", which a kernel buffer cannot (one of "
+                                << elementTypeSpellings() << ")";
     buffer.shape.assign(memref.getShape().begin(), memref.getShape().end());
     info.parameters.push_back(
         {Parameter::Kind::Buffer, static_cast<unsigned>(info.buffers.size())});
@@ -146,11 +150,11 @@ mosaic::detail::buildManifest(Manifest info, ModuleOp lowered,
   info.cubin = kernel.entry + ".cubin";
   info.ptx = kernel.entry + ".ptx";
   const std::string &report = kernel.ptxasReport;
-  info.ptxas = PtxasReport{
-      matchNumber(report, "Used ([0-9]+) registers"),
-      matchNumber(report, "([0-9]+) bytes spill stores"),
-      matchNumber(report, "([0-9]+) bytes spill loads"),
-      matchNumber(report, "([0-9]+) bytes stack frame"), report};
+  info.ptxas =
+      PtxasReport{matchNumber(report, "Used ([0-9]+) registers"),
+                  matchNumber(report, "([0-9]+) bytes spill stores"),
+                  matchNumber(report, "([0-9]+) bytes spill loads"),
+                  matchNumber(report, "([0-9]+) bytes stack frame"), report};
   return info;
 }
 
