@@ -811,7 +811,7 @@ Status completeAsync(Cluster &cluster, uint64_t id) {
     if (it->orderKey)
       for (auto earlier = cluster.async.begin(); earlier != it; ++earlier)
         if (earlier->orderKey == it->orderKey) {
-          MOSAIC_EMU_RETURN_IF_ERROR(completeAsync(cluster, earlier->id));
+          MOSAIC_RETURN_IF_ERROR(completeAsync(cluster, earlier->id));
           return completeAsync(cluster, id); // the queue changed: look again
         }
     AsyncOp op = std::move(*it);

@@ -304,7 +304,7 @@ Status runCluster(Cluster &cluster, uint64_t instructionLimit) {
     if (chosen) {
       spinTurns = 0;
     } else if (!cluster.async.empty()) {
-      MOSAIC_EMU_RETURN_IF_ERROR(completeOldest(cluster, false));
+      MOSAIC_RETURN_IF_ERROR(completeOldest(cluster, false));
       continue;
     } else if (spinner) {
       if (++spinTurns > kSpinTurnLimit) {
@@ -340,10 +340,10 @@ Status runCluster(Cluster &cluster, uint64_t instructionLimit) {
     StepResult result = runWarp(cluster, *chosen, steps, fault);
     if (result == StepResult::Faulted)
       return Error{fault.message};
-    MOSAIC_EMU_RETURN_IF_ERROR(cluster.hazards->verdict());
+    MOSAIC_RETURN_IF_ERROR(cluster.hazards->verdict());
     if (options.policy == AsyncPolicy::Random && !cluster.async.empty() &&
         cluster.random() % 4 == 0)
-      MOSAIC_EMU_RETURN_IF_ERROR(completeOldest(cluster, true));
+      MOSAIC_RETURN_IF_ERROR(completeOldest(cluster, true));
     if (cluster.instructions > instructionLimit)
       return Error{"the cluster executed more than " +
                    std::to_string(instructionLimit) +
@@ -353,8 +353,8 @@ Status runCluster(Cluster &cluster, uint64_t instructionLimit) {
   // The kernel exited with operations in flight (a TMA store nobody waited
   // for): they still complete, as the hardware finishes them.
   while (!cluster.async.empty())
-    MOSAIC_EMU_RETURN_IF_ERROR(completeOldest(cluster, false));
-  MOSAIC_EMU_RETURN_IF_ERROR(cluster.hazards->verdict());
+    MOSAIC_RETURN_IF_ERROR(completeOldest(cluster, false));
+  MOSAIC_RETURN_IF_ERROR(cluster.hazards->verdict());
   return Status();
 }
 

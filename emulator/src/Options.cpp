@@ -84,18 +84,18 @@ Expected<Options> Options::fromEnvironment() {
       {"roundrobin", false}, {"random", true}};
   static const std::pair<const char *, bool> switches[] = {{"on", true},
                                                            {"off", false}};
-  MOSAIC_EMU_RETURN_IF_ERROR(
+  MOSAIC_RETURN_IF_ERROR(
       readKeyword("MOSAIC_EMULATOR_POLICY", policies, options.policy));
-  MOSAIC_EMU_RETURN_IF_ERROR(readKeyword("MOSAIC_EMULATOR_SCHEDULE", schedules,
+  MOSAIC_RETURN_IF_ERROR(readKeyword("MOSAIC_EMULATOR_SCHEDULE", schedules,
                                          options.randomSchedule));
-  MOSAIC_EMU_RETURN_IF_ERROR(
+  MOSAIC_RETURN_IF_ERROR(
       readUnsigned("MOSAIC_EMULATOR_SEED", options.seed,
                    "an unsigned 64-bit decimal integer"));
-  MOSAIC_EMU_RETURN_IF_ERROR(readUnsigned(
+  MOSAIC_RETURN_IF_ERROR(readUnsigned(
       "MOSAIC_EMULATOR_THREADS", options.hostThreads,
       "a number of host threads in decimal (0: one per core), at most " +
           std::to_string(std::numeric_limits<unsigned>::max())));
-  MOSAIC_EMU_RETURN_IF_ERROR(
+  MOSAIC_RETURN_IF_ERROR(
       readKeyword("MOSAIC_EMULATOR_HAZARDS", switches, options.checkHazards));
   return options;
 }

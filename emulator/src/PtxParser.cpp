@@ -364,7 +364,7 @@ Status Parser::parseVariable(Variable &variable, bool allowInit,
     std::string word = next().text.substr(1);
     if (word == "align") {
       Expected<uint64_t> align = parseInteger();
-      MOSAIC_EMU_RETURN_IF_ERROR(align);
+      MOSAIC_RETURN_IF_ERROR(align);
       variable.align = static_cast<uint32_t>(*align);
     } else if (word == "v2" || word == "v4" || word == "v8") {
       vector = static_cast<uint32_t>(word[1] - '0');
@@ -390,9 +390,9 @@ Status Parser::parseVariable(Variable &variable, bool allowInit,
       continue;
     }
     Expected<uint64_t> dim = parseInteger();
-    MOSAIC_EMU_RETURN_IF_ERROR(dim);
+    MOSAIC_RETURN_IF_ERROR(dim);
     count *= *dim;
-    MOSAIC_EMU_RETURN_IF_ERROR(expect("]"));
+    MOSAIC_RETURN_IF_ERROR(expect("]"));
   }
   variable.size = unsized ? 0 : count * elementBytes;
   variable.isExtern = unsized;
@@ -413,7 +413,7 @@ Status Parser::parseVariable(Variable &variable, bool allowInit,
                      variable.name + "`)");
       }
       Expected<uint64_t> value = parseInteger();
-      MOSAIC_EMU_RETURN_IF_ERROR(value);
+      MOSAIC_RETURN_IF_ERROR(value);
       values.push_back(*value);
       if (!braced)
         break;
@@ -430,7 +430,7 @@ Status Parser::parseVariable(Variable &variable, bool allowInit,
 }
 
 Status Parser::parseParameters(KernelInfo &info) {
-  MOSAIC_EMU_RETURN_IF_ERROR(expect("("));
+  MOSAIC_RETURN_IF_ERROR(expect("("));
   uint32_t offset = 0;
   while (!accept(")")) {
     accept(",");
@@ -439,7 +439,7 @@ Status Parser::parseParameters(KernelInfo &info) {
                    peek().text + "'");
     Variable variable;
     variable.space = Space::Param;
-    MOSAIC_EMU_RETURN_IF_ERROR(parseVariable(variable, false, true));
+    MOSAIC_RETURN_IF_ERROR(parseVariable(variable, false, true));
     KernelParameter parameter;
     parameter.name = variable.name;
     parameter.size = static_cast<uint32_t>(variable.size);
@@ -475,8 +475,8 @@ Status Parser::parseRegisterDeclaration() {
     std::string name = next().text;
     if (accept("<")) {
       Expected<uint64_t> count = parseInteger();
-      MOSAIC_EMU_RETURN_IF_ERROR(count);
-      MOSAIC_EMU_RETURN_IF_ERROR(expect(">"));
+      MOSAIC_RETURN_IF_ERROR(count);
+      MOSAIC_RETURN_IF_ERROR(expect(">"));
       if (*count > (1u << 20))
         return error("too many registers in `" + name + "<" +
                      std::to_string(*count) + ">`");
@@ -518,7 +518,7 @@ Expected<Operand> Parser::parseOperand(Instruction &instruction) {
       first = false;
       if (peek().kind == Token::Kind::Number || peek().text == "-") {
         Expected<uint64_t> value = parseInteger();
-        MOSAIC_EMU_RETURN_IF_ERROR(value);
+        MOSAIC_RETURN_IF_ERROR(value);
         operand.offset += negative ? -static_cast<int64_t>(*value)
                                    : static_cast<int64_t>(*value);
         continue;
@@ -559,8 +559,8 @@ Expected<Operand> Parser::parseOperand(Instruction &instruction) {
       // Tensor coordinates follow the tensor-map address in the brackets.
       instruction.operands.push_back(operand);
       Expected<Operand> coordinates = parseOperand(instruction);
-      MOSAIC_EMU_RETURN_IF_ERROR(coordinates);
-      MOSAIC_EMU_RETURN_IF_ERROR(expect("]"));
+      MOSAIC_RETURN_IF_ERROR(coordinates);
+      MOSAIC_RETURN_IF_ERROR(expect("]"));
       return *coordinates;
     }
     return operand;
@@ -583,7 +583,7 @@ Expected<Operand> Parser::parseOperand(Instruction &instruction) {
           return error("unknown register `" + name + "`");
       } else {
         Expected<uint64_t> value = parseInteger();
-        MOSAIC_EMU_RETURN_IF_ERROR(value);
+        MOSAIC_RETURN_IF_ERROR(value);
         element.bits = *value;
       }
       function->vectorSlots.push_back(element);
@@ -688,7 +688,7 @@ Status Parser::parseStatement() {
       next();
       Variable variable;
       variable.space = directive == ".local" ? Space::Local : Space::Shared;
-      MOSAIC_EMU_RETURN_IF_ERROR(parseVariable(variable, false));
+      MOSAIC_RETURN_IF_ERROR(parseVariable(variable, false));
       if (variable.space == Space::Local) {
         uint32_t align = std::max<uint32_t>(1, variable.align);
         function->localBytes =
@@ -746,7 +746,7 @@ Status Parser::parseStatement() {
                    "`, found '" + peek().text + "'");
     }
     Expected<Operand> operand = parseOperand(instruction);
-    MOSAIC_EMU_RETURN_IF_ERROR(operand);
+    MOSAIC_RETURN_IF_ERROR(operand);
     instruction.operands.push_back(*operand);
   }
   if (Status decoded = decodeInstruction(instruction, opcode); !decoded.ok())
@@ -757,7 +757,7 @@ Status Parser::parseStatement() {
 }
 
 Status Parser::parseBody() {
-  MOSAIC_EMU_RETURN_IF_ERROR(expect("{"));
+  MOSAIC_RETURN_IF_ERROR(expect("{"));
   scopes.clear();
   scopes.push_back({-1, {}, {}});
   currentScope = 0;
@@ -770,7 +770,7 @@ Status Parser::parseBody() {
       next();
       break;
     }
-    MOSAIC_EMU_RETURN_IF_ERROR(parseStatement());
+    MOSAIC_RETURN_IF_ERROR(parseStatement());
   }
   // Resolve branch targets through the scope chain of each branch.
   for (const PendingBranch &branch : branches) {
@@ -801,7 +801,7 @@ Status Parser::parseEntry(bool isKernel) {
   if (peek().text == "(") {
     // A `.func`'s return parameters: named in its body like parameters.
     KernelInfo returns;
-    MOSAIC_EMU_RETURN_IF_ERROR(parseParameters(returns));
+    MOSAIC_RETURN_IF_ERROR(parseParameters(returns));
   }
   if (peek().kind != Token::Kind::Word)
     return error("expected a function name");
@@ -810,7 +810,7 @@ Status Parser::parseEntry(bool isKernel) {
   function = &program->functions.back();
   function->info.name = name;
   if (peek().text == "(")
-    MOSAIC_EMU_RETURN_IF_ERROR(parseParameters(function->info));
+    MOSAIC_RETURN_IF_ERROR(parseParameters(function->info));
   // The performance-tuning directives that fix the register count at
   // launch: `.maxnreg`, and `.maxntid`/`.reqntid` with `.minnctapersm`.
   uint64_t maxnreg = 0, threadBound = 0, minCtasPerSm = 0;
@@ -819,7 +819,7 @@ Status Parser::parseEntry(bool isKernel) {
     std::vector<uint64_t> values;
     while (peek().kind == Token::Kind::Number) {
       Expected<uint64_t> value = parseInteger();
-      MOSAIC_EMU_RETURN_IF_ERROR(value);
+      MOSAIC_RETURN_IF_ERROR(value);
       values.push_back(*value);
       if (!accept(","))
         break;
@@ -864,7 +864,7 @@ Status Parser::parseEntry(bool isKernel) {
       function->staticSharedEnd = std::max<uint32_t>(
           function->staticSharedEnd,
           static_cast<uint32_t>(global.address + global.size));
-  MOSAIC_EMU_RETURN_IF_ERROR(parseBody());
+  MOSAIC_RETURN_IF_ERROR(parseBody());
   function->info.localBytes = function->localBytes;
   function->info.staticSharedBytes = function->staticSharedEnd - kSharedBase;
   uint32_t dynamicAlign = 16;
@@ -914,7 +914,7 @@ Expected<std::unique_ptr<Program>> Parser::parseModule() {
     if (directive == ".section") {
       skipLine();
       if (peek().text == "{")
-        MOSAIC_EMU_RETURN_IF_ERROR(skipBalanced());
+        MOSAIC_RETURN_IF_ERROR(skipBalanced());
       continue;
     }
     if (directive == ".visible" || directive == ".extern" ||
@@ -934,7 +934,7 @@ Expected<std::unique_ptr<Program>> Parser::parseModule() {
       variable.space = space == ".shared"   ? Space::Shared
                        : space == ".global" ? Space::Global
                                             : Space::Const;
-      MOSAIC_EMU_RETURN_IF_ERROR(parseVariable(variable, false));
+      MOSAIC_RETURN_IF_ERROR(parseVariable(variable, false));
       variable.isExtern = true;
       if (variable.space != Space::Shared)
         return error("external global `" + variable.name +
@@ -945,7 +945,7 @@ Expected<std::unique_ptr<Program>> Parser::parseModule() {
       continue;
     }
     if (directive == ".entry" || directive == ".func") {
-      MOSAIC_EMU_RETURN_IF_ERROR(parseEntry(directive == ".entry"));
+      MOSAIC_RETURN_IF_ERROR(parseEntry(directive == ".entry"));
       continue;
     }
     if (directive == ".global" || directive == ".const" ||
@@ -954,7 +954,7 @@ Expected<std::unique_ptr<Program>> Parser::parseModule() {
       variable.space = directive == ".global"  ? Space::Global
                        : directive == ".const" ? Space::Const
                                                : Space::Shared;
-      MOSAIC_EMU_RETURN_IF_ERROR(parseVariable(variable, true));
+      MOSAIC_RETURN_IF_ERROR(parseVariable(variable, true));
       if (variable.space == Space::Shared) {
         uint32_t align = std::max<uint32_t>(1, variable.align);
         nextSharedAddress = (nextSharedAddress + align - 1) / align * align;
@@ -1074,7 +1074,7 @@ void computeReconvergence(Function &function) {
 
 Expected<std::unique_ptr<Program>> parsePtx(std::string_view text) {
   Expected<std::vector<Token>> tokens = tokenize(text);
-  MOSAIC_EMU_RETURN_IF_ERROR(tokens);
+  MOSAIC_RETURN_IF_ERROR(tokens);
   Parser parser(std::move(*tokens));
   Expected<std::unique_ptr<Program>> program = parser.parseModule();
   if (!program.ok())

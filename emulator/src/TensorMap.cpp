@@ -214,7 +214,7 @@ Status encodeTiled(uint8_t out[kTensorMapBytes], uint32_t dataType,
                    const uint32_t *boxDim, const uint32_t *elementStrides,
                    uint32_t interleave, uint32_t swizzle, uint32_t l2Promotion,
                    uint32_t oobFill) {
-  MOSAIC_EMU_RETURN_IF_ERROR(
+  MOSAIC_RETURN_IF_ERROR(
       checkEnums(dataType, interleave, swizzle, l2Promotion, oobFill));
   const uint64_t elementSize = elementBytes(TensorDataType(dataType));
   const char *interleaveName = kInterleaveNames[interleave];

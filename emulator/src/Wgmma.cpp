@@ -185,7 +185,7 @@ Status runWgmma(const WgmmaPlan &plan) {
     return Status();
   };
   if (!plan.aFromRegisters)
-    MOSAIC_EMU_RETURN_IF_ERROR(gather(plan.a, plan.transA, 64, plan.aType,
+    MOSAIC_RETURN_IF_ERROR(gather(plan.a, plan.transA, 64, plan.aType,
                                       plan.scaleA, a.data(), ai.data(), true));
   if (plan.aFromRegisters) {
     unsigned perRegister = 32 / aBits;
@@ -211,7 +211,7 @@ Status runWgmma(const WgmmaPlan &plan) {
       }
     }
   }
-  MOSAIC_EMU_RETURN_IF_ERROR(gather(plan.b, plan.transB, n, plan.bType,
+  MOSAIC_RETURN_IF_ERROR(gather(plan.b, plan.transB, n, plan.bType,
                                     plan.scaleB, b.data(), bi.data(), false));
   // D from the registers. The fragment positions depend on the thread and
   // element index only; they are computed once per shape.
