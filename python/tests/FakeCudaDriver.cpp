@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mosaic/Contracts/HardwareLimits.h"
+
 #include <cuda.h>
 
 #include <cstdint>
@@ -68,7 +70,7 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
     *value = 64;
     break;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
-    *value = 232448;
+    *value = mosaic::limits::kMaxSharedMemoryPerBlock;
     break;
   default:
     *value = 65535;
