@@ -150,6 +150,57 @@ struct Exec {
   bool wgmma(uint32_t mask);
 };
 
+// The operand accessors every family calls for every lane: defined here so
+// that the families, each in its own file, inline them.
+
+inline uint64_t Exec::read(const Operand &operand, uint32_t lane) const {
+  uint64_t value = 0;
+  switch (operand.kind) {
+  case Operand::Kind::Register:
+    value = warp.regs[operand.reg * 32 + lane];
+    break;
+  case Operand::Kind::Immediate:
+  case Operand::Kind::Symbol:
+    value = operand.bits;
+    break;
+  case Operand::Kind::Special:
+    value = special(operand.special, lane);
+    break;
+  default:
+    break;
+  }
+  if (operand.negated)
+    value = !(value & 1);
+  return value;
+}
+
+inline uint64_t Exec::readElement(const VectorElement &element,
+                                  uint32_t lane) const {
+  if (element.reg >= 0)
+    return warp.regs[element.reg * 32 + lane];
+  return element.bits;
+}
+
+inline void Exec::write(const Operand &operand, uint32_t lane, uint64_t value,
+                        Type type) {
+  if (operand.kind != Operand::Kind::Register)
+    return;
+  writeSlot(operand.reg, lane, value, type);
+}
+
+inline void Exec::writeSlot(int32_t slot, uint32_t lane, uint64_t value,
+                            Type type) {
+  Type declared = function.registerTypes[slot];
+  unsigned bits = declared == Type::Pred ? 1 : typeBits(declared);
+  if (type != Type::None && typeBits(type) < bits && isSigned(type))
+    value = static_cast<uint64_t>(signExtend(value, typeBits(type)));
+  warp.regs[slot * 32 + lane] = value & widthMask(bits);
+  if (!warp.lastWrite.empty()) {
+    warp.lastWrite[slot] = warp.sequence;
+    warp.lastWritePc[slot] = pc;
+  }
+}
+
 } // namespace mosaic::emulator
 
 #endif // MOSAIC_EMULATOR_EXECUTE_H
