@@ -12,12 +12,12 @@
 
 #include "RuntimeBindings.h"
 
+#include "mosaic/Contracts/ElementType.h"
+#include "mosaic/Contracts/Manifest.h"
 #include "mosaic/Runtime/Arguments.h"
 #include "mosaic/Runtime/Device.h"
 #include "mosaic/Runtime/Driver.h"
-#include "mosaic/Contracts/ElementType.h"
 #include "mosaic/Runtime/Kernel.h"
-#include "mosaic/Contracts/Manifest.h"
 
 #include <pybind11/stl.h>
 
@@ -110,7 +110,8 @@ struct LoadedKernel {
       uint64_t stream) {
     std::vector<rt::BufferArgument> arguments;
     for (const auto &[pointer, type, shape] : buffers) {
-      std::optional<mosaic::ElementType> elementType = mosaic::parseElementType(type);
+      std::optional<mosaic::ElementType> elementType =
+          mosaic::parseElementType(type);
       if (!elementType)
         throw py::value_error("unknown element type `" + type + "`");
       arguments.push_back(

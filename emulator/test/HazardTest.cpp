@@ -2,11 +2,11 @@
 //---===//
 //
 // For each hazard class of the asynchronous-hazard checker
-// (docs/RationaleEmulator.md) a kernel that has the hazard must fail with a report that says
-// "hazard" and names the program locations involved, and the same kernel
-// with the fix must run clean. Every pair runs under the lazy and the eager
-// async policy: the checker judges happens-before, so what it finds must
-// not depend on when the asynchronous operations happened to complete.
+// (docs/RationaleEmulator.md) a kernel that has the hazard must fail with a
+// report that says "hazard" and names the program locations involved, and the
+// same kernel with the fix must run clean. Every pair runs under the lazy and
+// the eager async policy: the checker judges happens-before, so what it finds
+// must not depend on when the asynchronous operations happened to complete.
 //
 // Classes: (a) data race on shared memory, (b) a generic access to bytes
 // with a pending async write or read (a read of a TMA load's destination

@@ -16,10 +16,10 @@
 #include "Check.h"
 #include "TestSupport.h"
 
-#include "mosaic/Runtime/Device.h"
-#include "mosaic/Runtime/Driver.h"
 #include "mosaic/Contracts/Format.h"
 #include "mosaic/Contracts/Json.h"
+#include "mosaic/Runtime/Device.h"
+#include "mosaic/Runtime/Driver.h"
 #include "mosaic/Runtime/Kernel.h"
 
 #include <gtest/gtest.h>

@@ -23,8 +23,8 @@ BufferParameter buffer(ElementType type, std::vector<int64_t> shape) {
 }
 
 TensorMapDescription map(ElementType type, std::vector<uint64_t> dims,
-                   std::vector<uint64_t> strides, std::vector<uint32_t> box,
-                   unsigned swizzle = 0) {
+                         std::vector<uint64_t> strides,
+                         std::vector<uint32_t> box, unsigned swizzle = 0) {
   TensorMapDescription result;
   result.elementType = type;
   result.rank = static_cast<unsigned>(dims.size());
@@ -83,7 +83,7 @@ TEST(TensorMap, RoundTripExample) {
 /// 63*2 + 7*8192 + 63*128 + 511*65536 + 2 = 33554432, the buffer's size.
 TEST(TensorMap, GemmOperandFillsTheBufferExactly) {
   TensorMapDescription entry = map(ElementType::BF16, {64, 8, 64, 512},
-                             {8192, 128, 65536}, {64, 8, 1, 16}, 128);
+                                   {8192, 128, 65536}, {64, 8, 1, 16}, 128);
   BufferParameter a = buffer(ElementType::BF16, {4096, 4096});
   EXPECT_TRUE(checkTensorMap(entry, a).ok());
   BufferParameter smaller = buffer(ElementType::BF16, {4095, 4096});
@@ -250,7 +250,8 @@ TEST(TensorMap, BoxDimsAndElementStrides) {
 
 TEST(TensorMap, InnerBoxBytes) {
   // 2 f32 are 8 bytes: not a multiple of 16.
-  TensorMapDescription entry = map(ElementType::F32, {128, 4096}, {512}, {2, 64});
+  TensorMapDescription entry =
+      map(ElementType::F32, {128, 4096}, {512}, {2, 64});
   BufferParameter parameter = buffer(ElementType::F32, {4096, 128});
   EXPECT_EQ(encodeError(entry, parameter),
             "tensor map 0 for parameter 0: box dim 0 spans 8 bytes (2 x f32), "
@@ -331,7 +332,8 @@ TEST(TensorMap, ElementTypeAndNanFill) {
 
 TEST(TensorMap, RegionBeyondTheBuffer) {
   // One row too many: 63*2 + 4096*128 + 2 = 524416 > 4096 * 64 * 2 = 524288.
-  TensorMapDescription entry = map(ElementType::BF16, {64, 4097}, {128}, {64, 128});
+  TensorMapDescription entry =
+      map(ElementType::BF16, {64, 4097}, {128}, {64, 128});
   EXPECT_EQ(encodeError(entry, kRoundTripBuffer),
             "tensor map 0 for parameter 0: global dims [64, 4097] with strides "
             "[128] span 524416 bytes, but parameter 0 is a bf16 buffer of "

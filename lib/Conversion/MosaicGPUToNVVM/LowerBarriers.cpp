@@ -56,7 +56,8 @@ lowerInitializeBarrier(LoweringContext &lowering,
   if (barrierBytes > limits::kMaxSharedMemoryPerBlock)
     return op.emitOpError()
            << "initializes " << op.getNumBarriers() << " barriers ("
-           << barrierBytes << " bytes), more than the " << limits::kMaxSharedMemoryPerBlock
+           << barrierBytes << " bytes), more than the "
+           << limits::kMaxSharedMemoryPerBlock
            << " bytes of shared memory an sm_90a block has";
   Value basePointer = op.getBasePointer();
   if (auto ref = dyn_cast<MemRefType>(basePointer.getType()))
