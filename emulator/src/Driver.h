@@ -13,10 +13,14 @@
 //   bookkeeping; asynchronous copies and memsets complete before they return.
 // - Contexts are handles: the primary context and those from cuCtxCreate,
 //   all on the same device memory. Each host thread has its own stack of
-//   current contexts. A launch that faults makes its context's error sticky:
-//   every later call that uses the context returns CUDA_ERROR_LAUNCH_FAILED,
-//   as a kernel fault does on a GPU, until cuDevicePrimaryCtxReset (or
-//   cuCtxDestroy for a created context).
+//   current contexts. A kernel that faults makes its context's error sticky,
+//   as on a GPU: the launch itself returns CUDA_SUCCESS (the kernel runs
+//   after the call on hardware), and every later call that uses the context
+//   returns the fault's code (CUDA_ERROR_ILLEGAL_ADDRESS,
+//   CUDA_ERROR_MISALIGNED_ADDRESS, CUDA_ERROR_ILLEGAL_INSTRUCTION, or
+//   CUDA_ERROR_LAUNCH_FAILED for `trap`, hazards and everything else) until
+//   cuDevicePrimaryCtxReset (or cuCtxDestroy for a created context). A
+//   launch configuration the emulator refuses fails the launch call itself.
 // - Every error also records why (mosaicEmulatorLastError, Extensions.h);
 //   errors in what the user gave the device (PTX that does not load, a
 //   CUBIN image, a tensor map breaking a cuda.h rule, a failed launch) are
@@ -89,8 +93,13 @@ constexpr int kGreatestStreamPriority = -5;
 struct Context {
   bool primary = false;
   unsigned flags = 0;
-  /// Set by a launch that failed in this context: the report's message.
-  std::optional<std::string> fault;
+  /// Set by a launch that failed in this context: the error every later
+  /// call returns, and the report's message.
+  struct StickyFault {
+    CUresult code;
+    std::string message;
+  };
+  std::optional<StickyFault> fault;
 };
 
 struct Function;

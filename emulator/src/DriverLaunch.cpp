@@ -180,6 +180,23 @@ CUresult clusterShape(const char *function, const Function &f,
   return CUDA_SUCCESS;
 }
 
+/// The error a GPU reports for a fault of this kind.
+CUresult faultCode(FaultKind kind) {
+  switch (kind) {
+  case FaultKind::IllegalAddress:
+    return CUDA_ERROR_ILLEGAL_ADDRESS;
+  case FaultKind::MisalignedAddress:
+    return CUDA_ERROR_MISALIGNED_ADDRESS;
+  case FaultKind::IllegalInstruction:
+    return CUDA_ERROR_ILLEGAL_INSTRUCTION;
+  case FaultKind::Configuration:
+  case FaultKind::Unspecified:
+  case FaultKind::Hazard:
+    break;
+  }
+  return CUDA_ERROR_LAUNCH_FAILED;
+}
+
 CUresult launchFunction(const char *function, CUfunction handle,
                         const LaunchRequest &request, void **kernelParams,
                         void **extra) {
@@ -205,8 +222,14 @@ CUresult launchFunction(const char *function, CUfunction handle,
   s.lastSeconds = report.seconds;
   if (!report.ok) {
     s.lastReport = report.message;
-    context->fault = report.message;
-    return failLoudly(CUDA_ERROR_LAUNCH_FAILED, function, report.message);
+    CUresult code = faultCode(report.kind);
+    context->fault = Context::StickyFault{code, report.message};
+    failLoudly(code, function, report.message);
+    // A kernel's fault surfaces at the next call, as on a GPU, where the
+    // launch returns before the kernel runs.
+    if (report.kind != FaultKind::Configuration)
+      return CUDA_SUCCESS;
+    return code;
   }
   for (Event *event : request.completionEvents)
     event->recorded = Clock::now();

@@ -94,8 +94,9 @@ CUresult usable(const char *function, Context *context) {
     return fail(CUDA_ERROR_INVALID_CONTEXT, function,
                 "the context was destroyed or, if primary, released");
   if (context->fault)
-    return fail(CUDA_ERROR_LAUNCH_FAILED, function,
-                "an earlier launch in this context failed: " + *context->fault);
+    return fail(context->fault->code, function,
+                "an earlier launch in this context failed: " +
+                    context->fault->message);
   return CUDA_SUCCESS;
 }
 

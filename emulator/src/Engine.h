@@ -207,6 +207,8 @@ struct Cluster {
   uint64_t instructions = 0, threadInstructions = 0;
   /// Never null during a launch: a NoHazardChecker when checking is off.
   std::unique_ptr<HazardChecker> hazards;
+  /// The kind of the fault that ended the cluster's run, if one did.
+  FaultKind faultKind = FaultKind::Unspecified;
 };
 
 struct LaunchState {
@@ -225,6 +227,7 @@ struct LaunchState {
 struct Fault {
   std::string message;
   bool hazard = false;
+  FaultKind kind = FaultKind::Unspecified;
 };
 
 /// Executes one instruction for the warp's active lanes. Returns false when

@@ -126,9 +126,10 @@ uint64_t Exec::address(const Operand &operand, uint32_t lane) const {
   return base + static_cast<uint64_t>(operand.offset);
 }
 
-bool Exec::fail(const std::string &message, int lane) {
+bool Exec::fail(const std::string &message, int lane, FaultKind kind) {
   fault.message =
       describeLocation(launch, cta, warp.index, lane, pc) + ": " + message;
+  fault.kind = kind;
   return false;
 }
 
@@ -152,7 +153,7 @@ std::optional<SharedLocation> Exec::resolveShared(uint64_t sharedAddress,
   if (sharedAddress >= (1ull << 32)) {
     fail("shared address " + std::to_string(sharedAddress) +
              " is outside the shared window",
-         static_cast<int>(lane));
+         static_cast<int>(lane), FaultKind::IllegalAddress);
     return std::nullopt;
   }
   uint32_t rank = static_cast<uint32_t>(sharedAddress >> kClusterRankShift);
@@ -160,14 +161,14 @@ std::optional<SharedLocation> Exec::resolveShared(uint64_t sharedAddress,
     if (!clusterWindow) {
       fail("a .shared::cta access with the shared::cluster address " +
                std::to_string(sharedAddress) + " of another CTA",
-           static_cast<int>(lane));
+           static_cast<int>(lane), FaultKind::IllegalAddress);
       return std::nullopt;
     }
     if (rank - 1 >= cluster.ctas.size()) {
       fail("shared::cluster address " + std::to_string(sharedAddress) +
                " names CTA rank " + std::to_string(rank - 1) +
                ", but the cluster has " + std::to_string(cluster.ctas.size()),
-           static_cast<int>(lane));
+           static_cast<int>(lane), FaultKind::IllegalAddress);
       return std::nullopt;
     }
     target = cluster.ctas[rank - 1].get();
@@ -179,7 +180,7 @@ std::optional<SharedLocation> Exec::resolveShared(uint64_t sharedAddress,
              " is outside the CTA's shared memory [" +
              std::to_string(kSharedBase) + ", " +
              std::to_string(target->sharedEnd) + ")",
-         static_cast<int>(lane));
+         static_cast<int>(lane), FaultKind::IllegalAddress);
     return std::nullopt;
   }
   return SharedLocation{target, static_cast<uint32_t>(offset)};
@@ -196,7 +197,7 @@ uint8_t *Exec::memory(Space space, uint64_t address, unsigned bytes, bool write,
                             static_cast<unsigned long long>(address));
               return std::string(text);
             }(),
-        static_cast<int>(lane));
+        static_cast<int>(lane), FaultKind::MisalignedAddress);
     return nullptr;
   }
   if (space == Space::Generic) {
@@ -229,7 +230,7 @@ uint8_t *Exec::memory(Space space, uint64_t address, unsigned bytes, bool write,
                     "allocation",
                     write ? "write" : "read", bytes,
                     static_cast<unsigned long long>(address));
-      fail(text, static_cast<int>(lane));
+      fail(text, static_cast<int>(lane), FaultKind::IllegalAddress);
     }
     return host;
   }
@@ -254,7 +255,7 @@ uint8_t *Exec::memory(Space space, uint64_t address, unsigned bytes, bool write,
     if (address + bytes > frame) {
       fail("local-memory access at " + std::to_string(address) +
                " is outside the " + std::to_string(frame) + "-byte frame",
-           static_cast<int>(lane));
+           static_cast<int>(lane), FaultKind::IllegalAddress);
       return nullptr;
     }
     return warp.local.data() + size_t(lane) * frame + address;

@@ -67,7 +67,8 @@ struct Exec {
   std::optional<SharedLocation> sharedOperand(const Operand &operand,
                                               Space space, unsigned bytes,
                                               uint32_t lane);
-  bool fail(const std::string &message, int lane = -1);
+  bool fail(const std::string &message, int lane = -1,
+            FaultKind kind = FaultKind::Unspecified);
   bool hazard(const std::string &message, int lane = -1);
   /// Reports what the hazard checker found in this instruction, if anything.
   void report(const std::optional<Finding> &finding);

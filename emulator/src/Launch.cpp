@@ -338,8 +338,10 @@ Status runCluster(Cluster &cluster, uint64_t instructionLimit) {
     unsigned steps =
         quantum ? quantum : 1 + static_cast<unsigned>(cluster.random() % 32);
     StepResult result = runWarp(cluster, *chosen, steps, fault);
-    if (result == StepResult::Faulted)
+    if (result == StepResult::Faulted) {
+      cluster.faultKind = fault.hazard ? FaultKind::Hazard : fault.kind;
       return Error{fault.message};
+    }
     MOSAIC_RETURN_IF_ERROR(cluster.hazards->verdict());
     if (options.policy == AsyncPolicy::Random && !cluster.async.empty() &&
         cluster.random() % 4 == 0)
@@ -449,11 +451,13 @@ LaunchReport launch(const Module &module, std::string_view kernel,
   const Function *function = module.program().find(kernel);
   if (!function || function->info.maxThreadsPerBlock == 0) {
     report.ok = false;
+    report.kind = FaultKind::Configuration;
     report.message = "no kernel `" + std::string(kernel) + "` in the module";
     return report;
   }
   if (Status status = checkConfig(*function, config); !status.ok()) {
     report.ok = false;
+    report.kind = FaultKind::Configuration;
     report.message = "launch of `" + function->info.name +
                      "`: " + status.message();
     return report;
@@ -487,6 +491,7 @@ LaunchReport launch(const Module &module, std::string_view kernel,
   uint64_t failedCluster = UINT64_MAX;
   std::string failure;
   bool failureIsHazard = false;
+  FaultKind failureKind = FaultKind::Unspecified;
   std::atomic<uint64_t> warpInstructions{0}, threadInstructions{0};
 
   auto worker = [&]() {
@@ -507,6 +512,7 @@ LaunchReport launch(const Module &module, std::string_view kernel,
       cluster.random.seed(options.seed * 0x9E3779B97F4A7C15ull + index);
       cluster.instructions = 0;
       cluster.threadInstructions = 0;
+      cluster.faultKind = FaultKind::Unspecified;
       if (options.checkHazards)
         cluster.hazards = makeVectorClockChecker(cluster);
       else
@@ -534,6 +540,8 @@ LaunchReport launch(const Module &module, std::string_view kernel,
           failure = status.message();
           failureIsHazard =
               status.message().find("hazard") != std::string::npos;
+          failureKind =
+              failureIsHazard ? FaultKind::Hazard : cluster.faultKind;
         }
         stop = true;
       }
@@ -556,6 +564,7 @@ LaunchReport launch(const Module &module, std::string_view kernel,
   if (failedCluster != UINT64_MAX) {
     report.ok = false;
     report.hazard = failureIsHazard;
+    report.kind = failureKind;
     report.message = "`" + function->info.name + "`: " + failure;
   }
   return report;

@@ -198,6 +198,15 @@ Driver::~Driver() {
     dlclose(handle);
 }
 
+/// The sticky errors a faulting kernel leaves, which the next call after the
+/// launch returns.
+static bool isKernelFault(CUresult result) {
+  return result == CUDA_ERROR_LAUNCH_FAILED ||
+         result == CUDA_ERROR_ILLEGAL_ADDRESS ||
+         result == CUDA_ERROR_MISALIGNED_ADDRESS ||
+         result == CUDA_ERROR_ILLEGAL_INSTRUCTION;
+}
+
 Status Driver::check(CUresult result, const std::string &what) const {
   if (result == CUDA_SUCCESS)
     return Status();
@@ -215,9 +224,9 @@ Status Driver::check(CUresult result, const std::string &what) const {
     message += std::string(" (") + description + ")";
   if (!emulator)
     return Error{message};
-  // The emulator says why: a failed launch's report of the fault or hazard
+  // The emulator says why: a kernel fault's report (of the fault or hazard)
   // on the lines after, any other call's reason on the same line.
-  if (result == CUDA_ERROR_LAUNCH_FAILED) {
+  if (isKernelFault(result)) {
     std::string report = emulatorReport();
     if (!report.empty())
       message += "\n" + report;

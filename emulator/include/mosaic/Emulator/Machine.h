@@ -143,11 +143,36 @@ struct LaunchConfig {
   std::vector<uint8_t> parameters;
 };
 
+/// What kind of failure ended a launch: the hardware's error for the faults
+/// a GPU raises (the driver returns it from the next synchronizing call), or
+/// a finding of the emulator's own (a hazard, a deadlock, a hang, an
+/// operation it cannot run), which a GPU would not report as such.
+enum class FaultKind {
+  /// The launch configuration was refused before anything ran.
+  Configuration,
+  /// A global, shared or local access outside what the kernel may touch
+  /// (CUDA_ERROR_ILLEGAL_ADDRESS).
+  IllegalAddress,
+  /// An access not aligned to its width (CUDA_ERROR_MISALIGNED_ADDRESS).
+  MisalignedAddress,
+  /// An instruction the hardware refuses to execute with these operands,
+  /// e.g. a tensor copy its tensor map does not allow
+  /// (CUDA_ERROR_ILLEGAL_INSTRUCTION).
+  IllegalInstruction,
+  /// `trap`, and every other fault the emulator has no more precise code for
+  /// (CUDA_ERROR_LAUNCH_FAILED).
+  Unspecified,
+  /// A data race or misuse of the memory model the hardware would not
+  /// report (CUDA_ERROR_LAUNCH_FAILED from the emulator).
+  Hazard,
+};
+
 struct LaunchReport {
   /// False on a fault (bad address, unsupported operand at run time), a
   /// hazard or a deadlock; `message` then says what, where and who.
   bool ok = true;
   bool hazard = false;
+  FaultKind kind = FaultKind::Unspecified;
   std::string message;
   uint64_t warpInstructions = 0;
   uint64_t threadInstructions = 0;

@@ -125,9 +125,10 @@ public:
   ~Driver();
 
   /// Success, or "<what>: CUDA_ERROR_NAME (the driver's description)". The
-  /// emulator adds why: for a failed launch (CUDA_ERROR_LAUNCH_FAILED) its
-  /// report of the fault or hazard on the lines after, for any other call
-  /// its reason after a colon.
+  /// emulator adds why: for a kernel's fault (CUDA_ERROR_LAUNCH_FAILED,
+  /// _ILLEGAL_ADDRESS, _MISALIGNED_ADDRESS, _ILLEGAL_INSTRUCTION) its report
+  /// of the fault or hazard on the lines after, for any other call its
+  /// reason after a colon.
   Status check(CUresult result, const std::string &what) const;
 
   /// The driver's CUDA version, e.g. 13000.
