@@ -371,6 +371,33 @@ void forEachRow(const TensorMap &map, const Box &box, Row row,
   }
 }
 
+/// Whether some element of `box` lies outside the tensor.
+bool crossesEdge(const TensorMap &map, const Box &box) {
+  for (unsigned d = 0; d < box.rank; ++d) {
+    int64_t stride = std::max<uint32_t>(1, map.elementStrides[d]);
+    int64_t last = box.start[d] + int64_t(box.count[d] - 1) * stride;
+    if (box.start[d] < 0 || uint64_t(last) >= map.globalDim[d])
+      return true;
+  }
+  return false;
+}
+
+/// "x, y" of the box's origin, innermost first.
+std::string formatCoordinates(const Box &box) {
+  std::string text;
+  for (unsigned d = 0; d < box.rank; ++d)
+    text += (d ? ", " : "") + std::to_string(box.start[d]);
+  return text;
+}
+
+/// "100 x 72 elements", innermost first.
+std::string formatExtent(const TensorMap &map) {
+  std::string text;
+  for (unsigned d = 0; d < map.rank; ++d)
+    text += (d ? " x " : "") + std::to_string(map.globalDim[d]);
+  return text + " elements";
+}
+
 void oobFill(const TensorMap &map, uint8_t *element, unsigned bytes) {
   if (!map.oobFillNan || !isFloat(map.dataType)) {
     std::memset(element, 0, bytes);
@@ -451,9 +478,12 @@ bool isValidReduction(uint8_t op, TensorDataType type) {
 
 bool Exec::tensorCopy(uint32_t mask) {
   Op op = in.op;
-  bool isLoad = op == Op::CpAsyncBulkTensor && in.space == Space::SharedCluster;
-  if (op == Op::CpAsyncBulkTensor && in.space != Space::SharedCluster &&
-      in.space != Space::Global)
+  // Loads name their destination .shared::cluster, or (PTX ISA 8.6)
+  // .shared::cta, this CTA's window only.
+  bool isLoad = op == Op::CpAsyncBulkTensor &&
+                (in.space == Space::SharedCluster || in.space == Space::Shared);
+  Space destinationSpace = in.space;
+  if (op == Op::CpAsyncBulkTensor && !isLoad && in.space != Space::Global)
     return fail("unsupported cp.async.bulk.tensor direction");
   // Operands. Load: [dst], [map, {coords}], [mbar] (, ctaMask)(, policy).
   // Store/reduce: [map, {coords}], [src] (, policy).
@@ -500,13 +530,24 @@ bool Exec::tensorCopy(uint32_t mask) {
 
     if (op == Op::CpAsyncBulkPrefetchTensor)
       continue;
+    if (map.l2Promotion == 0 && crossesEdge(map, box))
+      return fail("the box at (" + formatCoordinates(box) +
+                      ") reaches outside the tensor (" +
+                      formatExtent(map) +
+                      ") and the tensor map's L2 promotion is NONE: an "
+                      "H200 faults on every such copy (load, store or "
+                      "reduce); encode the map with "
+                      "CU_TENSOR_MAP_L2_PROMOTION_L2_128B (see "
+                      "docs/RationaleEmulator.md, \"Tensor copies across "
+                      "the tensor's edge\")",
+                  static_cast<int>(lane), FaultKind::IllegalInstruction);
 
     AsyncOp async = newAsync(lane);
     AsyncClock clock = cluster.hazards->onAsyncIssue(warp, async.id);
 
     if (isLoad) {
       std::optional<SharedLocation> destination =
-          sharedOperand(in.operands[0], Space::SharedCluster,
+          sharedOperand(in.operands[0], destinationSpace,
                         static_cast<unsigned>(bytes), lane);
       if (!destination)
         return false;
@@ -516,7 +557,7 @@ bool Exec::tensorCopy(uint32_t mask) {
                         " of a tensor copy is not 128-byte aligned",
                     static_cast<int>(lane));
       std::optional<SharedLocation> barrierLocation =
-          sharedOperand(in.operands[mapIndex + 2], Space::SharedCluster, 8, lane);
+          sharedOperand(in.operands[mapIndex + 2], destinationSpace, 8, lane);
       if (!barrierLocation)
         return false;
       std::vector<Cta *> targets;

@@ -67,7 +67,10 @@ CUtensorMapL2promotion l2Promotion(unsigned bytes) {
   case 256:
     return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
   default:
-    return CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    // "none" too: an H200 faults on every tensor copy whose box crosses the
+    // tensor's edge when the map's L2 promotion is NONE, and the promotion
+    // only sizes L2 fills (docs/RationaleRuntime.md).
+    return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
   }
 }
 

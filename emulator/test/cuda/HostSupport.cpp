@@ -10,6 +10,8 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace emutest {
 
@@ -113,6 +115,17 @@ void launch(CUfunction function, Dim3 grid, Dim3 block,
   EMU_CHECK(cuCtxSynchronize());
 }
 
+CUresult tryLaunch(CUfunction function, Dim3 grid, Dim3 block,
+                   unsigned dynamicSharedBytes, std::vector<void *> parameters) {
+  CUresult result = cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x,
+                                   block.y, block.z, dynamicSharedBytes,
+                                   /*hStream=*/nullptr, parameters.data(),
+                                   /*extra=*/nullptr);
+  if (result != CUDA_SUCCESS)
+    return result;
+  return cuCtxSynchronize();
+}
+
 void launchCluster(CUfunction function, Dim3 grid, Dim3 block, Dim3 cluster,
                    unsigned dynamicSharedBytes,
                    std::vector<void *> parameters) {
@@ -151,7 +164,7 @@ CUresult tryEncodeTiled(CUtensorMap &map, const TiledTensor2d &tensor) {
       &map, tensor.dataType, 2, reinterpret_cast<void *>(tensor.address),
       globalDim, globalStrides, boxDim, elementStrides,
       CU_TENSOR_MAP_INTERLEAVE_NONE, tensor.swizzle,
-      CU_TENSOR_MAP_L2_PROMOTION_NONE, tensor.oobFill);
+      tensor.l2Promotion, tensor.oobFill);
 }
 
 CUtensorMap encodeTiled(const TiledTensor2d &tensor) {
@@ -244,6 +257,27 @@ bool Checker::finish() const {
 // main
 //===----------------------------------------------------------------------===//
 
+// Runs `program ptx variant` as a new process (exec, so that the child's
+// CUDA state is its own) and says whether it passed.
+static bool runInChild(const char *program, const char *ptx,
+                       const char *variant) {
+  std::fflush(stdout);
+  pid_t child = fork();
+  if (child < 0)
+    fail("fork failed");
+  if (child == 0) {
+    char *const arguments[] = {const_cast<char *>(program),
+                               const_cast<char *>(ptx),
+                               const_cast<char *>(variant), nullptr};
+    execv("/proc/self/exe", arguments);
+    std::_Exit(kExitDriverError);
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) != child)
+    fail("waitpid failed");
+  return WIFEXITED(status) && WEXITSTATUS(status) == kExitPass;
+}
+
 int runVariants(const char *program, int argc, char **argv,
                 const std::vector<Variant> &variants) {
   if (argc == 2 && std::strcmp(argv[1], "--list") == 0) {
@@ -268,15 +302,33 @@ int runVariants(const char *program, int argc, char **argv,
     return kExitDriverError;
   }
 
+  // A faulting variant named on its own runs here; among others, in a
+  // process of its own.
+  bool alone = selected.size() == 1;
   Session session(argv[1]);
   bool passed = true;
   for (const Variant *variant : selected) {
+    if (variant->faults && !alone) {
+      passed &= runInChild(argv[0], argv[1], variant->name);
+      continue;
+    }
     Checker checker(std::string(program) + "/" + variant->name);
     variant->run(session, checker);
+    if (variant->faults) {
+      checker.expect("fault", 0, false,
+                     "the kernel ran without the expected fault");
+      finishAfterFault(checker);
+    }
     passed &= checker.finish();
     std::fflush(stdout);
   }
   return passed ? kExitPass : kExitMismatch;
+}
+
+void finishAfterFault(Checker &checker) {
+  bool passed = checker.finish();
+  std::fflush(stdout);
+  std::_Exit(passed ? kExitPass : kExitMismatch);
 }
 
 //===----------------------------------------------------------------------===//

@@ -111,11 +111,19 @@ void launch(CUfunction function, Dim3 grid, Dim3 block,
 void launchCluster(CUfunction function, Dim3 grid, Dim3 block, Dim3 cluster,
                    unsigned dynamicSharedBytes, std::vector<void *> parameters);
 
+// cuLaunchKernel followed by cuCtxSynchronize, for a kernel expected to
+// fault: the first error either returns (the fault's sticky code, from the
+// synchronize on a GPU).
+CUresult tryLaunch(CUfunction function, Dim3 grid, Dim3 block,
+                   unsigned dynamicSharedBytes, std::vector<void *> parameters);
+
 // Opts the function into more than 48 KiB of dynamic shared memory.
 void setMaxDynamicSharedBytes(CUfunction function, int bytes);
 
 // A 2-D tiled tensor map, innermost dimension first (cuTensorMapEncodeTiled
-// with elementStrides {1, rowElementStride}, no interleave, no L2 promotion).
+// with elementStrides {1, rowElementStride}, no interleave). L2 promotion is
+// 128B, the encoding Triton's and CUTLASS's maps use: on an H200 a box that
+// crosses the tensor's edge faults with L2_PROMOTION_NONE (README.md).
 struct TiledTensor2d {
   CUtensorMapDataType dataType;
   CUdeviceptr address;
@@ -125,6 +133,7 @@ struct TiledTensor2d {
   uint32_t rowElementStride = 1;
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
   CUtensorMapFloatOOBfill oobFill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  CUtensorMapL2promotion l2Promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
 };
 
 // The encoder's verdict, for tests of its argument checks.
@@ -168,10 +177,19 @@ private:
 // A named test case of a host program: runs its kernel(s) and checks every
 // output value with the checker, which runVariants names
 // "<program>/<variant>" and finishes.
+//
+// A variant that `faults` expects its kernel to fault, which spoils the
+// context as on a GPU: it runs in a process of its own (runVariants starts
+// one when it runs every variant) and ends it with finishAfterFault.
 struct Variant {
   const char *name;
   std::function<void(Session &, Checker &)> run;
+  bool faults = false;
 };
+
+// Prints the checker's line and exits with its verdict, skipping every
+// destructor: after a fault each driver call fails with the sticky error.
+[[noreturn]] void finishAfterFault(Checker &checker);
 
 // The `main` of every host program: parses the arguments, creates the
 // session and runs the selected variants.

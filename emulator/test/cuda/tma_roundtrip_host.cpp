@@ -6,6 +6,12 @@
 // four pitch-padding elements of each row hold -1 and must never be loaded
 // or written.
 //
+// Every box's innermost coordinate is a multiple of 4 elements (16 bytes),
+// which is all Mosaic's kernels use; whether an H200 takes other origins is
+// left to bench/gpu/tma-edge (docs/RationaleEmulator.md). The maps use 128B
+// L2 promotion; the *_l2_none variants expect the fault an H200 raises when
+// a box crosses the tensor's edge with L2_PROMOTION_NONE.
+//
 //===----------------------------------------------------------------------===//
 
 #include "HostSupport.h"
@@ -39,6 +45,9 @@ std::vector<float> makeTensor() {
 bool inside(int32_t col, int32_t row) {
   return col >= 0 && col < kCols && row >= 0 && row < kRows;
 }
+
+// The largest multiple of 4 elements (16 bytes of f32) not above `column`.
+int32_t alignDown(int32_t column) { return column & ~int32_t(3); }
 
 // Mirrors boxValue() in tma_roundtrip.cu.
 float boxValue(uint32_t block, uint32_t index) {
@@ -80,23 +89,28 @@ struct LoadCase {
   uint32_t rowElementStride = 1;
   CUtensorMapFloatOOBfill oobFill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
   uint32_t sharedOffset = 0;
+  CUtensorMapL2promotion l2Promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+  // Only boxes inside the tensor.
+  bool insideOnly = false;
 };
 
 // Box corners (col, row): inside; across the top-left corner (negative
 // coordinates); across the bottom-right corner; and two boxes with a single
-// element column or row inside the tensor.
+// 16-byte column or a single row inside the tensor.
 std::vector<int32_t> loadCorners(const LoadCase &c) {
   int32_t cols = c.boxCols, rows = c.boxRows;
   int32_t stride = c.rowElementStride;
-  return {3,
+  if (c.insideOnly)
+    return {4, 2, alignDown(kCols - cols), kRows - rows};
+  return {4,
           2,
-          -cols / 2 - 1,
+          alignDown(-cols / 2 - 1),
           -rows / 2 - 1,
-          kCols - cols / 2,
+          alignDown(kCols - cols / 2),
           kRows - rows / 2,
-          -cols + 1,
+          -cols + 4,
           kRows - 1,
-          kCols - 1,
+          kCols - 4,
           -rows + stride};
 }
 
@@ -107,6 +121,7 @@ void runLoad(Session &session, Checker &checker, const LoadCase &c) {
       tensorDescription(tensor.address(), c.boxCols, c.boxRows, c.swizzle);
   description.rowElementStride = c.rowElementStride;
   description.oobFill = c.oobFill;
+  description.l2Promotion = c.l2Promotion;
   CUtensorMap map = encodeTiled(description);
 
   std::vector<int32_t> corners = loadCorners(c);
@@ -153,15 +168,15 @@ void runLoad(Session &session, Checker &checker, const LoadCase &c) {
 // Box corners that stay pairwise disjoint for every box up to 32 x 16.
 std::vector<int32_t> storeCorners(uint32_t boxCols, uint32_t boxRows) {
   int32_t cols = boxCols, rows = boxRows;
-  return {-cols / 4 - 1,
+  return {alignDown(-cols / 4 - 1),
           -rows / 4 - 1,
-          kCols - cols / 2,
+          alignDown(kCols - cols / 2),
           kRows - rows / 2,
-          kCols / 2 - cols / 2,
+          alignDown(kCols / 2 - cols / 2),
           kRows / 2 - rows / 2,
-          -cols + 2,
+          -cols + 4,
           kRows - 3,
-          kCols - 2,
+          kCols - 4,
           -rows + 2};
 }
 
@@ -169,8 +184,16 @@ std::vector<int32_t> storeCorners(uint32_t boxCols, uint32_t boxRows) {
 // across both corners of the tensor.
 std::vector<int32_t> reduceCorners(uint32_t boxCols, uint32_t boxRows) {
   int32_t cols = boxCols, rows = boxRows;
-  return {-3,        -2,       -3, -2, 5, 3, kCols - cols / 2, kRows - rows / 2,
-          -cols + 2, kRows - 3};
+  return {-4,
+          -2,
+          -4,
+          -2,
+          4,
+          3,
+          alignDown(kCols - cols / 2),
+          kRows - rows / 2,
+          -cols + 4,
+          kRows - 3};
 }
 
 void runStore(Session &session, Checker &checker, uint32_t boxCols,
@@ -224,6 +247,44 @@ void runStore(Session &session, Checker &checker, uint32_t boxCols,
                        (writes[at] ? "" : " not written");
     checker.equalBits(what, at, got[at], expected[at]);
   }
+}
+
+enum class Copy { Load, Store, ReduceAdd };
+
+// One box across the tensor's bottom-right corner, with a map whose L2
+// promotion is NONE: the copy faults with CUDA_ERROR_ILLEGAL_INSTRUCTION,
+// as every such load, store and reduction did on an H200.
+void runAcrossEdgeWithoutL2Promotion(Session &session, Checker &checker,
+                                     Copy copy) {
+  constexpr uint32_t boxCols = 16, boxRows = 8;
+  DeviceBuffer tensor(makeTensor());
+  TiledTensor2d description = tensorDescription(tensor.address(), boxCols,
+                                                boxRows,
+                                                CU_TENSOR_MAP_SWIZZLE_NONE);
+  description.l2Promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  CUtensorMap map = encodeTiled(description);
+  std::vector<int32_t> corner = {kCols - 8, kRows - 4};
+  DeviceBuffer cornerBuffer(corner);
+  uint32_t cols = boxCols, rows = boxRows, span = 0, sharedOffset = 0;
+  uint32_t reduce = copy == Copy::ReduceAdd;
+  unsigned sharedBytes = boxCols * boxRows * sizeof(float);
+  DeviceBuffer out(sharedBytes);
+  DeviceBuffer misalignment(sizeof(uint32_t));
+  CUresult result =
+      copy == Copy::Load
+          ? tryLaunch(session.function("tma_load_box"), {1}, {kThreads},
+                      sharedBytes,
+                      {&map, cornerBuffer.parameter(), &cols, &rows, &span,
+                       &sharedOffset, out.parameter(),
+                       misalignment.parameter()})
+          : tryLaunch(session.function("tma_store_box"), {1}, {kThreads},
+                      sharedBytes,
+                      {&map, cornerBuffer.parameter(), &cols, &rows, &span,
+                       &reduce});
+  checker.expect("fault", 0, result == CUDA_ERROR_ILLEGAL_INSTRUCTION,
+                 "got " + errorName(result) +
+                     ", expected CUDA_ERROR_ILLEGAL_INSTRUCTION");
+  finishAfterFault(checker);
 }
 
 // cuTensorMapEncodeTiled must refuse what cuda.h says it requires.
@@ -319,6 +380,15 @@ int main(int argc, char **argv) {
   // 160 KiB into dynamic shared memory: needs the >48 KiB opt-in.
   LoadCase farShared = load(32, 16, CU_TENSOR_MAP_SWIZZLE_128B);
   farShared.sharedOffset = 160 * 1024;
+  // Boxes inside the tensor run with any L2 promotion.
+  LoadCase insideNoPromotion = load(24, 10, CU_TENSOR_MAP_SWIZZLE_NONE);
+  insideNoPromotion.l2Promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  insideNoPromotion.insideOnly = true;
+  auto acrossEdge = [](Copy copy) {
+    return [copy](Session &session, Checker &checker) {
+      runAcrossEdgeWithoutL2Promotion(session, checker, copy);
+    };
+  };
 
   auto loadVariant = [](LoadCase c) {
     return [c](Session &session, Checker &checker) {
@@ -355,6 +425,11 @@ int main(int argc, char **argv) {
            storeVariant(24, 10, CU_TENSOR_MAP_SWIZZLE_NONE, true)},
           {"reduce_add_swizzle_32b",
            storeVariant(8, 16, CU_TENSOR_MAP_SWIZZLE_32B, true)},
+          {"load_inside_l2_none", loadVariant(insideNoPromotion)},
+          {"load_across_edge_l2_none", acrossEdge(Copy::Load), true},
+          {"store_across_edge_l2_none", acrossEdge(Copy::Store), true},
+          {"reduce_add_across_edge_l2_none", acrossEdge(Copy::ReduceAdd),
+           true},
           {"encode_errors", runEncodeErrors},
       });
 }

@@ -144,6 +144,10 @@ static FailureOr<Value> tensorMap(LoweringContext &lowering, Operation *op,
   int64_t swizzle =
       transforms.swizzle == layout::kNoSwizzle ? 0 : transforms.swizzle;
   map.swizzleBytes = swizzle;
+  // An H200 faults on boxes that cross the tensor's edge when the map's L2
+  // promotion is NONE; 128B is what Triton and CUTLASS encode, and ran
+  // such boxes correctly (docs/RationaleEmulator.md).
+  map.l2PromotionBytes = 128;
   int64_t innerBytes = map.boxDims.front() * elementBytes;
   if (innerBytes % limits::kTensorMapInnerBoxMultiple != 0)
     return op->emitOpError() << "has a minor box dim of " << innerBytes

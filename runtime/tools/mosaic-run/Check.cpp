@@ -14,6 +14,46 @@ using mosaic::fromDouble;
 using mosaic::isFloat;
 using mosaic::toDouble;
 
+double InputGenerator::canonical() {
+  // One draw covers a double's 53 bits: the draw over 2^64, rounded to
+  // nearest, and kept below 1.
+  double value = static_cast<double>(rng()) / 18446744073709551616.0;
+  return value >= 1.0 ? std::nextafter(1.0, 0.0) : value;
+}
+
+double InputGenerator::normal() {
+  if (hasSaved) {
+    hasSaved = false;
+    return saved;
+  }
+  double x, y, r2;
+  do {
+    x = 2.0 * canonical() - 1.0;
+    y = 2.0 * canonical() - 1.0;
+    r2 = x * x + y * y;
+  } while (r2 > 1.0 || r2 == 0.0);
+  double scale = std::sqrt(-2.0 * std::log(r2) / r2);
+  saved = x * scale;
+  hasSaved = true;
+  return y * scale;
+}
+
+int64_t InputGenerator::uniform(int64_t low, int64_t high) {
+  uint64_t range = static_cast<uint64_t>(high - low) + 1;
+  unsigned __int128 product =
+      static_cast<unsigned __int128>(rng()) * range;
+  uint64_t fraction = static_cast<uint64_t>(product);
+  if (fraction < range) {
+    // Rejecting the draws that would favour some results.
+    uint64_t threshold = -range % range;
+    while (fraction < threshold) {
+      product = static_cast<unsigned __int128>(rng()) * range;
+      fraction = static_cast<uint64_t>(product);
+    }
+  }
+  return low + static_cast<int64_t>(product >> 64);
+}
+
 HostBuffer randomBuffer(const BufferParameter &parameter,
                         std::mt19937_64 &rng) {
   HostBuffer buffer;
@@ -22,11 +62,11 @@ HostBuffer randomBuffer(const BufferParameter &parameter,
   size_t size = byteSize(parameter.elementType);
   buffer.bytes.resize(count * size);
   buffer.values.resize(count);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::uniform_int_distribution<int> uniform(-64, 64);
+  InputGenerator generator(rng);
   bool floating = isFloat(parameter.elementType);
   for (uint64_t i = 0; i < count; ++i) {
-    double value = floating ? normal(rng) : uniform(rng);
+    double value = floating ? generator.normal()
+                            : static_cast<double>(generator.uniform(-64, 64));
     uint8_t *element = buffer.bytes.data() + i * size;
     fromDouble(parameter.elementType, value, element);
     buffer.values[i] = toDouble(parameter.elementType, element);

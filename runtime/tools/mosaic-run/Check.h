@@ -33,8 +33,35 @@ struct HostBuffer {
   std::vector<double> values;
 };
 
+/// The random values of one buffer, generator version 1: mt19937_64 draws,
+/// turned into standard normal values by Marsaglia's polar method and into
+/// integers by Lemire's multiply-shift, exactly as libstdc++ 12's
+/// std::normal_distribution and std::uniform_int_distribution compute them
+/// (the test checks that they agree), so that the outputs recorded on
+/// hardware for a seed (test/HardwareOutputs) keep their meaning whichever
+/// standard library builds mosaic-run. A new version must keep this one
+/// reachable.
+class InputGenerator {
+public:
+  explicit InputGenerator(std::mt19937_64 &rng) : rng(rng) {}
+  /// One standard normal value.
+  double normal();
+  /// An integer uniform in [low, high].
+  int64_t uniform(int64_t low, int64_t high);
+
+private:
+  /// A double uniform in [0, 1) from one 64-bit draw.
+  double canonical();
+
+  std::mt19937_64 &rng;
+  /// The polar method makes two values at a time.
+  bool hasSaved = false;
+  double saved = 0;
+};
+
 /// Fresh random contents: floats drawn from the standard normal distribution
-/// and rounded to the element type, integers uniform in [-64, 64].
+/// and rounded to the element type, integers uniform in [-64, 64]; one
+/// InputGenerator per buffer.
 HostBuffer randomBuffer(const BufferParameter &parameter, std::mt19937_64 &rng);
 
 /// Wraps bytes read back from the device, decoding every element.

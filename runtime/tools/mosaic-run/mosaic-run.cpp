@@ -87,6 +87,11 @@ options:
                     first run (also when a check fails), so that two runs
                     can be compared byte for byte, e.g. with `cmp`; a run
                     that fails leaves no new file (an existing one empty)
+  --dump-inputs=PATH
+                    write the raw bytes of the random input buffers, in
+                    parameter order and concatenated, to PATH (the inputs
+                    a seed stands for, e.g. to model the hardware's
+                    arithmetic from recorded outputs)
 
 Exit status: 0 when every check passed, 1 when a check or the run failed
 (on the emulator, also a fault or a hazard, whose report is printed), 2 for
@@ -110,6 +115,7 @@ struct Options {
   int device = 0;
   std::optional<std::string> json;
   std::optional<std::string> dumpOutputs;
+  std::optional<std::string> dumpInputs;
 };
 
 template <typename T> std::optional<T> parseNumber(std::string_view text) {
@@ -133,7 +139,7 @@ Expected<Options> parseOptions(int argc, char **argv) {
     static const std::set<std::string> kOptions = {
         "--help", "--check",   "--outputs",     "--samples", "--warmup",
         "--reps", "--seed",    "--flops",       "--bytes",   "--device",
-        "--json", "--emulate", "--dump-outputs"};
+        "--json", "--emulate", "--dump-outputs", "--dump-inputs"};
     static const std::set<std::string> kFlags = {"--help", "--emulate"};
     std::string name = arg, value;
     size_t equals = arg.find('=');
@@ -207,6 +213,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
       (name == "--flops" ? options.flops : options.bytes) = *number;
     } else if (name == "--dump-outputs") {
       options.dumpOutputs = value;
+    } else if (name == "--dump-inputs") {
+      options.dumpInputs = value;
     } else {
       options.json = value;
     }
@@ -352,9 +360,9 @@ Expected<Timing> timeKernel(const Context &context, const Launch &launch,
   return timing;
 }
 
-/// The file --dump-outputs names. It is opened (and truncated) before the
-/// kernel runs, so that a path that cannot be written fails before any
-/// device work. Unless `keep` is called after the outputs were written to
+/// The file --dump-outputs (or --dump-inputs) names. It is opened (and
+/// truncated) before the kernel runs, so that a path that cannot be written
+/// fails before any device work. Unless `keep` is called after the outputs were written to
 /// it, the destructor removes it again if this object created it, so that a
 /// failed run leaves no dump behind; a path that existed before (a file to
 /// overwrite, but also /dev/stdout) is never removed.
@@ -477,7 +485,8 @@ Status checkOutputs(const Manifest &manifest, const Plan &plan,
 }
 
 Status runKernel(const Options &options, const Manifest &manifest,
-                 const Plan &plan, OutputDump *dump, Result &result) {
+                 const Plan &plan, OutputDump *dump, OutputDump *inputDump,
+                 Result &result) {
   Expected<Backend> backend =
       options.emulate ? Backend::Emulator : backendFromEnvironment();
   MOSAIC_RETURN_IF_ERROR(backend);
@@ -518,6 +527,12 @@ Status runKernel(const Options &options, const Manifest &manifest,
     arguments.push_back(
         {buffer->pointer(), parameter.elementType, parameter.shape});
     device.push_back(std::move(*buffer));
+  }
+  if (inputDump) {
+    for (const HostBuffer &buffer : host)
+      if (!outputs.count(buffer.parameter.index))
+        MOSAIC_RETURN_IF_ERROR(inputDump->write(buffer.bytes));
+    MOSAIC_RETURN_IF_ERROR(inputDump->keep());
   }
   std::vector<std::vector<uint64_t>> indices;
   std::vector<std::vector<double>> reference;
@@ -748,6 +763,14 @@ int main(int argc, char **argv) {
       return fail(opened.message());
     dump = std::move(*opened);
   }
+  std::unique_ptr<OutputDump> inputDump;
+  if (options->dumpInputs) {
+    Expected<std::unique_ptr<OutputDump>> opened =
+        OutputDump::open(*options->dumpInputs);
+    if (!opened.ok())
+      return fail(opened.message());
+    inputDump = std::move(*opened);
+  }
 
   Result result;
   result.seed = options->seed.value_or(
@@ -762,8 +785,10 @@ int main(int argc, char **argv) {
   if (options->bytes)
     result.bytes = *options->bytes;
 
-  Status status = runKernel(*options, *manifest, *plan, dump.get(), result);
+  Status status = runKernel(*options, *manifest, *plan, dump.get(),
+                            inputDump.get(), result);
   dump.reset(); // A dump this run created but did not fill is removed.
+  inputDump.reset();
   if (status.ok())
     printSummary(*manifest, *plan, *options, result);
   if (options->json) {

@@ -21,7 +21,7 @@
 // second load's predicate is and-ed with the leader test.
 // CHECK-LABEL: gpu.func @load
 // CHECK-SAME: (%[[IN:.*]]: memref<4096x64xbf16> {llvm.align = 16 : i64}, %{{.*}}: i32, %[[P:.*]]: i1, %[[MAP:.*]]: !llvm.ptr) kernel
-// CHECK-SAME: mosaic_gpu.tensor_maps = [{box_dims = array<i64: 64, 8, 1, 16>, buffer = 0 : i64, element_strides = array<i64: 1, 1, 1, 1>, element_type = "bf16", global_dims = array<i64: 64, 8, 1, 512>, global_strides = array<i64: 128, 128, 1024>, index = 0 : i64, parameter = 3 : i64, rank = 4 : i64, swizzle = 128 : i64}]}
+// CHECK-SAME: mosaic_gpu.tensor_maps = [{box_dims = array<i64: 64, 8, 1, 16>, buffer = 0 : i64, element_strides = array<i64: 1, 1, 1, 1>, element_type = "bf16", global_dims = array<i64: 64, 8, 1, 512>, global_strides = array<i64: 128, 128, 1024>, index = 0 : i64, l2_promotion = "128B", parameter = 3 : i64, rank = 4 : i64, swizzle = 128 : i64}]}
 // CHECK: %[[X:.*]] = gpu.thread_id x
 // CHECK: %[[TID:.*]] = arith.addi %[[X]], %{{.*}} : index
 // CHECK: %[[C128:.*]] = arith.constant 128 : index
@@ -91,7 +91,7 @@ gpu.module @kernels {
 // tensor map, in the order the transfers appear.
 // CHECK-LABEL: gpu.func @store
 // CHECK-SAME: (%{{.*}}: memref<4096x64xbf16> {llvm.align = 16 : i64}, %{{.*}}: memref<4096x64xbf16> {llvm.align = 16 : i64}, %{{.*}}: i32, %[[OUT_MAP:.*]]: !llvm.ptr, %[[SUM_MAP:.*]]: !llvm.ptr) kernel
-// CHECK-SAME: mosaic_gpu.tensor_maps = [{box_dims{{.*}}buffer = 0 : i64{{.*}}index = 0 : i64, parameter = 3 : i64{{.*}}}, {box_dims{{.*}}buffer = 1 : i64{{.*}}index = 1 : i64, parameter = 4 : i64{{.*}}}]}
+// CHECK-SAME: mosaic_gpu.tensor_maps = [{box_dims{{.*}}buffer = 0 : i64{{.*}}index = 0 : i64, l2_promotion = "128B", parameter = 3 : i64{{.*}}}, {box_dims{{.*}}buffer = 1 : i64{{.*}}index = 1 : i64, l2_promotion = "128B", parameter = 4 : i64{{.*}}}]}
 // CHECK: %[[X:.*]] = gpu.thread_id x
 // CHECK: %[[TID:.*]] = arith.addi %[[X]], %{{.*}} : index
 // CHECK: %[[LEADER:.*]] = arith.cmpi eq
@@ -146,7 +146,7 @@ gpu.module @kernels {
 // innermost first: (column, row).
 // CHECK-LABEL: gpu.func @prefetch
 // CHECK-SAME: (%{{.*}}: memref<4096x64xbf16> {llvm.align = 16 : i64}, %[[ROW:.*]]: i32, %[[P:.*]]: i1, %[[BIG:.*]]: !llvm.ptr, %[[SMALL:.*]]: !llvm.ptr) kernel
-// CHECK-SAME: mosaic_gpu.tensor_maps = [{box_dims = array<i64: 64, 128>, buffer = 0 : i64, element_strides = array<i64: 1, 1>, element_type = "bf16", global_dims = array<i64: 64, 4096>, global_strides = array<i64: 128>, index = 0 : i64, parameter = 3 : i64, rank = 2 : i64, swizzle = 0 : i64}, {box_dims = array<i64: 64, 64>, {{.*}}index = 1 : i64, parameter = 4 : i64, rank = 2 : i64, swizzle = 0 : i64}]}
+// CHECK-SAME: mosaic_gpu.tensor_maps = [{box_dims = array<i64: 64, 128>, buffer = 0 : i64, element_strides = array<i64: 1, 1>, element_type = "bf16", global_dims = array<i64: 64, 4096>, global_strides = array<i64: 128>, index = 0 : i64, l2_promotion = "128B", parameter = 3 : i64, rank = 2 : i64, swizzle = 0 : i64}, {box_dims = array<i64: 64, 64>, {{.*}}index = 1 : i64, l2_promotion = "128B", parameter = 4 : i64, rank = 2 : i64, swizzle = 0 : i64}]}
 // CHECK: %[[LEADER:.*]] = arith.cmpi eq
 // CHECK: %[[COL:.*]] = arith.constant 0 : i32
 // CHECK: scf.if %[[LEADER]] {
@@ -249,7 +249,7 @@ gpu.module @kernels {
 // CHECK-SAME: {box_dims = array<i64: 32, 128>, buffer = 1 : i64, data_type = "int32", {{.*}}element_type = "i32", {{.*}}index = 4 : i64
 // CHECK-SAME: {box_dims = array<i64: 16, 128>, buffer = 2 : i64, data_type = "uint64", {{.*}}element_type = "i64", {{.*}}index = 5 : i64
 // CHECK-SAME: {box_dims = array<i64: 16, 128>, buffer = 2 : i64, data_type = "int64", {{.*}}element_type = "i64", {{.*}}index = 6 : i64
-// CHECK-SAME: {box_dims = array<i64: 64, 128>, buffer = 3 : i64, data_type = "bfloat16", {{.*}}element_type = "bf16", {{.*}}index = 7 : i64, parameter = 11 : i64, rank = 2 : i64, swizzle = 0 : i64}]}
+// CHECK-SAME: {box_dims = array<i64: 64, 128>, buffer = 3 : i64, data_type = "bfloat16", {{.*}}element_type = "bf16", {{.*}}index = 7 : i64, l2_promotion = "128B", parameter = 11 : i64, rank = 2 : i64, swizzle = 0 : i64}]}
 // CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[{{.*}}] {redKind = #nvvm.tma_redux_kind<min>}
 // CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[{{.*}}] {redKind = #nvvm.tma_redux_kind<min>}
 // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta

@@ -31,7 +31,7 @@ struct TensorMapEncodeArgs {
   std::array<cuuint32_t, limits::kMaxTensorMapRank> elementStrides{};
   CUtensorMapInterleave interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
-  CUtensorMapL2promotion l2Promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  CUtensorMapL2promotion l2Promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
   CUtensorMapFloatOOBfill oobFill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
 };
 
