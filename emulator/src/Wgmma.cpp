@@ -6,8 +6,8 @@
 // their descriptors (or A from the registers of the 128 threads), the
 // accumulators from the registers, computes D = A * B (+ D) and writes the
 // accumulators back. The product is computed densely (operands decoded once
-// per operation, then an f32 FMA micro-kernel), accumulating along K in
-// order with one rounding per step.
+// per operation), adding the products to the accumulators as Hopper's
+// tensor cores do (TensorCore.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +15,7 @@
 #include "Hazards.h"
 #include "mosaic/Emulator/Numerics.h"
 #include "mosaic/Emulator/Spec.h"
+#include "mosaic/Emulator/TensorCore.h"
 
 #include <algorithm>
 #include <cmath>
@@ -78,40 +79,19 @@ double decodeElement(uint32_t bits, Type type) {
   }
 }
 
-__attribute__((target("avx2,fma"))) void
-multiplyFma(const float *a, const float *b, float *d, uint32_t n, uint32_t k) {
-  for (uint32_t m = 0; m < 64; ++m) {
-    float *row = d + m * n;
-    for (uint32_t kk = 0; kk < k; ++kk) {
-      float x = a[m * k + kk];
-      const float *brow = b + kk * n;
-      for (uint32_t j = 0; j < n; ++j)
-        row[j] = __builtin_fmaf(x, brow[j], row[j]);
-    }
+FloatFormat operandFormat(Type type) {
+  switch (type) {
+  case Type::F16:
+    return FloatFormat::F16;
+  case Type::TF32:
+    return FloatFormat::TF32;
+  case Type::E4M3:
+    return FloatFormat::E4M3;
+  case Type::E5M2:
+    return FloatFormat::E5M2;
+  default:
+    return FloatFormat::BF16;
   }
-}
-
-void multiplyPortable(const float *a, const float *b, float *d, uint32_t n,
-                      uint32_t k) {
-  for (uint32_t m = 0; m < 64; ++m) {
-    float *row = d + m * n;
-    for (uint32_t kk = 0; kk < k; ++kk) {
-      float x = a[m * k + kk];
-      const float *brow = b + kk * n;
-      for (uint32_t j = 0; j < n; ++j)
-        row[j] = std::fma(x, brow[j], row[j]);
-    }
-  }
-}
-
-void multiply(const float *a, const float *b, float *d, uint32_t n,
-              uint32_t k) {
-  static const bool hasFma = __builtin_cpu_supports("fma") &&
-                             __builtin_cpu_supports("avx2");
-  if (hasFma)
-    multiplyFma(a, b, d, n, k);
-  else
-    multiplyPortable(a, b, d, n, k);
 }
 
 Status runWgmma(const WgmmaPlan &plan) {
@@ -271,7 +251,8 @@ Status runWgmma(const WgmmaPlan &plan) {
         di[m * n + j] = static_cast<int32_t>(static_cast<uint32_t>(acc));
       }
   } else {
-    multiply(a.data(), b.data(), d.data(), n, k);
+    accumulate(a.data(), b.data(), d.data(), n, k,
+               accumulationModel(operandFormat(plan.aType)), halfAccumulator);
   }
   forEachAccumulator([&](uint64_t &word, uint32_t at, unsigned part) {
     if (integer) {
