@@ -14,7 +14,12 @@
 #    --head-dim D [--causal] --emit-mlir PATH` and compiled to
 #    attention_fwd_BxHxSxD or attention_causal_fwd_BxHxSxD (the kernel's
 #    entry and shape) .{mlir,cubin,ptx,json}; skipped, with a message, where
-#    that script does not exist.
+#    that script does not exist;
+#  - the emulator's CUDA test corpus (emulator/test/cuda: each program's
+#    PTX and its driver-API host program, linked against the stub libcuda)
+#    into OUT_DIR/emulator-corpus, and the TMA edge bisection
+#    (bench/gpu/tma-edge) into OUT_DIR/tma-edge, from the same build, so
+#    that bench/gpu/run-corpus.sh runs them on the GPU's driver unchanged.
 #
 #   bench/gpu/compile-kernels.sh [OUT_DIR]   (default build/kernels)
 #
@@ -95,5 +100,23 @@ else
   echo "not generated: the fused attention per shape" \
     "(python/examples/attention.py does not exist in this tree)"
 fi
+# The corpus and the bisection, built (as ctest builds them) and copied.
+copied=1
+if ninja -C "$build" MosaicEmulatorCudaTests MosaicTmaEdgeHost >"$out/corpus.log" 2>&1; then
+  mkdir -p "$out/emulator-corpus" "$out/tma-edge"
+  cp "$build"/emulator/test/cuda/*_host "$build"/emulator/test/cuda/*.ptx \
+    "$out/emulator-corpus/" &&
+    cp "$build"/bench/gpu/tma-edge/tma_edge_host \
+      "$build"/bench/gpu/tma-edge/tma_edge.ptx "$out/tma-edge/" ||
+    copied=0
+else
+  copied=0
+fi
+if [ "$copied" -eq 1 ]; then
+  echo "copied the emulator's CUDA corpus and the TMA edge bisection into $out"
+else
+  echo "not copied: the emulator's CUDA corpus or the TMA edge bisection (see $out/corpus.log)"
+fi
 echo "compile-kernels.sh: $compiled of $total kernels compiled into $out"
+[ "$copied" -eq 1 ] || exit 1
 [ "$compiled" -eq "$total" ]

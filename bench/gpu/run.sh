@@ -15,13 +15,15 @@
 #   bench/gpu/run.sh build/kernels               # GPU machine: this tree + build/kernels
 #
 # KERNEL_DIR holds CUBINs and their JSON manifests, compiled beforehand on a
-# build machine with bench/gpu/compile-kernels.sh. This script builds
-# runtime/ on its own (no LLVM), runs its tests (the GPU ones run here),
-# checks and times every kernel with mosaic-run and its peers with
-# bench/gpu/bench.py, and appends the tables to docs/BENCHMARKS.md when every
-# kernel and peer passed its check. With $OUT set (the device tool's output
-# folder) it also writes the table and the raw results there. It exits
-# non-zero when the build, a test or a numerical check failed.
+# build machine with bench/gpu/compile-kernels.sh. This script first runs
+# the emulator's CUDA corpus and the TMA edge bisection on the GPU's driver
+# (bench/gpu/run-corpus.sh), then builds runtime/ on its own (no LLVM), runs
+# its tests (the GPU ones run here), checks and times every kernel with
+# mosaic-run and its peers with bench/gpu/bench.py, and appends the tables
+# to docs/BENCHMARKS.md when every kernel and peer passed its check. With
+# $OUT set (the device tool's output folder) it also writes the table and
+# the raw results there. It exits non-zero when the build, a test, a corpus
+# variant or a numerical check failed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if [ $# -lt 1 ]; then
@@ -31,6 +33,11 @@ fi
 command="bench/gpu/run.sh$(printf ' %q' "$@")"
 kernels=$(cd "$1" && pwd)
 shift
+
+# First the emulator's CUDA corpus and the TMA edge bisection on this
+# driver: what the emulator claims about the hardware, checked again.
+corpus=0
+"$root/bench/gpu/run-corpus.sh" "$kernels" || corpus=$?
 
 build=${MOSAIC_RUNTIME_BUILD:-$root/build-runtime}
 generator=()
@@ -51,4 +58,7 @@ python3 "$root/bench/gpu/bench.py" --kernels "$kernels" \
 if [ "$tests" -ne 0 ]; then
   echo "run.sh: the runtime's tests FAILED (ctest output above)" >&2
 fi
-[ "$tests" -eq 0 ] && [ "$bench" -eq 0 ]
+if [ "$corpus" -ne 0 ]; then
+  echo "run.sh: the emulator's CUDA corpus FAILED on this GPU (table above)" >&2
+fi
+[ "$tests" -eq 0 ] && [ "$bench" -eq 0 ] && [ "$corpus" -eq 0 ]
