@@ -102,6 +102,7 @@ const Case kCases[] = {
     {"misc_warp", "cvt_rounding"},
     {"misc_warp", "packed_half"},
     {"misc_warp", "approx_math"},
+    {"misc_warp", "approx_edges"},
     {"misc_warp", "address_spaces"},
     {"misc_warp", "ldmatrix"},
     {"misc_warp", "stmatrix"},

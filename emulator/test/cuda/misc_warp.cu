@@ -297,6 +297,12 @@ EMU_APPROX(cosApprox, "cos.approx.f32")
 EMU_APPROX(lg2Approx, "lg2.approx.f32")
 EMU_APPROX(rcpApprox, "rcp.approx.f32")
 EMU_APPROX(tanhApprox, "tanh.approx.f32")
+EMU_APPROX(ex2ApproxFtz, "ex2.approx.ftz.f32")
+EMU_APPROX(rcpApproxFtz, "rcp.approx.ftz.f32")
+EMU_APPROX(rsqrtApproxFtz, "rsqrt.approx.ftz.f32")
+EMU_APPROX(sqrtApprox, "sqrt.approx.f32")
+EMU_APPROX(sqrtApproxFtz, "sqrt.approx.ftz.f32")
+EMU_APPROX(lg2ApproxFtz, "lg2.approx.ftz.f32")
 
 //===----------------------------------------------------------------------===//
 // Address spaces
@@ -621,6 +627,29 @@ extern "C" __global__ void approx_math(const float *in, uint32_t count,
   o[4] = lg2Approx(x);
   o[5] = rcpApprox(x);
   o[6] = tanhApprox(x);
+}
+
+// The .approx instructions at the edges of their ranges, with and without
+// .ftz: out[i * 11 + s] for slot s = ex2, ex2.ftz, rcp, rcp.ftz, rsqrt,
+// rsqrt.ftz, sqrt, sqrt.ftz, lg2, lg2.ftz, tanh.
+extern "C" __global__ void approx_edges(const float *in, uint32_t count,
+                                        float *out) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count)
+    return;
+  float x = in[i];
+  float *o = out + i * 11;
+  o[0] = ex2Approx(x);
+  o[1] = ex2ApproxFtz(x);
+  o[2] = rcpApprox(x);
+  o[3] = rcpApproxFtz(x);
+  o[4] = rsqrtApprox(x);
+  o[5] = rsqrtApproxFtz(x);
+  o[6] = sqrtApprox(x);
+  o[7] = sqrtApproxFtz(x);
+  o[8] = lg2Approx(x);
+  o[9] = lg2ApproxFtz(x);
+  o[10] = tanhApprox(x);
 }
 
 // One warp. flags[5 * p + s]: isspacep of pointer p (global, shared, local,

@@ -736,6 +736,109 @@ void runApprox(Session &session, Checker &checker) {
   }
 }
 
+// The edges of the ranges the PTX ISA states: subnormal results and inputs
+// (kept without .ftz, flushed to sign-preserving zero with it), overflow to
+// infinity and underflow to zero, tanh's saturation and small arguments.
+// Where a value is stated, it is checked exactly; elsewhere within the
+// instruction's documented bound of the exact value: ex2 2 ulp, rcp 1 ulp,
+// rsqrt relative 2^-22.9, sqrt relative 2^-23, lg2 absolute 2^-22 in
+// (0.5, 2) and relative 2^-22 elsewhere, tanh relative 2^-11.
+void runApproxEdges(Session &session, Checker &checker) {
+  constexpr uint32_t kSlots = 11;
+  const float subnormal = std::ldexp(1.0f, -140);
+  const std::vector<float> in = {
+      -130.0f,                     // ex2: a subnormal result
+      -126.0f,                     // ex2: the smallest normal
+      -149.0f,                     // ex2: the smallest subnormal
+      -200.0f,                     // ex2: underflow to +0
+      127.5f,                      // ex2: finite, near the top
+      200.0f,                      // ex2: overflow to +Inf
+      subnormal,                   // a subnormal input
+      -subnormal,                  // a negative subnormal input
+      1.5f * std::ldexp(1.0f, 127), // rcp: a subnormal result
+      std::ldexp(1.0f, -126),      // the smallest normal input
+      1.0e-30f,                    // tanh: tanh(x) = x to f32 precision
+      20.0f,                       // tanh: 1 to f32 precision
+      -20.0f,                      // tanh: -1 to f32 precision
+      0.75f,                       // lg2: inside (0.5, 2)
+      3.0e38f,                     // near the largest finite value
+  };
+  uint32_t count = in.size();
+  DeviceBuffer input(in);
+  DeviceBuffer out(count * kSlots * sizeof(float));
+  launch(session.function("approx_edges"), {1}, {32}, 0,
+         {input.parameter(), &count, out.parameter()});
+  std::vector<float> got = out.download<float>();
+  const char *names[kSlots] = {"ex2",   "ex2.ftz",   "rcp",  "rcp.ftz",
+                               "rsqrt", "rsqrt.ftz", "sqrt", "sqrt.ftz",
+                               "lg2",   "lg2.ftz",   "tanh"};
+  const float inf = INFINITY;
+  for (uint32_t i = 0; i < count; ++i) {
+    double x = in[i];
+    bool isSubnormal = std::fpclassify(in[i]) == FP_SUBNORMAL;
+    // The input as an .ftz instruction sees it.
+    double flushed = isSubnormal ? std::copysign(0.0, x) : x;
+    for (uint32_t s = 0; s < kSlots; ++s) {
+      bool ftz = s == 1 || s == 3 || s == 5 || s == 7 || s == 9;
+      double a = ftz ? flushed : x;
+      double exact = 0, tolerance = 0;
+      switch (s) {
+      case 0:
+      case 1:
+        exact = std::exp2(a);
+        tolerance = 2 * (exact < 0x1p-126 ? 0x1p-149 : ulpOf(exact));
+        break;
+      case 2:
+      case 3:
+        exact = 1.0 / a;
+        tolerance = exact != 0 && std::fabs(exact) < 0x1p-126
+                        ? 0x1p-149
+                        : ulpOf(exact);
+        break;
+      case 4:
+      case 5:
+        exact = 1.0 / std::sqrt(a);
+        tolerance = std::ldexp(std::fabs(exact), -22) * std::exp2(-0.9);
+        break;
+      case 6:
+      case 7:
+        exact = std::sqrt(a);
+        tolerance = std::ldexp(std::fabs(exact), -23);
+        break;
+      case 8:
+      case 9:
+        exact = std::log2(a);
+        tolerance = (a > 0.5 && a < 2.0) ? std::exp2(-22)
+                                         : std::exp2(-22) * std::fabs(exact);
+        break;
+      case 10:
+        exact = std::tanh(a);
+        tolerance = std::exp2(-11) * std::fabs(exact);
+        break;
+      }
+      // .ftz flushes results too.
+      if (ftz && exact != 0 && std::fabs(exact) < 0x1p-126) {
+        exact = std::copysign(0.0, exact);
+        tolerance = 0;
+      }
+      float value = got[i * kSlots + s];
+      char label[96];
+      std::snprintf(label, sizeof(label), "%s.approx(%a), input", names[s],
+                    in[i]);
+      if (std::isnan(exact)) {
+        checker.expect(label, i, std::isnan(value),
+                       "got " + std::to_string(value) + ", expected NaN");
+      } else if (std::isinf(exact) || std::fabs(exact) > 0x1.fffffep127) {
+        checker.equalBits(label, i, value, exact > 0 ? inf : -inf);
+      } else if (exact == 0) {
+        checker.equalBits(label, i, value, static_cast<float>(exact));
+      } else {
+        checker.near(label, i, value, exact, tolerance);
+      }
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Address spaces
 //===----------------------------------------------------------------------===//
@@ -887,6 +990,7 @@ int main(int argc, char **argv) {
                          {"cvt_rounding", runCvt},
                          {"packed_half", runPackedHalf},
                          {"approx_math", runApprox},
+                         {"approx_edges", runApproxEdges},
                          {"address_spaces", runAddressSpaces},
                          {"ldmatrix", runLdmatrix},
                          {"stmatrix", runStmatrix},
