@@ -51,6 +51,22 @@ def is_nan(bits, element_type):
     return (bits & 0x7C00 == 0x7C00) & (bits & 0x03FF != 0)
 
 
+def values(raw, element_type):
+    if element_type == "f32":
+        return np.frombuffer(raw, dtype=np.float32).astype(np.float64)
+    if element_type == "f16":
+        return np.frombuffer(raw, dtype=np.float16).astype(np.float64)
+    bits = np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16
+    return bits.view(np.float32).astype(np.float64)
+
+
+def largest_absolute_difference(ours, theirs, element_type):
+    with np.errstate(invalid="ignore"):
+        difference = np.abs(values(ours, element_type) -
+                            values(theirs, element_type))
+    return float(np.nanmax(difference)) if difference.size else 0.0
+
+
 def compare(ours, theirs, element_type):
     """(share of bitwise-equal elements, largest ulp difference, count)."""
     size, view, sign = FLOAT_TYPES[element_type]
@@ -101,10 +117,12 @@ def measure(mosaic_run, kernels):
                     element_type = buffer["element_type"]
                     count = int(np.prod(buffer["shape"]))
                     size = FLOAT_TYPES[element_type][0] * count
-                    share, ulp, _ = compare(ours[offset:offset + size],
-                                            theirs[offset:offset + size],
-                                            element_type)
-                    rows.append((element_type, share, ulp, count))
+                    mine = ours[offset:offset + size]
+                    recorded_part = theirs[offset:offset + size]
+                    share, ulp, _ = compare(mine, recorded_part, element_type)
+                    absolute = largest_absolute_difference(
+                        mine, recorded_part, element_type)
+                    rows.append((element_type, share, ulp, count, absolute))
                     offset += size
                 measured.setdefault(folder.name, {})[seed] = rows
     return measured
@@ -126,7 +144,7 @@ def main():
         # Shares rounded down, so that the run that measured them passes.
         table = {kernel: {seed: [{"equal": math.floor(share * 1e6) / 1e6,
                                   "max_ulp": ulp}
-                                 for _, share, ulp, _ in rows]
+                                 for _, share, ulp, _, _ in rows]
                           for seed, rows in seeds.items()}
                  for kernel, seeds in measured.items()}
         print(json.dumps(table, indent=2, sort_keys=True))
@@ -135,10 +153,11 @@ def main():
     expected = json.loads((HERE / "agreement.json").read_text())
     cases, failures = [], 0
     print(f"{'kernel':34} {'seed':>4} {'output':>6} {'type':>5} "
-          f"{'bitwise equal':>14} {'max ulp':>8}  floor")
+          f"{'bitwise equal':>14} {'max ulp':>8} {'max abs':>9}  floor")
     for kernel, seeds in measured.items():
         for seed, rows in seeds.items():
-            for index, (element_type, share, ulp, count) in enumerate(rows):
+            for index, (element_type, share, ulp, count, absolute) in \
+                    enumerate(rows):
                 floor = expected.get(kernel, {}).get(seed)
                 name = f"{kernel} seed {seed} output {index}"
                 problem = None
@@ -159,7 +178,7 @@ def main():
                                    f"{bound['max_ulp']} expected")
                     bound = f"{bound['equal']:.4%}, {bound['max_ulp']} ulp"
                 print(f"{kernel:34} {seed:>4} {index:>6} {element_type:>5} "
-                      f"{share:>14.4%} {ulp:>8}  {bound}"
+                      f"{share:>14.4%} {ulp:>8} {absolute:>9.2g}  {bound}"
                       + (f"  FAIL: {problem}" if problem else ""))
                 failures += problem is not None
                 cases.append((name, problem))
