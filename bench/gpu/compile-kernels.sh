@@ -17,9 +17,11 @@
 #    that script does not exist;
 #  - the emulator's CUDA test corpus (emulator/test/cuda: each program's
 #    PTX and its driver-API host program, linked against the stub libcuda)
-#    into OUT_DIR/emulator-corpus, and the TMA edge bisection
-#    (bench/gpu/tma-edge) into OUT_DIR/tma-edge, from the same build, so
-#    that bench/gpu/run-corpus.sh runs them on the GPU's driver unchanged.
+#    into OUT_DIR/emulator-corpus, the TMA edge bisection
+#    (bench/gpu/tma-edge) into OUT_DIR/tma-edge and the .approx table
+#    recorder (bench/gpu/approx-tables) into OUT_DIR/approx-tables, from
+#    the same build, so that bench/gpu/run-corpus.sh runs them on the GPU's
+#    driver unchanged.
 #
 #   bench/gpu/compile-kernels.sh [OUT_DIR]   (default build/kernels)
 #
@@ -102,20 +104,24 @@ else
 fi
 # The corpus and the bisection, built (as ctest builds them) and copied.
 copied=1
-if ninja -C "$build" MosaicEmulatorCudaTests MosaicTmaEdgeHost >"$out/corpus.log" 2>&1; then
-  mkdir -p "$out/emulator-corpus" "$out/tma-edge"
+if ninja -C "$build" MosaicEmulatorCudaTests MosaicTmaEdgeHost \
+    MosaicApproxTablesHost >"$out/corpus.log" 2>&1; then
+  mkdir -p "$out/emulator-corpus" "$out/tma-edge" "$out/approx-tables"
   cp "$build"/emulator/test/cuda/*_host "$build"/emulator/test/cuda/*.ptx \
     "$out/emulator-corpus/" &&
     cp "$build"/bench/gpu/tma-edge/tma_edge_host \
-      "$build"/bench/gpu/tma-edge/tma_edge.ptx "$out/tma-edge/" ||
+      "$build"/bench/gpu/tma-edge/tma_edge.ptx "$out/tma-edge/" &&
+    cp "$build"/bench/gpu/approx-tables/approx_tables_host \
+      "$build"/bench/gpu/approx-tables/approx_tables.ptx \
+      "$out/approx-tables/" ||
     copied=0
 else
   copied=0
 fi
 if [ "$copied" -eq 1 ]; then
-  echo "copied the emulator's CUDA corpus and the TMA edge bisection into $out"
+  echo "copied the emulator's CUDA corpus, the TMA edge bisection and the .approx table recorder into $out"
 else
-  echo "not copied: the emulator's CUDA corpus or the TMA edge bisection (see $out/corpus.log)"
+  echo "not copied: the emulator's CUDA corpus, the TMA edge bisection or the .approx table recorder (see $out/corpus.log)"
 fi
 echo "compile-kernels.sh: $compiled of $total kernels compiled into $out"
 [ "$copied" -eq 1 ] || exit 1

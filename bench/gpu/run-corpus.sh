@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the emulator's CUDA test corpus and the TMA edge bisection on a GPU's
 # own driver, so that every run on hardware re-validates the semantics the
-# emulator claims (docs/RationaleEmulator.md). bench/gpu/run.sh calls it
-# before the benchmarks; alone it takes about a minute.
+# emulator claims (docs/RationaleEmulator.md), and records the GPU's
+# .approx tables (bench/gpu/approx-tables). bench/gpu/run.sh calls it before
+# the benchmarks; alone it takes about a minute.
 #
 #   bench/gpu/run-corpus.sh KERNEL_DIR
 #
@@ -12,8 +13,10 @@
 # libcuda.so.1 here) and tma-edge/. Prints one PASS/FAIL line per corpus
 # variant, a table per program, and the bisection's line per combination
 # with its verdict on each candidate rule. With $OUT set, also writes
-# corpus.txt and tma-edge.txt there. Exits non-zero when a corpus variant
-# failed; the bisection only reports.
+# corpus.txt and tma-edge.txt there, and the .approx tables into
+# $OUT/approx-tables (keep them in bench/gpu/approx-tables/h200/ and compare
+# the emulator's with compare.py). Exits non-zero when a corpus variant
+# failed; the bisection and the tables only report.
 set -uo pipefail
 if [ $# -ne 1 ]; then
   echo "usage: bench/gpu/run-corpus.sh KERNEL_DIR" >&2
@@ -53,5 +56,12 @@ if [ -x "$edge/tma_edge_host" ]; then
     | tee ${OUT:+"$OUT/tma-edge.txt"}
 else
   echo "run-corpus.sh: no $edge/tma_edge_host" >&2
+fi
+tables=$kernels/approx-tables
+if [ -n "${OUT:-}" ] && [ -x "$tables/approx_tables_host" ]; then
+  echo
+  mkdir -p "$OUT/approx-tables"
+  timeout 120 "$tables/approx_tables_host" "$tables/approx_tables.ptx" \
+    "$OUT/approx-tables"
 fi
 exit $status
