@@ -124,6 +124,28 @@ TEST(TensorCore, TinyTermsTakeTheExactPathToo) {
   EXPECT_EQ(dot(a, b, 0.0f, kBf16), std::ldexp(1.0f, -126));
 }
 
+TEST(TensorCore, Fp8StepsKeepThirteenBitsOverThirtyTwoProducts) {
+  // The assumed FP8 model: 2^-14 below an accumulator of 1 is dropped,
+  // 2^-13 kept; all 32 products of a k32 instruction are one step.
+  AccumulationModel fp8 = accumulationModel(FloatFormat::E4M3);
+  EXPECT_EQ(fp8.groupSize, 32u);
+  std::vector<float> b(32, 1.0f);
+  std::vector<float> dropped(32, std::ldexp(1.0f, -14));
+  EXPECT_EQ(dot(dropped, b, 1.0f, fp8), 1.0f);
+  std::vector<float> kept(32, std::ldexp(1.0f, -13));
+  EXPECT_EQ(dot(kept, b, 1.0f, fp8), 1.0f + 32 * std::ldexp(1.0f, -13));
+}
+
+TEST(TensorCore, Tf32StepsAreOneK8Instruction) {
+  AccumulationModel tf32 = accumulationModel(FloatFormat::TF32);
+  EXPECT_EQ(tf32.groupSize, 8u);
+  EXPECT_EQ(tf32.fractionBits, 25);
+  // Sixteen products of 2^-24 in two steps of 8: each step keeps them
+  // (2^-24 is inside the window of 1), 1 + 2^-20 in all.
+  std::vector<float> a(16, std::ldexp(1.0f, -24)), b(16, 1.0f);
+  EXPECT_EQ(dot(a, b, 1.0f, tf32), 1.0f + std::ldexp(1.0f, -20));
+}
+
 TEST(TensorCore, HalfAccumulatorsRoundTowardZero) {
   // 1 + 2^-11 + 2^-12 has no f16: toward zero, 1.
   std::vector<float> a(16, 0.0f), b(16, 1.0f);
