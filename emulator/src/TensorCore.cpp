@@ -96,19 +96,15 @@ __attribute__((always_inline)) inline void
 stepRow(const float *__restrict aRow, const float *__restrict b,
         float *__restrict row, uint32_t n, uint32_t k0, uint32_t k1,
         int fractionBits, bool halfAccumulator, float *__restrict largest,
-        float *__restrict scale, int32_t *__restrict sum,
-        float *__restrict products) {
+        float *__restrict scale, int32_t *__restrict sum) {
   const uint32_t terms = k1 - k0;
   for (uint32_t j = 0; j < n; ++j)
     largest[j] = std::fabs(row[j]);
   for (uint32_t t = 0; t < terms; ++t) {
     float x = aRow[k0 + t];
     const float *brow = b + size_t(k0 + t) * n;
-    float *product = products + size_t(t) * n;
-    for (uint32_t j = 0; j < n; ++j) {
-      product[j] = x * brow[j];
-      largest[j] = std::max(largest[j], std::fabs(product[j]));
-    }
+    for (uint32_t j = 0; j < n; ++j)
+      largest[j] = std::max(largest[j], std::fabs(x * brow[j]));
   }
   // The scale 2^(fractionBits - leading exponent) from the exponent field
   // (1 for an all-zero step). Infinities, NaNs and terms so small that the
@@ -129,10 +125,12 @@ stepRow(const float *__restrict aRow, const float *__restrict b,
   }
   for (uint32_t j = 0; j < n; ++j)
     sum[j] = int32_t(row[j] * scale[j]);
+  // The products again: cheaper than storing and reloading them.
   for (uint32_t t = 0; t < terms; ++t) {
-    const float *product = products + size_t(t) * n;
+    float x = aRow[k0 + t];
+    const float *brow = b + size_t(k0 + t) * n;
     for (uint32_t j = 0; j < n; ++j)
-      sum[j] += int32_t(product[j] * scale[j]);
+      sum[j] += int32_t(x * brow[j] * scale[j]);
   }
   // Toward zero to f32 by clearing the 29 bits a double has beyond an
   // f32's 24, where the result is a normal f32 (or zero); the rest again.
@@ -156,17 +154,17 @@ struct Baseline;
 __attribute__((target("avx2"))) void
 stepRowAvx2(const float *aRow, const float *b, float *row, uint32_t n,
             uint32_t k0, uint32_t k1, int fractionBits, bool halfAccumulator,
-            float *largest, float *scale, int32_t *sum, float *products) {
+            float *largest, float *scale, int32_t *sum) {
   stepRow<Avx2>(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator,
-                largest, scale, sum, products);
+                largest, scale, sum);
 }
 
 void stepRowBaseline(const float *aRow, const float *b, float *row,
                      uint32_t n, uint32_t k0, uint32_t k1, int fractionBits,
                      bool halfAccumulator, float *largest, float *scale,
-                     int32_t *sum, float *products) {
+                     int32_t *sum) {
   stepRow<Baseline>(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator,
-                    largest, scale, sum, products);
+                    largest, scale, sum);
 }
 
 } // namespace
@@ -178,17 +176,16 @@ void accumulate(const float *a, const float *b, float *d, uint32_t n,
   const uint32_t group = std::max<uint32_t>(1, model.groupSize);
   thread_local std::vector<float> scratch;
   thread_local std::vector<int32_t> sums;
-  scratch.resize(size_t(n) * (2 + group));
+  scratch.resize(size_t(n) * 2);
   sums.resize(n);
   float *largest = scratch.data(), *scale = largest + n;
-  float *products = scale + n;
   int32_t *sum = sums.data();
   for (uint32_t m = 0; m < 64; ++m)
     for (uint32_t k0 = 0; k0 < k; k0 += group) {
       uint32_t k1 = std::min(k, k0 + group);
       (hasAvx2 ? stepRowAvx2 : stepRowBaseline)(
           a + size_t(m) * k, b, d + size_t(m) * n, n, k0, k1,
-          model.fractionBits, halfAccumulator, largest, scale, sum, products);
+          model.fractionBits, halfAccumulator, largest, scale, sum);
     }
 }
 
