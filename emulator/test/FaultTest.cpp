@@ -17,6 +17,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <tuple>
 
 namespace mosaic::emulator {
 namespace {
@@ -264,6 +265,47 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<FaultCase> &info) {
       return std::string(info.param.name);
     });
+
+// A cluster holds at most 16 CTAs on sm_90a (8 portably, which only the
+// driver knows to check), and no more than `.maxclusterrank` says: a launch
+// beyond either is refused before anything runs.
+TEST(LaunchTest, ClustersBeyondTheLimitsAreRefused) {
+  const char *body = R"PTX(
+.visible .entry clustered(.param .u64 out)
+.maxclusterrank 4
+{
+  ret;
+}
+.visible .entry unbounded(.param .u64 out)
+{
+  ret;
+}
+)PTX";
+  DeviceMemory memory;
+  DeviceBuffer out = allocate(memory, 4);
+  for (auto [name, cluster, ok] :
+       {std::tuple{"clustered", 4u, true}, std::tuple{"clustered", 8u, false},
+        std::tuple{"unbounded", 16u, true},
+        std::tuple{"unbounded", 32u, false}}) {
+    SCOPED_TRACE(std::string(name) + " in clusters of " +
+                 std::to_string(cluster));
+    Kernel kernel(ptxModule(body), name);
+    ASSERT_TRUE(kernel.ok());
+    LaunchConfig config;
+    config.grid = {cluster, 1, 1};
+    config.block = {32, 1, 1};
+    config.cluster = {cluster, 1, 1};
+    LaunchReport report =
+        kernel.launch(config, kernel.parameters().set("out", out.address),
+                      memory, testOptions());
+    EXPECT_EQ(report.ok, ok) << report.message;
+    if (!ok) {
+      EXPECT_EQ(report.kind, FaultKind::Configuration);
+      EXPECT_NE(report.message.find("allows at most"), std::string::npos)
+          << report.message;
+    }
+  }
+}
 
 } // namespace
 } // namespace mosaic::emulator
