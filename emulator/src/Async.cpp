@@ -843,13 +843,32 @@ bool Exec::bulkCopy(uint32_t mask) {
       std::vector<Cta *> targets;
       if (!copyTargets(*destination, *barrierLocation, 4, lane, targets))
         return false;
-      uint64_t source = address(in.operands[1], lane);
-      uint8_t *host = memory(Space::Global, source, size, false, lane);
-      if (!host)
-        return false;
+      // The source is global memory, or with .shared::cta the issuing
+      // CTA's shared memory (a copy into a peer CTA).
+      const uint8_t *host = nullptr;
+      std::optional<SharedLocation> sharedSource;
+      if (in.space2 == Space::Shared) {
+        sharedSource =
+            alignedSharedOperand(in.operands[1], Space::Shared, size, 16,
+                                 "the cp.async.bulk source", lane);
+        if (!sharedSource)
+          return false;
+      } else {
+        host = memory(Space::Global, address(in.operands[1], lane), size, false,
+                      lane);
+        if (!host)
+          return false;
+      }
       async.complete = [owner, targets, offset = destination->offset,
-                        barOffset = barrierLocation->offset, host, size, clock,
-                        what = async.what]() -> Status {
+                        barOffset = barrierLocation->offset, host, sharedSource,
+                        size, clock, what = async.what]() -> Status {
+        const uint8_t *from = host;
+        if (sharedSource) {
+          from = sharedSource->cta->shared.data() + sharedSource->offset;
+          owner->hazards->onAsyncAccess(*sharedSource->cta, clock,
+                                        sharedSource->offset, size, false,
+                                        what);
+        }
         for (Cta *target : targets) {
           if (uint64_t(offset) + size > target->sharedEnd) {
             owner->faultKind = FaultKind::IllegalAddress;
@@ -858,7 +877,7 @@ bool Exec::bulkCopy(uint32_t mask) {
                          " overrun the shared memory of CTA rank " +
                          std::to_string(target->rank)};
           }
-          std::memcpy(target->shared.data() + offset, host, size);
+          std::memmove(target->shared.data() + offset, from, size);
           owner->hazards->onAsyncAccess(*target, clock, offset, size, true,
                                         what);
           completeTransactions(*owner, *target, barOffset, size, clock, what);

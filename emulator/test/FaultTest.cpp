@@ -266,6 +266,69 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(info.param.name);
     });
 
+// cp.async.bulk.shared::cluster.shared::cta copies from the issuing CTA's
+// shared memory into a peer's; the source is shared memory, not a global
+// address.
+TEST(LaunchTest, BulkCopyFromSharedMemoryReachesThePeer) {
+  Kernel kernel(ptxModule(R"PTX(
+.visible .entry peer_copy(.param .u64 out)
+.maxntid 32, 1, 1
+.reqnctapercluster 2, 1, 1
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<2>;
+  .reg .pred %p<4>;
+  .shared .align 16 .b8 src[16];
+  .shared .align 16 .b8 dst[16];
+  .shared .align 8 .b64 bar;
+  mov.u32 %r0, %tid.x;
+  mov.u32 %r1, %cluster_ctarank;
+  setp.eq.u32 %p0, %r0, 0;
+  setp.eq.u32 %p1, %r1, 0;
+  setp.eq.u32 %p2, %r1, 1;
+  and.pred %p2, %p2, %p0;
+  @%p2 mbarrier.init.shared::cta.b64 [bar], 1;
+  @%p2 mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 16;
+  add.u32 %r2, %r1, 7;
+  st.shared.v4.u32 [src], {%r2, %r2, %r2, %r2};
+  fence.proxy.async.shared::cta;
+  fence.mbarrier_init.release.cluster;
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  and.pred %p3, %p0, %p1;
+  mov.u32 %r3, dst;
+  mapa.shared::cluster.u32 %r3, %r3, 1;
+  mov.u32 %r4, bar;
+  mapa.shared::cluster.u32 %r4, %r4, 1;
+  @%p3 cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r3], [src], 16, [%r4];
+  @%p1 bra $L_end;
+$L_wait:
+  mbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], 0;
+  @!%p3 bra $L_wait;
+  ld.shared.u32 %r5, [dst];
+  ld.param.u64 %rd0, [out];
+  @%p0 st.global.u32 [%rd0], %r5;
+$L_end:
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  ret;
+}
+)PTX"),
+                "peer_copy");
+  ASSERT_TRUE(kernel.ok());
+  DeviceMemory memory;
+  DeviceBuffer out = allocate(memory, 4);
+  LaunchConfig config;
+  config.grid = {2, 1, 1};
+  config.block = {32, 1, 1};
+  config.cluster = {2, 1, 1};
+  LaunchReport report =
+      kernel.launch(config, kernel.parameters().set("out", out.address), memory,
+                    testOptions());
+  ASSERT_TRUE(report.ok) << report.message;
+  EXPECT_EQ(out.as<uint32_t>()[0], 7u) << "CTA 0's source, not CTA 1's own";
+}
+
 // A cluster holds at most 16 CTAs on sm_90a (8 portably, which only the
 // driver knows to check), and no more than `.maxclusterrank` says: a launch
 // beyond either is refused before anything runs.
