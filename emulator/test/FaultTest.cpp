@@ -51,8 +51,8 @@ struct FaultCase {
   std::string instruction;
   std::optional<FaultKind> kind;
   const char *message = "";
-  /// The map parameter is left zero: bytes no driver encoded.
-  bool garbageMap = false;
+  /// What the `map` parameter holds.
+  enum class Map { Encoded, Zeros, EditedAfterEncoding } map = Map::Encoded;
 };
 
 void PrintTo(const FaultCase &c, std::ostream *os) { *os << c.name; }
@@ -92,8 +92,12 @@ TEST_P(FaultTest, FailsWithTheHardwaresCode) {
   DeviceMemory memory;
   DeviceBuffer out = allocate(memory, 256);
   std::array<uint8_t, kTensorMapBytes> map{};
-  if (!c.garbageMap)
+  if (c.map != FaultCase::Map::Zeros)
     map = test::tensorMap2d(out.address, test::kTensorFloat32, 8, 8, 8, 8);
+  // One bit of one field changed after encoding (byte 8 is part of the
+  // tensor's address in the emulator's encoding, TensorMap.h).
+  if (c.map == FaultCase::Map::EditedAfterEncoding)
+    map[8] ^= 0x40;
   test::Parameters parameters = kernel.parameters();
   parameters.set("out", out.address).set("map", map.data(), map.size());
   LaunchReport report = kernel.launch(32, parameters, memory, testOptions());
@@ -227,7 +231,18 @@ INSTANTIATE_TEST_SUITE_P(
                   "@%p0 cp.async.bulk.tensor.2d.shared::cluster.global.tile."
                   "mbarrier::complete_tx::bytes [tile], [map, {0, 0}], [bar];",
                   FaultKind::IllegalInstruction,
-                  "was not encoded by cuTensorMapEncodeTiled", true},
+                  "was not encoded by cuTensorMapEncodeTiled",
+                  FaultCase::Map::Zeros},
+        FaultCase{"EditedAfterEncoding", kInitBarrier,
+                  "@%p0 cp.async.bulk.tensor.2d.shared::cluster.global.tile."
+                  "mbarrier::complete_tx::bytes [tile], [map, {0, 0}], [bar];",
+                  FaultKind::IllegalInstruction,
+                  "its bytes changed after it was encoded",
+                  FaultCase::Map::EditedAfterEncoding},
+        FaultCase{"AtAnAddressNothingIsAllocatedAt",
+                  kInitBarrier + "  mov.u64 %rd4, 4096;\n",
+                  kTensorLoadThroughRd4, FaultKind::IllegalAddress,
+                  "outside every allocation"},
         FaultCase{"InLocalMemory",
                   kInitBarrier + copyMapToLocal() +
                       "  mov.u64 %rd4, local_map;\n"
