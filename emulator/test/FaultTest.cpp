@@ -195,6 +195,9 @@ INSTANTIATE_TEST_SUITE_P(
                   FaultKind::MisalignedAddress,
                   "the mbarrier at shared address 1028 is not 8-byte "
                   "aligned"},
+        FaultCase{"InitBelowSharedMemory", "  mov.u32 %r3, 64;\n",
+                  "@%p0 mbarrier.init.shared::cta.b64 [%r3], 1;",
+                  FaultKind::IllegalAddress, "outside the CTA's shared memory"},
         FaultCase{"ArriveOnAGlobalAddress", "",
                   "@%p0 mbarrier.arrive.b64 %rd2, [%rd0];",
                   FaultKind::IllegalAddress, "is not in shared memory"},
