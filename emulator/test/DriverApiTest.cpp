@@ -935,6 +935,25 @@ TEST_F(DriverApi, EachFaultIsReportedWithTheGpusCode) {
   ASSERT_EQ(api.cuCtxSetCurrent(primary), CUDA_SUCCESS);
 }
 
+// A setmaxnreg count is an immediate: one that is not a multiple of 8 in
+// 24..256 fails when the driver compiles the PTX, as ptxas refuses it.
+TEST_F(DriverApi, SetmaxnregOutOfRangeDoesNotLoad) {
+  for (const char *count : {"16", "30", "264"}) {
+    std::string ptx = std::string(".version 8.0\n.target sm_90a\n"
+                                  ".address_size 64\n"
+                                  ".visible .entry k()\n.maxntid 128, 1, 1\n"
+                                  "{\n  setmaxnreg.inc.sync.aligned.u32 ") +
+                      count + ";\n  ret;\n}\n";
+    CUmodule module = nullptr;
+    EXPECT_EQ(api.cuModuleLoadData(&module, ptx.c_str()),
+              CUDA_ERROR_INVALID_PTX)
+        << count;
+    EXPECT_NE(lastError().find("not a multiple of 8 in 24..256"),
+              std::string::npos)
+        << lastError();
+  }
+}
+
 // A kernel compiled for one cluster shape launches only in it
 // (cuda.h, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: a launch with other
 // dimensions fails), and clusters of up to 16 blocks need
