@@ -104,13 +104,29 @@ std::optional<SharedLocation> Exec::sharedOperand(const Operand &operand,
   if (space == Space::Generic) {
     if (at < kGenericSharedBase || at >= kGenericSharedBase + kWindowSize) {
       fail("generic address " + hex(at) + " is not in shared memory",
-           static_cast<int>(lane));
+           static_cast<int>(lane), FaultKind::IllegalAddress);
       return std::nullopt;
     }
     at -= kGenericSharedBase;
     clusterWindow = true;
   }
   return resolveShared(at, clusterWindow, bytes, lane);
+}
+
+std::optional<SharedLocation>
+Exec::alignedSharedOperand(const Operand &operand, Space space, unsigned bytes,
+                           unsigned alignment, const char *what,
+                           uint32_t lane) {
+  std::optional<SharedLocation> location =
+      sharedOperand(operand, space, bytes, lane);
+  if (location && location->offset % alignment != 0) {
+    fail(std::string(what) + " at shared address " +
+             std::to_string(location->offset) + " is not " +
+             std::to_string(alignment) + "-byte aligned",
+         static_cast<int>(lane), FaultKind::MisalignedAddress);
+    return std::nullopt;
+  }
+  return location;
 }
 
 AsyncOp Exec::newAsync(uint32_t lane) {
@@ -130,7 +146,7 @@ bool Exec::queue(AsyncOp async) {
   if (launch.options->policy != AsyncPolicy::Eager)
     return true;
   Status status = completeAsync(cluster, id);
-  return status.ok() || fail(status.message(), lane);
+  return status.ok() || fail(status.message(), lane, cluster.faultKind);
 }
 
 // --- mbarrier -------------------------------------------------------------
@@ -151,15 +167,10 @@ bool Exec::mbarrier(uint32_t mask) {
   bool waitBlocked = false;
   for (uint32_t lanes = mask; lanes; lanes &= lanes - 1) {
     uint32_t lane = __builtin_ctz(lanes);
-    std::optional<SharedLocation> location =
-        sharedOperand(addressOperand, in.space, 8, lane);
+    std::optional<SharedLocation> location = alignedSharedOperand(
+        addressOperand, in.space, 8, 8, "the mbarrier", lane);
     if (!location)
       return false;
-    if (location->offset % 8 != 0)
-      return fail("mbarrier at shared address " +
-                      std::to_string(location->offset) +
-                      " is not 8-byte aligned",
-                  static_cast<int>(lane));
     Cta &target = *location->cta;
     uint32_t offset = location->offset;
     if (&target != &cta)
@@ -474,6 +485,25 @@ bool isValidReduction(uint8_t op, TensorDataType type) {
   }
 }
 
+/// Why a tensor copy may not read its tensor map at generic address
+/// `address`, if it may not: the PTX ISA puts the map in .param, .const or
+/// .global memory, so not in the shared or local window.
+std::optional<std::string> misplacedTensorMap(uint64_t address) {
+  const char *space = nullptr;
+  if (address >= kGenericSharedBase &&
+      address < kGenericSharedBase + kWindowSize)
+    space = "shared";
+  else if (address >= kGenericLocalBase &&
+           address < kGenericLocalBase + kWindowSize)
+    space = "local";
+  if (!space)
+    return std::nullopt;
+  return "the tensor map at generic address " + hex(address) + " is in " +
+         space +
+         " memory; a tensor copy reads its tensor map from .param, .const "
+         "or .global memory";
+}
+
 } // namespace
 
 bool Exec::tensorCopy(uint32_t mask) {
@@ -505,18 +535,24 @@ bool Exec::tensorCopy(uint32_t mask) {
     if (mapAddress % 64 != 0)
       return fail("the tensor map at " + hex(mapAddress) +
                       " is not 64-byte aligned",
-                  static_cast<int>(lane));
+                  static_cast<int>(lane), FaultKind::IllegalInstruction);
+    if (std::optional<std::string> misplaced =
+            mapSpace == Space::Generic ? misplacedTensorMap(mapAddress)
+                                       : std::nullopt)
+      return fail(*misplaced, static_cast<int>(lane),
+                  FaultKind::IllegalInstruction);
     uint8_t *mapBytes = memory(mapSpace, mapAddress, kTensorMapBytes, false, lane);
     if (!mapBytes)
       return false;
     Expected<TensorMap> decoded = decode(mapBytes);
     if (!decoded.ok())
-      return fail(decoded.message(), static_cast<int>(lane));
+      return fail(decoded.message(), static_cast<int>(lane),
+                  FaultKind::IllegalInstruction);
     TensorMap map = *decoded;
     if (map.rank != in.dims)
       return fail("a ." + std::to_string(in.dims) + "d copy with a rank-" +
                       std::to_string(map.rank) + " tensor map",
-                  static_cast<int>(lane));
+                  static_cast<int>(lane), FaultKind::IllegalInstruction);
     if (map.interleave != 0)
       return fail("interleaved tensor maps are not supported by the emulator",
                   static_cast<int>(lane));
@@ -555,9 +591,10 @@ bool Exec::tensorCopy(uint32_t mask) {
         return fail("the shared-memory destination " +
                         std::to_string(destination->offset) +
                         " of a tensor copy is not 128-byte aligned",
-                    static_cast<int>(lane));
+                    static_cast<int>(lane), FaultKind::MisalignedAddress);
       std::optional<SharedLocation> barrierLocation =
-          sharedOperand(in.operands[mapIndex + 2], destinationSpace, 8, lane);
+          alignedSharedOperand(in.operands[mapIndex + 2], destinationSpace, 8,
+                               8, "the mbarrier", lane);
       if (!barrierLocation)
         return false;
       std::vector<Cta *> targets;
@@ -627,7 +664,7 @@ bool Exec::tensorCopy(uint32_t mask) {
         return fail("the shared-memory source " +
                         std::to_string(source->offset) +
                         " of a tensor copy is not 128-byte aligned",
-                    static_cast<int>(lane));
+                    static_cast<int>(lane), FaultKind::MisalignedAddress);
       uint32_t srcOffset = source->offset;
       Cta *owner = source->cta;
       bool isReduce = op == Op::CpReduceAsyncBulkTensor;
@@ -764,7 +801,8 @@ bool Exec::bulkGroups(uint32_t mask) {
       for (uint64_t id : groups.committed.front()) {
         Status status = completeAsync(cluster, id);
         if (!status.ok())
-          return fail(status.message(), static_cast<int>(lane));
+          return fail(status.message(), static_cast<int>(lane),
+                      cluster.faultKind);
         cluster.hazards->onAsyncWait(warp, id);
       }
       groups.committed.pop_front();
@@ -781,10 +819,12 @@ bool Exec::bulkCopy(uint32_t mask) {
   for (uint32_t lanes = mask; lanes; lanes &= lanes - 1) {
     uint32_t lane = __builtin_ctz(lanes);
     uint32_t size = static_cast<uint32_t>(read(in.operands[2], lane));
+    // PTX ISA, cp.async.bulk: the size is a multiple of 16 and both
+    // addresses are 16-byte aligned.
     if (size % 16 != 0)
       return fail("cp.async.bulk size " + std::to_string(size) +
                       " is not a multiple of 16",
-                  static_cast<int>(lane));
+                  static_cast<int>(lane), FaultKind::IllegalInstruction);
     AsyncOp async = newAsync(lane);
     async.what = "the bulk copy issued by " +
                  describeLocation(launch, cta, warp.index, lane, pc);
@@ -792,28 +832,52 @@ bool Exec::bulkCopy(uint32_t mask) {
     Cluster *owner = &cluster;
     if (toShared) {
       std::optional<SharedLocation> destination =
-          sharedOperand(in.operands[0], Space::SharedCluster, size, lane);
-      std::optional<SharedLocation> barrierLocation =
-          sharedOperand(in.operands[3], Space::SharedCluster, 8, lane);
-      if (!destination || !barrierLocation)
+          alignedSharedOperand(in.operands[0], Space::SharedCluster, size, 16,
+                               "the cp.async.bulk destination", lane);
+      if (!destination)
+        return false;
+      std::optional<SharedLocation> barrierLocation = alignedSharedOperand(
+          in.operands[3], Space::SharedCluster, 8, 8, "the mbarrier", lane);
+      if (!barrierLocation)
         return false;
       std::vector<Cta *> targets;
       if (!copyTargets(*destination, *barrierLocation, 4, lane, targets))
         return false;
-      uint64_t source = address(in.operands[1], lane);
-      uint8_t *host = memory(Space::Global, source, size, false, lane);
-      if (!host)
-        return false;
+      // The source is global memory, or with .shared::cta the issuing
+      // CTA's shared memory (a copy into a peer CTA).
+      const uint8_t *host = nullptr;
+      std::optional<SharedLocation> sharedSource;
+      if (in.space2 == Space::Shared) {
+        sharedSource =
+            alignedSharedOperand(in.operands[1], Space::Shared, size, 16,
+                                 "the cp.async.bulk source", lane);
+        if (!sharedSource)
+          return false;
+      } else {
+        host = memory(Space::Global, address(in.operands[1], lane), size, false,
+                      lane);
+        if (!host)
+          return false;
+      }
       async.complete = [owner, targets, offset = destination->offset,
-                        barOffset = barrierLocation->offset, host, size, clock,
-                        what = async.what]() -> Status {
+                        barOffset = barrierLocation->offset, host, sharedSource,
+                        size, clock, what = async.what]() -> Status {
+        const uint8_t *from = host;
+        if (sharedSource) {
+          from = sharedSource->cta->shared.data() + sharedSource->offset;
+          owner->hazards->onAsyncAccess(*sharedSource->cta, clock,
+                                        sharedSource->offset, size, false,
+                                        what);
+        }
         for (Cta *target : targets) {
-          if (uint64_t(offset) + size > target->sharedEnd)
+          if (uint64_t(offset) + size > target->sharedEnd) {
+            owner->faultKind = FaultKind::IllegalAddress;
             return Error{what + ": the " + std::to_string(size) +
                          " bytes at shared address " + std::to_string(offset) +
                          " overrun the shared memory of CTA rank " +
                          std::to_string(target->rank)};
-          std::memcpy(target->shared.data() + offset, host, size);
+          }
+          std::memmove(target->shared.data() + offset, from, size);
           owner->hazards->onAsyncAccess(*target, clock, offset, size, true,
                                         what);
           completeTransactions(*owner, *target, barOffset, size, clock, what);
@@ -822,7 +886,8 @@ bool Exec::bulkCopy(uint32_t mask) {
       };
     } else {
       std::optional<SharedLocation> source =
-          sharedOperand(in.operands[1], Space::Shared, size, lane);
+          alignedSharedOperand(in.operands[1], Space::Shared, size, 16,
+                               "the cp.async.bulk source", lane);
       if (!source)
         return false;
       uint64_t destination = address(in.operands[0], lane);

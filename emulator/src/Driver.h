@@ -81,8 +81,8 @@ constexpr int kSharedPerBlockOptin = limits::kMaxSharedMemoryPerBlock;
 constexpr int kSharedPerMultiprocessor = 233472;
 /// cuDeviceTotalMem of an H100 SXM 80GB: 81559 MiB.
 constexpr uint64_t kTotalMemory = 81559ull << 20;
-constexpr uint32_t kPortableClusterSize = 8;
-constexpr uint32_t kNonPortableClusterSize = 16;
+constexpr uint32_t kPortableClusterSize = limits::kMaxPortableClusterSize;
+constexpr uint32_t kNonPortableClusterSize = limits::kMaxClusterSize;
 /// Stream priorities of Hopper: 0 (least) to -5 (greatest).
 constexpr int kGreatestStreamPriority = -5;
 

@@ -156,10 +156,23 @@ CUresult clusterShape(const char *function, const Function &f,
                   "cluster " + dimsText(cluster) + " differs from the " +
                       dimsText(required) + " that `" + f.info->name +
                       "` requires");
+  } else if (anyRequired) {
+    cluster = required;
+  } else if (f.info->explicitCluster) {
+    return fail(CUDA_ERROR_INVALID_CLUSTER_SIZE, function,
+                "`" + f.info->name +
+                    "` is declared .explicitcluster: launch it with "
+                    "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION");
   } else {
-    cluster = anyRequired ? required : std::array<uint32_t, 3>{1, 1, 1};
+    cluster = {1, 1, 1};
   }
   uint64_t size = uint64_t(cluster[0]) * cluster[1] * cluster[2];
+  if (f.info->maxClusterRank && size > f.info->maxClusterRank)
+    return fail(CUDA_ERROR_INVALID_CLUSTER_SIZE, function,
+                "cluster " + dimsText(cluster) + " has " +
+                    std::to_string(size) + " blocks; `" + f.info->name +
+                    "` is declared .maxclusterrank " +
+                    std::to_string(f.info->maxClusterRank));
   uint32_t limit = f.nonPortableClusterSizeAllowed ? kNonPortableClusterSize
                                                    : kPortableClusterSize;
   if (size > limit)

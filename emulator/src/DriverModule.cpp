@@ -280,7 +280,7 @@ cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc) {
     *pi = f->preferredCarveout;
     return CUDA_SUCCESS;
   case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
-    *pi = info.requiredCluster != none;
+    *pi = info.requiredCluster != none || info.explicitCluster;
     return CUDA_SUCCESS;
   case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
     *pi = int(cluster[0]);

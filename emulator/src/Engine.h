@@ -207,7 +207,9 @@ struct Cluster {
   uint64_t instructions = 0, threadInstructions = 0;
   /// Never null during a launch: a NoHazardChecker when checking is off.
   std::unique_ptr<HazardChecker> hazards;
-  /// The kind of the fault that ended the cluster's run, if one did.
+  /// The kind of the fault that ended the cluster's run, if one did. An
+  /// asynchronous operation whose completion fails sets it before returning
+  /// its error, so that the fault keeps its kind wherever it completes.
   FaultKind faultKind = FaultKind::Unspecified;
 };
 

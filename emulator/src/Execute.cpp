@@ -262,7 +262,8 @@ uint8_t *Exec::memory(Space space, uint64_t address, unsigned bytes, bool write,
   }
   case Space::Param: {
     if (write) {
-      fail("kernel parameters are read-only", static_cast<int>(lane));
+      fail("kernel parameters are read-only", static_cast<int>(lane),
+           FaultKind::IllegalAddress);
       return nullptr;
     }
     const std::vector<uint8_t> &parameters = launch.config->parameters;
@@ -270,7 +271,7 @@ uint8_t *Exec::memory(Space space, uint64_t address, unsigned bytes, bool write,
       fail("parameter access at offset " + std::to_string(address) +
                " is past the " + std::to_string(parameters.size()) +
                "-byte parameter buffer",
-           static_cast<int>(lane));
+           static_cast<int>(lane), FaultKind::IllegalAddress);
       return nullptr;
     }
     return const_cast<uint8_t *>(parameters.data()) + address;
@@ -383,7 +384,16 @@ bool Exec::exitThreads(uint32_t mask) {
   return warp.status != WarpStatus::Exited || warpExited();
 }
 
-bool Exec::trap(uint32_t) { return fail("trap"); }
+// `trap` aborts the kernel: CUDA_ERROR_LAUNCH_FAILED, the "unspecified launch
+// failure" of a GPU. `brkpt` with no debugger attached stops the kernel the
+// same way.
+bool Exec::trap(uint32_t) {
+  return fail(in.op == Op::Brkpt
+                  ? "brkpt: a breakpoint with no debugger attached aborts the "
+                    "kernel"
+                  : "trap: the kernel aborted",
+              -1, FaultKind::Unspecified);
+}
 
 void Exec::checkInFlightRegisters(uint32_t mask) {
   if (!mask)

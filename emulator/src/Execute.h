@@ -67,6 +67,11 @@ struct Exec {
   std::optional<SharedLocation> sharedOperand(const Operand &operand,
                                               Space space, unsigned bytes,
                                               uint32_t lane);
+  /// sharedOperand, and a misaligned-address fault naming `what` unless
+  /// the address is a multiple of `alignment`.
+  std::optional<SharedLocation>
+  alignedSharedOperand(const Operand &operand, Space space, unsigned bytes,
+                       unsigned alignment, const char *what, uint32_t lane);
   bool fail(const std::string &message, int lane = -1,
             FaultKind kind = FaultKind::Unspecified);
   bool hazard(const std::string &message, int lane = -1);

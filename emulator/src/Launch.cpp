@@ -381,6 +381,15 @@ Status checkConfig(const Function &function, const LaunchConfig &config) {
                    " is not a whole number of clusters " +
                    list(config.cluster)};
   }
+  uint64_t clusterSize =
+      uint64_t(config.cluster[0]) * config.cluster[1] * config.cluster[2];
+  uint32_t maxClusterSize = function.info.maxClusterRank
+                                ? function.info.maxClusterRank
+                                : limits::kMaxClusterSize;
+  if (clusterSize > maxClusterSize)
+    return Error{"cluster " + list(config.cluster) + " has " +
+                 std::to_string(clusterSize) + " CTAs; `" + function.info.name +
+                 "` allows at most " + std::to_string(maxClusterSize)};
   const auto &required = function.info.requiredCluster;
   if (required[0] && (required[0] != config.cluster[0] ||
                       required[1] != config.cluster[1] ||

@@ -840,9 +840,14 @@ Status Parser::parseEntry(bool isKernel) {
       if (values.size() != 1)
         return error("`" + directive + "` takes one value");
       (directive == ".maxnreg" ? maxnreg : minCtasPerSm) = values[0];
-    } else if (directive == ".explicitcluster" ||
-               directive == ".maxclusterrank" || directive == ".noreturn" ||
-               directive == ".maxnctapersm" || directive == ".pragma") {
+    } else if (directive == ".maxclusterrank") {
+      if (values.size() != 1)
+        return error("`.maxclusterrank` takes one value");
+      function->info.maxClusterRank = static_cast<uint32_t>(values[0]);
+    } else if (directive == ".explicitcluster") {
+      function->info.explicitCluster = true;
+    } else if (directive == ".noreturn" || directive == ".maxnctapersm" ||
+               directive == ".pragma") {
       if (directive == ".pragma") {
         while (!accept(";"))
           next();

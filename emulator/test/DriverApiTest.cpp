@@ -893,6 +893,152 @@ TEST_F(DriverApi, ResettingThePrimaryContextClearsItsFault) {
   EXPECT_EQ(launch(function, out, 1), CUDA_ERROR_INVALID_HANDLE);
 }
 
+// Needs the interpreter (kernels that fault). Each fault the hardware
+// raises surfaces as its own code at the call after the launch.
+TEST_F(DriverApi, EachFaultIsReportedWithTheGpusCode) {
+  struct Case {
+    const char *body;
+    CUresult code;
+  };
+  const Case cases[] = {
+      {"ld.global.u32 %r1, [%rd1+2];", CUDA_ERROR_MISALIGNED_ADDRESS},
+      {"ld.global.v2.u32 {%r1, %r2}, [%rd1+4];", CUDA_ERROR_MISALIGNED_ADDRESS},
+      {"st.global.u32 [%rd1+4096], %r1;", CUDA_ERROR_ILLEGAL_ADDRESS},
+      {"cp.async.bulk.global.shared::cta.bulk_group [%rd1], [tile], 24;",
+       CUDA_ERROR_ILLEGAL_INSTRUCTION},
+      {"trap;", CUDA_ERROR_LAUNCH_FAILED},
+      {"brkpt;", CUDA_ERROR_LAUNCH_FAILED},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.body);
+    std::string ptx = std::string(".version 8.0\n.target sm_90a\n"
+                                  ".address_size 64\n"
+                                  ".visible .entry k(.param .u64 p)\n{\n"
+                                  "  .reg .b64 %rd<2>;\n"
+                                  "  .reg .b32 %r<3>;\n"
+                                  "  .shared .align 128 .b8 tile[128];\n"
+                                  "  ld.param.u64 %rd1, [p];\n  ") +
+                      c.body + "\n  ret;\n}\n";
+    CUcontext context = nullptr;
+    ASSERT_EQ(api.cuCtxCreate(&context, nullptr, 0, 0), CUDA_SUCCESS);
+    CUmodule module = nullptr;
+    ASSERT_EQ(api.cuModuleLoadData(&module, ptx.c_str()), CUDA_SUCCESS)
+        << lastError();
+    CUfunction function = nullptr;
+    ASSERT_EQ(api.cuModuleGetFunction(&function, module, "k"), CUDA_SUCCESS);
+    CUdeviceptr out = 0;
+    ASSERT_EQ(api.cuMemAlloc(&out, 256), CUDA_SUCCESS);
+    EXPECT_EQ(launch(function, out, 1), CUDA_SUCCESS);
+    EXPECT_EQ(api.cuCtxSynchronize(), c.code) << api.lastReport();
+    EXPECT_EQ(api.cuCtxDestroy(context), CUDA_SUCCESS);
+  }
+  ASSERT_EQ(api.cuCtxSetCurrent(primary), CUDA_SUCCESS);
+}
+
+// A setmaxnreg count is an immediate: one that is not a multiple of 8 in
+// 24..256 fails when the driver compiles the PTX, as ptxas refuses it.
+TEST_F(DriverApi, SetmaxnregOutOfRangeDoesNotLoad) {
+  for (const char *count : {"16", "30", "264"}) {
+    std::string ptx = std::string(".version 8.0\n.target sm_90a\n"
+                                  ".address_size 64\n"
+                                  ".visible .entry k()\n.maxntid 128, 1, 1\n"
+                                  "{\n  setmaxnreg.inc.sync.aligned.u32 ") +
+                      count + ";\n  ret;\n}\n";
+    CUmodule module = nullptr;
+    EXPECT_EQ(api.cuModuleLoadData(&module, ptx.c_str()),
+              CUDA_ERROR_INVALID_PTX)
+        << count;
+    EXPECT_NE(lastError().find("not a multiple of 8 in 24..256"),
+              std::string::npos)
+        << lastError();
+  }
+}
+
+// A kernel compiled for one cluster shape launches only in it
+// (cuda.h, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: a launch with other
+// dimensions fails), and clusters of up to 16 blocks need
+// CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED.
+TEST_F(DriverApi, ClusterLaunchesStayInsideTheKernelsLimits) {
+  const char *ptx = R"(.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 p)
+.reqnctapercluster 2, 1, 1
+{
+  ret;
+}
+)";
+  CUmodule module = nullptr;
+  ASSERT_EQ(api.cuModuleLoadData(&module, ptx), CUDA_SUCCESS) << lastError();
+  CUfunction required = nullptr;
+  ASSERT_EQ(api.cuModuleGetFunction(&required, module, "k"), CUDA_SUCCESS);
+  CUdeviceptr out = 0;
+  ASSERT_EQ(api.cuMemAlloc(&out, 4096), CUDA_SUCCESS);
+  EXPECT_EQ(launchInCluster(required, out, 4, 2), CUDA_SUCCESS) << lastError();
+  EXPECT_EQ(launchInCluster(required, out, 4, 4),
+            CUDA_ERROR_INVALID_CLUSTER_SIZE);
+  EXPECT_NE(lastError().find("requires"), std::string::npos) << lastError();
+  // Without the attribute the kernel's own shape applies: the grid must
+  // divide into it.
+  EXPECT_EQ(launch(required, out, 32, 4), CUDA_SUCCESS) << lastError();
+  EXPECT_EQ(launch(required, out, 32, 3), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+
+  CUfunction function = loadStoreTid();
+  ASSERT_NE(function, nullptr);
+  EXPECT_EQ(launchInCluster(function, out, 9, 9),
+            CUDA_ERROR_INVALID_CLUSTER_SIZE);
+  ASSERT_EQ(
+      api.cuFuncSetAttribute(
+          function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+      CUDA_SUCCESS);
+  EXPECT_EQ(launchInCluster(function, out, 16, 16), CUDA_SUCCESS)
+      << lastError();
+  EXPECT_EQ(launchInCluster(function, out, 17, 17),
+            CUDA_ERROR_INVALID_CLUSTER_SIZE);
+
+  // PTX ISA, performance-tuning directives: `.maxclusterrank` bounds the
+  // cluster's CTAs; `.explicitcluster` kernels launch with cluster
+  // dimensions (CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET).
+  const char *bounded = R"(.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry bounded(.param .u64 p)
+.maxclusterrank 2
+{
+  ret;
+}
+.visible .entry explicit(.param .u64 p)
+.explicitcluster
+{
+  ret;
+}
+)";
+  CUmodule directives = nullptr;
+  ASSERT_EQ(api.cuModuleLoadData(&directives, bounded), CUDA_SUCCESS)
+      << lastError();
+  CUfunction rankBound = nullptr, explicitCluster = nullptr;
+  ASSERT_EQ(api.cuModuleGetFunction(&rankBound, directives, "bounded"),
+            CUDA_SUCCESS);
+  ASSERT_EQ(api.cuModuleGetFunction(&explicitCluster, directives, "explicit"),
+            CUDA_SUCCESS);
+  EXPECT_EQ(launchInCluster(rankBound, out, 4, 2), CUDA_SUCCESS) << lastError();
+  EXPECT_EQ(launchInCluster(rankBound, out, 4, 4),
+            CUDA_ERROR_INVALID_CLUSTER_SIZE);
+  EXPECT_NE(lastError().find(".maxclusterrank 2"), std::string::npos)
+      << lastError();
+  int mustBeSet = 0;
+  ASSERT_EQ(api.cuFuncGetAttribute(&mustBeSet,
+                                   CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET,
+                                   explicitCluster),
+            CUDA_SUCCESS);
+  EXPECT_EQ(mustBeSet, 1);
+  EXPECT_EQ(launch(explicitCluster, out, 32, 2),
+            CUDA_ERROR_INVALID_CLUSTER_SIZE);
+  EXPECT_EQ(launchInCluster(explicitCluster, out, 2, 1), CUDA_SUCCESS)
+      << lastError();
+  EXPECT_EQ(api.cuMemFree(out), CUDA_SUCCESS);
+}
+
 TEST_F(DriverApi, TimesEvents) {
   CUevent start = nullptr, end = nullptr, untimed = nullptr;
   ASSERT_EQ(api.cuEventCreate(&start, CU_EVENT_DEFAULT), CUDA_SUCCESS);

@@ -39,6 +39,12 @@ inline constexpr uint32_t kMaxTensorMapBoxDim = 256;
 inline constexpr uint32_t kMaxTensorMapElementStride = 8;
 inline constexpr int64_t kTensorMapInnerBoxMultiple = 16;
 
+/// The most CTAs in a cluster: 8 portably, 16 on sm_90a for a kernel with
+/// CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED (CUDA C Programming
+/// Guide, "Thread Block Clusters").
+inline constexpr uint32_t kMaxPortableClusterSize = 8;
+inline constexpr uint32_t kMaxClusterSize = 16;
+
 } // namespace mosaic::limits
 
 #endif // MOSAIC_CONTRACTS_HARDWARELIMITS_H

@@ -58,6 +58,10 @@ struct KernelInfo {
   uint32_t entryRegisters = 0;
   /// `.reqnctapercluster`, or zeros.
   std::array<uint32_t, 3> requiredCluster{0, 0, 0};
+  /// `.maxclusterrank`: the most CTAs a cluster may have, or 0.
+  uint32_t maxClusterRank = 0;
+  /// `.explicitcluster`: every launch gives the cluster dimensions.
+  bool explicitCluster = false;
 };
 
 /// A parsed and decoded PTX module. Immutable, shared by launches.
