@@ -618,10 +618,13 @@ bool Exec::tensorCopy(uint32_t mask) {
           extent += (map.globalDim[d] - 1) * map.globalStrides[d];
         extent += elementSize;
         if (!launch.memory->translate(map.globalAddress, extent) &&
-            !launch.program->translateGlobalVariable(map.globalAddress, extent))
+            !launch.program->translateGlobalVariable(map.globalAddress,
+                                                     extent)) {
+          owner->faultKind = FaultKind::IllegalAddress;
           return Error{what + ": the tensor map's tensor at " +
                        hex(map.globalAddress) + " (" + std::to_string(extent) +
                        " bytes) is not inside one allocation"};
+        }
         uint64_t rowBytes = uint64_t(box.count[0]) * elementSize;
         forEachRow(
             map, box,
@@ -637,11 +640,13 @@ bool Exec::tensorCopy(uint32_t mask) {
                 std::memcpy(element, globalBase + offset, elementSize);
             });
         for (Cta *target : targets) {
-          if (uint64_t(dstOffset) + bytes > target->sharedEnd)
+          if (uint64_t(dstOffset) + bytes > target->sharedEnd) {
+            owner->faultKind = FaultKind::IllegalAddress;
             return Error{what + ": the box of " + std::to_string(bytes) +
                          " bytes at shared address " +
                          std::to_string(dstOffset) +
                          " overruns the CTA's shared memory"};
+          }
           for (uint64_t i = 0; i < bytes; i += 16) {
             uint32_t address = spec::swizzle(
                 static_cast<uint32_t>(dstOffset + i), map.swizzleBytes);
@@ -699,10 +704,13 @@ bool Exec::tensorCopy(uint32_t mask) {
         for (unsigned d = 0; d < map.rank; ++d)
           extent += (map.globalDim[d] - 1) * map.globalStrides[d];
         if (!launch.memory->translate(map.globalAddress, extent) &&
-            !launch.program->translateGlobalVariable(map.globalAddress, extent))
+            !launch.program->translateGlobalVariable(map.globalAddress,
+                                                     extent)) {
+          clusterPointer->faultKind = FaultKind::IllegalAddress;
           return Error{what + ": the tensor map's tensor at " +
                        hex(map.globalAddress) + " (" + std::to_string(extent) +
                        " bytes) is not inside one allocation"};
+        }
         Status status;
         // Clusters on other host threads may reduce into the same elements:
         // the read-modify-writes must not interleave.

@@ -125,12 +125,14 @@ Status runWgmma(const WgmmaPlan &plan) {
         uint32_t k0 = mnMajor ? j : j * perChunk;
         uint32_t address =
             spec::operandAddress(descriptor, mnMajor, mn0, k0, bits);
-        if (address < kSharedBase || address + 16 > cta.sharedEnd)
+        if (address < kSharedBase || address + 16 > cta.sharedEnd) {
+          plan.cluster->faultKind = FaultKind::IllegalAddress;
           return Error{plan.what + ": operand " + (isA ? "A" : "B") +
                        " element (" + std::to_string(mn0) + ", " +
                        std::to_string(k0) + ") at shared address " +
                        std::to_string(address) +
                        " is outside the CTA's shared memory"};
+        }
         hazards.onAsyncAccess(cta, plan.clock, address & ~15u, 16, false,
                               plan.what);
         const uint8_t *chunk = cta.shared.data() + address;

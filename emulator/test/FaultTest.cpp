@@ -52,7 +52,13 @@ struct FaultCase {
   std::optional<FaultKind> kind;
   const char *message = "";
   /// What the `map` parameter holds.
-  enum class Map { Encoded, Zeros, EditedAfterEncoding } map = Map::Encoded;
+  enum class Map {
+    Encoded,
+    Zeros,
+    EditedAfterEncoding,
+    // 16 rows of 8 f32 where `out` holds 8.
+    LargerThanItsAllocation,
+  } map = Map::Encoded;
 };
 
 void PrintTo(const FaultCase &c, std::ostream *os) { *os << c.name; }
@@ -92,7 +98,9 @@ TEST_P(FaultTest, FailsWithTheHardwaresCode) {
   DeviceMemory memory;
   DeviceBuffer out = allocate(memory, 256);
   std::array<uint8_t, kTensorMapBytes> map{};
-  if (c.map != FaultCase::Map::Zeros)
+  if (c.map == FaultCase::Map::LargerThanItsAllocation)
+    map = test::tensorMap2d(out.address, test::kTensorFloat32, 16, 8, 8, 8);
+  else if (c.map != FaultCase::Map::Zeros)
     map = test::tensorMap2d(out.address, test::kTensorFloat32, 8, 8, 8, 8);
   // One bit of one field changed after encoding (byte 8 is part of the
   // tensor's address in the emulator's encoding, TensorMap.h).
@@ -264,6 +272,15 @@ INSTANTIATE_TEST_SUITE_P(
         FaultCase{"AsAGenericPointerToTheParameter",
                   kInitBarrier + "  mov.u64 %rd4, %rd1;\n",
                   kTensorLoadThroughRd4, std::nullopt},
+        // Found when the copy completes (here, as the kernel exits): the
+        // message names the issuing line.
+        FaultCase{"WhoseTensorOverrunsItsAllocation",
+                  kInitBarrier + "  @%p0 mbarrier.arrive.expect_tx."
+                                 "shared::cta.b64 %rd5, [bar], 256;\n",
+                  "@%p0 cp.async.bulk.tensor.2d.shared::cluster.global.tile."
+                  "mbarrier::complete_tx::bytes [tile], [map, {0, 0}], [bar];",
+                  FaultKind::IllegalAddress, "is not inside one allocation",
+                  FaultCase::Map::LargerThanItsAllocation},
         FaultCase{"OfAnotherRank", kInitBarrier,
                   "@%p0 cp.async.bulk.tensor.3d.shared::cluster.global.tile."
                   "mbarrier::complete_tx::bytes [tile], [map, {0, 0, 0}], "
