@@ -57,45 +57,46 @@ __device__ void writeOut(uint8_t *out, uint32_t bytes) {
 
 } // namespace
 
-// cp.async.bulk.tensor with a .shared::cluster destination (every PTX ISA
-// version with tensor copies; a CTA outside a cluster is a cluster of one).
-extern "C" __global__ void
-load_cluster(const __grid_constant__ CUtensorMap map, int32_t x, int32_t y,
-             uint32_t bytes, uint8_t *out) {
+// Loads the box at (x, y) with the .shared::cluster destination (every PTX
+// ISA version with tensor copies; a CTA outside a cluster is a cluster of
+// one) or, when `ctaDestination`, the .shared::cta one (PTX ISA 8.6), and
+// writes it to `out`.
+template <bool ctaDestination>
+__device__ void loadBox(const CUtensorMap &map, int32_t x, int32_t y,
+                        uint32_t bytes, uint8_t *out) {
   __shared__ uint64_t full;
   uint32_t barrier = sharedAddress(&full);
   if (threadIdx.x == 0) {
     initBarrier(barrier);
     expectBytes(barrier, bytes);
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile"
-                 ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::
-                     "r"(sharedAddress(box)),
-                 "l"(mapAddress(map)), "r"(x), "r"(y), "r"(barrier)
-                 : "memory");
+    if constexpr (ctaDestination)
+      asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile"
+                   ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                   ::"r"(sharedAddress(box)),
+                   "l"(mapAddress(map)), "r"(x), "r"(y), "r"(barrier)
+                   : "memory");
+    else
+      asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile"
+                   ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                   ::"r"(sharedAddress(box)),
+                   "l"(mapAddress(map)), "r"(x), "r"(y), "r"(barrier)
+                   : "memory");
   }
   __syncthreads();
   waitPhase0(barrier);
   writeOut(out, bytes);
 }
 
-// The same with a .shared::cta destination (PTX ISA 8.6).
+extern "C" __global__ void
+load_cluster(const __grid_constant__ CUtensorMap map, int32_t x, int32_t y,
+             uint32_t bytes, uint8_t *out) {
+  loadBox<false>(map, x, y, bytes, out);
+}
+
 extern "C" __global__ void
 load_cta(const __grid_constant__ CUtensorMap map, int32_t x, int32_t y,
          uint32_t bytes, uint8_t *out) {
-  __shared__ uint64_t full;
-  uint32_t barrier = sharedAddress(&full);
-  if (threadIdx.x == 0) {
-    initBarrier(barrier);
-    expectBytes(barrier, bytes);
-    asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile"
-                 ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::
-                     "r"(sharedAddress(box)),
-                 "l"(mapAddress(map)), "r"(x), "r"(y), "r"(barrier)
-                 : "memory");
-  }
-  __syncthreads();
-  waitPhase0(barrier);
-  writeOut(out, bytes);
+  loadBox<true>(map, x, y, bytes, out);
 }
 
 // Fills the box with `in` (already laid out as shared memory holds it) and

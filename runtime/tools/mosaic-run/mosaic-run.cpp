@@ -755,21 +755,15 @@ int main(int argc, char **argv) {
     return fail(plan.message());
 
   // A path that cannot be written fails before the kernel runs.
-  std::unique_ptr<OutputDump> dump;
-  if (options->dumpOutputs) {
-    Expected<std::unique_ptr<OutputDump>> opened =
-        OutputDump::open(*options->dumpOutputs);
+  std::unique_ptr<OutputDump> dump, inputDump;
+  for (auto [path, file] : {std::pair{&options->dumpOutputs, &dump},
+                            std::pair{&options->dumpInputs, &inputDump}}) {
+    if (!*path)
+      continue;
+    Expected<std::unique_ptr<OutputDump>> opened = OutputDump::open(**path);
     if (!opened.ok())
       return fail(opened.message());
-    dump = std::move(*opened);
-  }
-  std::unique_ptr<OutputDump> inputDump;
-  if (options->dumpInputs) {
-    Expected<std::unique_ptr<OutputDump>> opened =
-        OutputDump::open(*options->dumpInputs);
-    if (!opened.ok())
-      return fail(opened.message());
-    inputDump = std::move(*opened);
+    *file = std::move(*opened);
   }
 
   Result result;
