@@ -120,11 +120,14 @@ TEST_P(EmulatedExample, PassesItsReference) {
   ASSERT_FALSE(HasFailure());
   std::string json = testing::TempDir() + compiled.stem + "_result.json";
   std::string dump = testing::TempDir() + compiled.stem + "_outputs.bin";
+  std::string inputs = testing::TempDir() + compiled.stem + "_inputs.bin";
   std::remove(json.c_str());
   std::remove(dump.c_str());
+  std::remove(inputs.c_str());
   double seconds = 0;
   Outcome outcome =
-      emulate(compiled.manifest + " --json=" + json + " --dump-outputs=" + dump,
+      emulate(compiled.manifest + " --json=" + json + " --dump-outputs=" +
+                  dump + " --dump-inputs=" + inputs,
               &seconds);
   RecordProperty("seconds", std::to_string(seconds));
   EXPECT_EQ(outcome.status, 0) << outcome.output;
@@ -153,6 +156,13 @@ TEST_P(EmulatedExample, PassesItsReference) {
   Expected<std::string> bytes = readFile(dump);
   ASSERT_TRUE(bytes.ok()) << bytes.message();
   EXPECT_EQ(bytes->size(), manifest->buffers.back().byteSize());
+  // The inputs dump is every other buffer's random bytes.
+  uint64_t inputBytes = 0;
+  for (size_t i = 0; i + 1 < manifest->buffers.size(); ++i)
+    inputBytes += manifest->buffers[i].byteSize();
+  Expected<std::string> inputDump = readFile(inputs);
+  ASSERT_TRUE(inputDump.ok()) << inputDump.message();
+  EXPECT_EQ(inputDump->size(), inputBytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, EmulatedExample,

@@ -59,6 +59,7 @@ TEST(MosaicRun, UsageErrors) {
             "\"1,x\""},
            {manifest + " --emulate=yes", "--emulate takes no value"},
            {manifest + " --dump-outputs", "--dump-outputs needs a value"},
+           {manifest + " --dump-inputs", "--dump-inputs needs a value"},
        }) {
     Outcome outcome = runMosaicRun(c.arguments);
     EXPECT_EQ(outcome.status, 2) << c.arguments;
@@ -110,6 +111,9 @@ TEST(MosaicRun, KernelErrorsComeBeforeTheDriver) {
             "directory"},
            {manifest + " --dump-outputs=" + testing::TempDir(),
             "cannot write `" + testing::TempDir() + "`: Is a directory"},
+           {manifest + " --dump-inputs=/nonexistent/inputs.bin",
+            "cannot write `/nonexistent/inputs.bin`: No such file or "
+            "directory"},
        }) {
     Outcome outcome = runMosaicRun(c.arguments, kNoDriver);
     EXPECT_EQ(outcome.status, 1) << c.arguments;
