@@ -62,8 +62,11 @@ void slowStepRow(const float *aRow, const float *b, float *row, uint32_t n,
     };
     double exact = row[j];
     double largest = std::fabs(exact);
-    for (uint32_t kk = k0; kk < k1; ++kk)
-      largest = std::max(largest, std::fabs(product(kk)));
+    for (uint32_t kk = k0; kk < k1; ++kk) {
+      double magnitude = std::fabs(product(kk));
+      if (magnitude > largest || std::isnan(magnitude))
+        largest = magnitude;
+    }
     if (!(largest <= std::numeric_limits<double>::max())) {
       // IEEE addition of the terms gives the infinity or NaN.
       for (uint32_t kk = k0; kk < k1; ++kk)
@@ -95,16 +98,21 @@ template <typename Unused>
 __attribute__((always_inline)) inline void
 stepRow(const float *__restrict aRow, const float *__restrict b,
         float *__restrict row, uint32_t n, uint32_t k0, uint32_t k1,
-        int fractionBits, bool halfAccumulator, float *__restrict largest,
+        int fractionBits, bool halfAccumulator, uint32_t *__restrict largest,
         float *__restrict scale, int32_t *__restrict sum) {
   const uint32_t terms = k1 - k0;
+  // The largest magnitude as its bit pattern: for magnitudes the patterns
+  // order as the values do, NaNs above infinity, so an integer max keeps a
+  // NaN (std::max on floats would drop it) and stays vectorized.
+  constexpr uint32_t kMagnitude = 0x7fffffffu;
   for (uint32_t j = 0; j < n; ++j)
-    largest[j] = std::fabs(row[j]);
+    largest[j] = __builtin_bit_cast(uint32_t, row[j]) & kMagnitude;
   for (uint32_t t = 0; t < terms; ++t) {
     float x = aRow[k0 + t];
     const float *brow = b + size_t(k0 + t) * n;
     for (uint32_t j = 0; j < n; ++j)
-      largest[j] = std::max(largest[j], std::fabs(x * brow[j]));
+      largest[j] = std::max(largest[j], __builtin_bit_cast(uint32_t, x * brow[j]) &
+                                            kMagnitude);
   }
   // The scale 2^(fractionBits - leading exponent) from the exponent field
   // (1 for an all-zero step). Infinities, NaNs and terms so small that the
@@ -113,8 +121,9 @@ stepRow(const float *__restrict aRow, const float *__restrict b,
   const int32_t top = 254 + fractionBits;
   uint32_t unusual = 0;
   for (uint32_t j = 0; j < n; ++j) {
-    int32_t exponent = (__builtin_bit_cast(int32_t, largest[j]) >> 23) & 0xff;
-    unusual += (exponent == 0xff) | ((exponent != 0) & (exponent <= fractionBits)) |
+    int32_t exponent = int32_t(largest[j] >> 23);
+    unusual += (exponent == 0xff) |
+               ((exponent != 0) & (exponent <= fractionBits)) |
                ((exponent == 0) & (largest[j] != 0));
     scale[j] = exponent ? __builtin_bit_cast(float, (top - exponent) << 23)
                         : 1.0f;
@@ -154,14 +163,14 @@ struct Baseline;
 __attribute__((target("avx2"))) void
 stepRowAvx2(const float *aRow, const float *b, float *row, uint32_t n,
             uint32_t k0, uint32_t k1, int fractionBits, bool halfAccumulator,
-            float *largest, float *scale, int32_t *sum) {
+            uint32_t *largest, float *scale, int32_t *sum) {
   stepRow<Avx2>(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator,
                 largest, scale, sum);
 }
 
 void stepRowBaseline(const float *aRow, const float *b, float *row,
                      uint32_t n, uint32_t k0, uint32_t k1, int fractionBits,
-                     bool halfAccumulator, float *largest, float *scale,
+                     bool halfAccumulator, uint32_t *largest, float *scale,
                      int32_t *sum) {
   stepRow<Baseline>(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator,
                     largest, scale, sum);
@@ -174,11 +183,14 @@ void accumulate(const float *a, const float *b, float *d, uint32_t n,
                 bool halfAccumulator) {
   static const bool hasAvx2 = __builtin_cpu_supports("avx2");
   const uint32_t group = std::max<uint32_t>(1, model.groupSize);
-  thread_local std::vector<float> scratch;
+  thread_local std::vector<uint32_t> largests;
+  thread_local std::vector<float> scales;
   thread_local std::vector<int32_t> sums;
-  scratch.resize(size_t(n) * 2);
+  largests.resize(n);
+  scales.resize(n);
   sums.resize(n);
-  float *largest = scratch.data(), *scale = largest + n;
+  uint32_t *largest = largests.data();
+  float *scale = scales.data();
   int32_t *sum = sums.data();
   for (uint32_t m = 0; m < 64; ++m)
     for (uint32_t k0 = 0; k0 < k; k0 += group) {

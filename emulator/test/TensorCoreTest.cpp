@@ -115,6 +115,14 @@ TEST(TensorCore, InfinitiesAndNaNsPropagate) {
   EXPECT_TRUE(std::isnan(dot(a, b, 1.0f, kBf16)));
   std::vector<float> c(16, 1.0f);
   EXPECT_TRUE(std::isnan(dot(c, b, std::nanf(""), kBf16)));
+  // A NaN operand, and infinity times zero, anywhere in the step.
+  std::vector<float> d(16, 1.0f);
+  d[7] = std::nanf("");
+  EXPECT_TRUE(std::isnan(dot(d, b, 1.0f, kBf16)));
+  std::vector<float> e(16, 1.0f), zeros(16, 1.0f);
+  e[9] = std::numeric_limits<float>::infinity();
+  zeros[9] = 0.0f;
+  EXPECT_TRUE(std::isnan(dot(e, zeros, 1.0f, kBf16)));
 }
 
 TEST(TensorCore, TinyTermsTakeTheExactPathToo) {
