@@ -137,15 +137,17 @@ namespace {
 struct OpName {
   Op op;
   std::vector<std::string> parts;
+  /// How many operands the instruction takes (Ops.def).
+  unsigned fewest = 0, most = 0;
 };
 
 const std::vector<OpName> &opTable() {
   static const std::vector<OpName> table = [] {
     std::vector<OpName> ops;
-    auto add = [&](Op op, const char *text) {
+    auto add = [&](Op op, const char *text, unsigned fewest, unsigned most) {
       if (!*text)
         return;
-      OpName name{op, {}};
+      OpName name{op, {}, fewest, most};
       std::string s(text);
       size_t start = 0;
       while (true) {
@@ -157,7 +159,8 @@ const std::vector<OpName> &opTable() {
       }
       ops.push_back(std::move(name));
     };
-#define MOSAIC_EMULATOR_OP(name, text, handler) add(Op::name, text);
+#define MOSAIC_EMULATOR_OP(name, text, handler, fewest, most)                  \
+  add(Op::name, text, fewest, most);
 #include "Ops.def"
     std::stable_sort(ops.begin(), ops.end(),
                      [](const OpName &a, const OpName &b) {
@@ -509,6 +512,22 @@ Status decodeInstruction(Instruction &instruction, const std::string &opcode) {
                    " mode is not supported by the emulator"};
     return Error{"`" + opcode + "`: unsupported modifier `." + word + "`"};
   }
+  size_t operands = in.operands.size();
+  if (operands < match->fewest || operands > match->most)
+    return Error{"`" + opcode + "` takes " + std::to_string(match->fewest) +
+                 (match->most == match->fewest
+                      ? std::string()
+                      : " to " + std::to_string(match->most)) +
+                 " operands, found " + std::to_string(operands)};
+  // Copies to shared memory also take the mbarrier that counts their bytes.
+  bool copiesToShared =
+      (in.op == Op::CpAsyncBulkTensor && in.space == Space::SharedCluster) ||
+      (in.op == Op::CpAsyncBulk &&
+       (in.space == Space::SharedCluster || in.space == Space::Shared));
+  if (copiesToShared && operands < 4)
+    return Error{"`" + opcode + "` to shared memory takes an mbarrier: 4 to " +
+                 std::to_string(match->most) + " operands, found " +
+                 std::to_string(operands)};
   if (in.op == Op::Ld || in.op == Op::St || in.op == Op::Ldu) {
     if (in.type == Type::None)
       return Error{"`" + opcode + "` has no type"};

@@ -307,6 +307,15 @@ private:
     while (peek().kind != Token::Kind::End && peek().line == line)
       next();
   }
+  /// Skips a `.pragma` through its ';'; the input may end first.
+  Status skipPragma() {
+    while (!accept(";")) {
+      if (peek().kind == Token::Kind::End)
+        return error("unterminated `.pragma`: expected ';'");
+      next();
+    }
+    return Status();
+  }
   Status skipBalanced() {
     int depth = 0;
     do {
@@ -676,11 +685,8 @@ Status Parser::parseStatement() {
     }
     if (directive == ".loc" || directive == ".pragma" ||
         directive == ".file") {
-      if (directive == ".pragma") {
-        while (!accept(";"))
-          next();
-        return Status();
-      }
+      if (directive == ".pragma")
+        return skipPragma();
       skipLine();
       return Status();
     }
@@ -843,10 +849,8 @@ Status Parser::parseEntry(bool isKernel) {
     } else if (directive == ".explicitcluster" ||
                directive == ".maxclusterrank" || directive == ".noreturn" ||
                directive == ".maxnctapersm" || directive == ".pragma") {
-      if (directive == ".pragma") {
-        while (!accept(";"))
-          next();
-      }
+      if (directive == ".pragma")
+        MOSAIC_RETURN_IF_ERROR(skipPragma());
     } else {
       return error("unsupported function directive `" + directive + "`");
     }

@@ -513,5 +513,48 @@ TEST(ParserTest, UnknownModuleDirectiveIsNamed) {
       << module.message();
 }
 
+// --- Inputs mosaic-emulator-fuzz found --------------------------------------
+//
+// Each of these once crashed or hung the loader; each is now an error that
+// names its line.
+
+void expectLoadErrorAt(const std::string &ptx, uint32_t line,
+                       const std::string &fragment) {
+  Expected<std::shared_ptr<const Module>> module = Module::load(ptx);
+  ASSERT_FALSE(module.ok()) << "accepted:\n" << ptx;
+  EXPECT_TRUE(namesLine(module.message(), line))
+      << "expected line " << line << " in: " << module.message();
+  EXPECT_NE(module.message().find(fragment), std::string::npos)
+      << "`" << fragment << "` not in: " << module.message();
+}
+
+TEST(ParserTest, PragmaCutOffByTheEndOfTheInputIsAnError) {
+  // In a body and among a kernel's directives: skipping to the ';' spun at
+  // the end of the input.
+  expectLoadErrorAt(ptxModule(".visible .entry k()\n{\n  .pragma \"nounroll\""),
+                    6, "unterminated `.pragma`");
+  expectLoadErrorAt(ptxModule(".visible .entry k()\n.pragma \"nounroll\""), 5,
+                    "unterminated `.pragma`");
+}
+
+TEST(ParserTest, OperandCountIsChecked) {
+  // Handlers read the operands the PTX ISA gives an instruction: an `add`
+  // with only a destination read past the end of its operand list.
+  expectParseError("  add.f32 %r0;   // BAD\n",
+                   {"`add.f32` takes 3 operands, found 1"});
+  expectParseError("  mov.u32 %r0, %r1, %r2;   // BAD\n",
+                   {"`mov.u32` takes 2 operands, found 3"});
+  expectParseError("  setp.eq.u32 %r0;   // BAD\n",
+                   {"`setp.eq.u32` takes 3 to 5 operands, found 1"});
+  expectParseError("  ret %r0;   // BAD\n", {"`ret` takes 0 operands"});
+}
+
+TEST(ParserTest, CopyToSharedMemoryNeedsItsMbarrier) {
+  expectParseError(
+      "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+      "[%rd0], [%rd0], 16;   // BAD\n",
+      {"to shared memory takes an mbarrier", "found 3"});
+}
+
 } // namespace
 } // namespace mosaic::emulator
