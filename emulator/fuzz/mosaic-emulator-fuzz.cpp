@@ -32,8 +32,10 @@ using namespace mosaic::emulator;
 
 namespace {
 
-/// Device memory every pointer parameter points into.
-constexpr uint64_t kBufferBytes = 64 * 1024;
+/// Device memory every pointer parameter points into, each at its own
+/// stride: enough for the seeds' tiles on two CTAs.
+constexpr uint64_t kBufferBytes = 256 * 1024;
+constexpr uint64_t kParameterStride = 32 * 1024;
 /// Warp instructions per CTA before a launch counts as a hang: enough for
 /// the seeds' prologues and a few loop trips, little enough that an input
 /// that loops forever costs milliseconds.
@@ -100,9 +102,10 @@ void writeTensorMap(uint8_t *out, uint64_t address, bool swizzle) {
     fail("the harness's tensor map does not encode", status.message());
 }
 
-/// Pointers (8 bytes) point into the buffer, each parameter elsewhere;
-/// tensor maps (128 bytes) describe part of it; scalars are 16, a
-/// plausible size or count.
+/// Pointers (8 bytes) point into the buffer, each parameter elsewhere, at
+/// a tensor map (for kernels that take a pointer to one); tensor maps (128
+/// bytes) describe part of the buffer; scalars are 16, a plausible size or
+/// count.
 std::vector<uint8_t> parametersFor(const KernelInfo &info, uint64_t buffer,
                                    bool swizzle) {
   std::vector<uint8_t> bytes(info.parameterBytes, 0);
@@ -111,7 +114,7 @@ std::vector<uint8_t> parametersFor(const KernelInfo &info, uint64_t buffer,
     if (uint64_t(parameter.offset) + parameter.size > bytes.size())
       fail("a parameter lies outside the parameter buffer", parameter.name);
     uint8_t *slot = bytes.data() + parameter.offset;
-    uint64_t address = buffer + (i * 4096) % kBufferBytes;
+    uint64_t address = buffer + (i * kParameterStride) % kBufferBytes;
     if (parameter.size == 8) {
       std::memcpy(slot, &address, 8);
     } else if (parameter.size == kTensorMapBytes) {
@@ -133,6 +136,9 @@ void launchEach(const Module &module, uint64_t variation) {
       reinterpret_cast<uint32_t *>(memory.translate(*buffer, kBufferBytes));
   for (uint64_t i = 0; i < kBufferBytes / 4; ++i)
     words[i] = uint32_t(i % 61);
+  bool swizzle = variation >> 4 & 1;
+  for (uint64_t at = 0; at < kBufferBytes; at += kParameterStride)
+    writeTensorMap(reinterpret_cast<uint8_t *>(words) + at, *buffer, swizzle);
 
   Options options;
   options.hostThreads = 1;
@@ -142,7 +148,6 @@ void launchEach(const Module &module, uint64_t variation) {
   options.randomSchedule = variation >> 2 & 1;
   options.seed = variation >> 8;
   bool clustered = variation >> 3 & 1;
-  bool swizzle = variation >> 4 & 1;
 
   for (const std::string &name : module.kernelNames()) {
     const KernelInfo &info = *module.kernel(name);
