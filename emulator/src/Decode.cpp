@@ -137,17 +137,19 @@ namespace {
 struct OpName {
   Op op;
   std::vector<std::string> parts;
-  /// How many operands the instruction takes (Ops.def).
-  unsigned fewest = 0, most = 0;
+  /// How many operands the instruction takes, and how many type modifiers
+  /// it needs (Ops.def).
+  unsigned fewest = 0, most = 0, types = 0;
 };
 
 const std::vector<OpName> &opTable() {
   static const std::vector<OpName> table = [] {
     std::vector<OpName> ops;
-    auto add = [&](Op op, const char *text, unsigned fewest, unsigned most) {
+    auto add = [&](Op op, const char *text, unsigned fewest, unsigned most,
+                   unsigned types) {
       if (!*text)
         return;
-      OpName name{op, {}, fewest, most};
+      OpName name{op, {}, fewest, most, types};
       std::string s(text);
       size_t start = 0;
       while (true) {
@@ -159,8 +161,8 @@ const std::vector<OpName> &opTable() {
       }
       ops.push_back(std::move(name));
     };
-#define MOSAIC_EMULATOR_OP(name, text, handler, fewest, most)                  \
-  add(Op::name, text, fewest, most);
+#define MOSAIC_EMULATOR_OP(name, text, handler, fewest, most, types)           \
+  add(Op::name, text, fewest, most, types);
 #include "Ops.def"
     std::stable_sort(ops.begin(), ops.end(),
                      [](const OpName &a, const OpName &b) {
@@ -528,10 +530,11 @@ Status decodeInstruction(Instruction &instruction, const std::string &opcode) {
     return Error{"`" + opcode + "` to shared memory takes an mbarrier: 4 to " +
                  std::to_string(match->most) + " operands, found " +
                  std::to_string(operands)};
-  if (in.op == Op::Ld || in.op == Op::St || in.op == Op::Ldu) {
-    if (in.type == Type::None)
-      return Error{"`" + opcode + "` has no type"};
-  }
+  if (typesSeen < match->types)
+    return Error{"`" + opcode + "` has " +
+                 (typesSeen == 0 ? std::string("no type")
+                                 : std::to_string(typesSeen) + " types") +
+                 "; it needs " + std::to_string(match->types)};
   if (in.op == Op::Setmaxnreg) {
     // PTX ISA, setmaxnreg: `.inc` or `.dec`, and an integer constant
     // imm-reg-count, a multiple of 8 in 24..256.

@@ -549,6 +549,17 @@ TEST(ParserTest, OperandCountIsChecked) {
   expectParseError("  ret %r0;   // BAD\n", {"`ret` takes 0 operands"});
 }
 
+TEST(ParserTest, InstructionWithoutItsTypeIsAnError) {
+  // An integer `add` without a type has no width: sign-extending its
+  // operands to zero bits shifted by -1.
+  expectParseError("  add %r0, %r1, 1;   // BAD\n",
+                   {"`add` has no type; it needs 1"});
+  expectParseError("  cvt.rn.f32 %r0, %r1;   // BAD\n",
+                   {"`cvt.rn.f32` has 1 types; it needs 2"});
+  expectParseError("  ld.global %r0, [%rd0];   // BAD\n",
+                   {"`ld.global` has no type"});
+}
+
 TEST(ParserTest, CopyToSharedMemoryNeedsItsMbarrier) {
   expectParseError(
       "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
