@@ -3,8 +3,8 @@
 // Each input is PTX text, read up to its first NUL as cuModuleLoadData reads
 // it. It is loaded with mosaic::emulator::Module::load, the driver's module
 // loader. A load error must name a line of the input ("line N: ..."). A
-// module that loads has each of its kernels launched once, on two CTAs
-// over a small patterned device buffer, with one host thread, the hazard
+// module that loads has each of its kernels launched once, on one CTA or a
+// cluster of two over a small patterned device buffer, with one host thread, the hazard
 // checker on and a small instruction budget, so that a kernel that loops
 // forever ends as a fault instead of a libFuzzer timeout. A launch may
 // fail; its report must then say why. Crashes, failed assertions,
@@ -38,8 +38,9 @@ constexpr uint64_t kBufferBytes = 256 * 1024;
 constexpr uint64_t kParameterStride = 32 * 1024;
 /// Warp instructions per CTA before a launch counts as a hang: enough for
 /// the seeds' prologues and a few loop trips, little enough that an input
-/// that loops forever costs milliseconds.
-constexpr uint64_t kInstructionBudget = 20'000;
+/// that loops forever costs a millisecond or two (interpreting is most of
+/// a run's time).
+constexpr uint64_t kInstructionBudget = 2'000;
 /// Dynamic shared memory of every launch: the most cuLaunchKernel grants
 /// without cuFuncSetAttribute.
 constexpr uint32_t kDynamicSharedBytes = 48 * 1024;
@@ -165,13 +166,14 @@ void launchEach(const Module &module, uint64_t variation) {
       config.grid = info.requiredCluster;
     } else {
       config.cluster = {clustered ? 2u : 1u, 1, 1};
-      config.grid = {2, 1, 1};
+      config.grid = config.cluster;
     }
     config.dynamicSharedBytes = kDynamicSharedBytes;
     config.parameters = parametersFor(info, *buffer, swizzle);
     LaunchReport report = launch(module, name, config, memory, options);
     if (verbose())
-      std::fprintf(stderr, "%s: %s\n", name.c_str(),
+      std::fprintf(stderr, "%s: %llu warp instructions: %s\n", name.c_str(),
+                   static_cast<unsigned long long>(report.warpInstructions),
                    report.ok ? "ran" : report.message.c_str());
     if (!report.ok && report.message.empty())
       fail("a launch failed without a message", name);
