@@ -560,6 +560,48 @@ TEST(ParserTest, InstructionWithoutItsTypeIsAnError) {
                    {"`ld.global` has no type"});
 }
 
+TEST(ParserTest, VariablesLargerThanTheirStateSpaceAreErrors) {
+  // Each of these was laid out in 32 bits (a 4 GiB shared array took no
+  // room at all) or allocated whole on the host at load (a terabyte).
+  const std::string kernel = ".visible .entry k()\n{\n";
+  expectLoadErrorAt(ptxModule(".global .u8 g[1000000000000];\n" + kernel), 4,
+                    "`g` has 1000000000000 bytes");
+  expectLoadErrorAt(ptxModule(".const .u8 c[65537] = {1};\n" + kernel), 4,
+                    "`c` has 65537 bytes");
+  expectLoadErrorAt(ptxModule(kernel + "  .shared .u8 s[4294967296];\n"), 6,
+                    "`s` does not fit the 232448 bytes of shared memory");
+  expectLoadErrorAt(ptxModule(".shared .u8 a[200000];\n.shared .u8 b[40000];\n" +
+                              kernel),
+                    5, "`b` does not fit");
+  expectLoadErrorAt(ptxModule(kernel + "  .local .u8 l[100000000];\n"), 6,
+                    "`l` does not fit the 524288 bytes of local memory");
+  expectLoadErrorAt(
+      ptxModule(".visible .entry k(.param .u8 p[5000000000])\n{\n"), 4,
+      "`p` does not fit the 32764 bytes of kernel parameters");
+  expectLoadErrorAt(ptxModule(kernel + "  .shared .u8 s[4294967296][4294967296];\n"),
+                    6, "more bytes than 64 bits count");
+}
+
+TEST(ParserTest, AlignmentIsAPowerOfTwo) {
+  // A 2^31 alignment overflowed the 32-bit layout, and the storage of a
+  // global, allocated with 256 bytes to spare, could not hold the aligned
+  // variable.
+  expectLoadErrorAt(ptxModule(".global .align 3 .u8 g[4];\n"), 4,
+                    "the alignment must be a power of two");
+  expectLoadErrorAt(ptxModule(".global .align 2147483648 .u8 g[4] = {1};\n"),
+                    4, "`.align 2147483648`");
+}
+
+TEST(ParserTest, ThreadAndClusterDimensionsArePositive) {
+  // `.maxntid 0` made the kernel look like a `.func`: it was not listed.
+  expectLoadErrorAt(
+      ptxModule(".visible .entry k()\n.maxntid 0, 1, 1\n{\n  ret;\n}\n"), 5,
+      "`.maxntid` 0");
+  expectLoadErrorAt(ptxModule(".visible .entry k()\n.reqnctapercluster "
+                              "4294967297\n{\n  ret;\n}\n"),
+                    5, "`.reqnctapercluster` 4294967297");
+}
+
 TEST(ParserTest, CopyToSharedMemoryNeedsItsMbarrier) {
   expectParseError(
       "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
