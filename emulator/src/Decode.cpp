@@ -530,6 +530,23 @@ Status decodeInstruction(Instruction &instruction, const std::string &opcode) {
     return Error{"`" + opcode + "` to shared memory takes an mbarrier: 4 to " +
                  std::to_string(match->most) + " operands, found " +
                  std::to_string(operands)};
+  // The handlers move `.vN` (`.xN` for ldmatrix and stmatrix) registers
+  // through the data operand's vector elements.
+  bool isVectorMemoryOp = in.op == Op::Ld || in.op == Op::Ldu ||
+                          in.op == Op::St || in.op == Op::Ldmatrix ||
+                          in.op == Op::Stmatrix;
+  if (isVectorMemoryOp) {
+    bool isStore = in.op == Op::St || in.op == Op::Stmatrix;
+    const Operand &data = in.operands[isStore ? 1 : 0];
+    bool needsVector = in.vectorWidth > 1 || in.op == Op::Ldmatrix ||
+                       in.op == Op::Stmatrix;
+    if ((needsVector || data.kind == Operand::Kind::Vector) &&
+        (data.kind != Operand::Kind::Vector || data.count != in.vectorWidth))
+      return Error{"`" + opcode + "` moves " +
+                   std::to_string(in.vectorWidth) + " registers: its " +
+                   (isStore ? "source" : "destination") + " must be a {...} " +
+                   "vector of " + std::to_string(in.vectorWidth)};
+  }
   if (typesSeen < match->types)
     return Error{"`" + opcode + "` has " +
                  (typesSeen == 0 ? std::string("no type")

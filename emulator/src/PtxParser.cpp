@@ -616,6 +616,8 @@ Expected<Operand> Parser::parseOperand(Instruction &instruction) {
     return operand;
   }
   if (accept("{")) {
+    if (peek().text == "}")
+      return error("empty vector operand `{}`");
     operand.kind = Operand::Kind::Vector;
     operand.first = static_cast<uint32_t>(function->vectorSlots.size());
     while (!accept("}")) {

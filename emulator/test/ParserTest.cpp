@@ -602,6 +602,20 @@ TEST(ParserTest, ThreadAndClusterDimensionsArePositive) {
                     5, "`.reqnctapercluster` 4294967297");
 }
 
+TEST(ParserTest, VectorOperandsHoldTheirWidth) {
+  // The handlers read `.v4` registers from the vector's elements: two
+  // elements meant reading the next instruction's, or past the end.
+  expectParseError("  ld.global.v4.u32 {%r0, %r1}, [%rd0];   // BAD\n",
+                   {"moves 4 registers", "destination"});
+  expectParseError("  st.global.v2.u32 [%rd0], %r0;   // BAD\n",
+                   {"moves 2 registers", "source"});
+  expectParseError(
+      "  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r0}, [%r1];   // BAD\n",
+      {"moves 4 registers"});
+  // `mov.b64 %rd0, {}` divided the 64 bits among zero elements.
+  expectParseError("  mov.b64 %rd0, {};   // BAD\n", {"empty vector operand"});
+}
+
 TEST(ParserTest, CopyToSharedMemoryNeedsItsMbarrier) {
   expectParseError(
       "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
