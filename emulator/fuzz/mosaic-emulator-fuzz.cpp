@@ -4,9 +4,9 @@
 // it. It is loaded with mosaic::emulator::Module::load, the driver's module
 // loader. A load error must name a line of the input ("line N: ..."). A
 // module that loads has each of its kernels launched once, on one CTA or a
-// cluster of two over a small patterned device buffer, with one host thread, the hazard
-// checker on and a small instruction budget, so that a kernel that loops
-// forever ends as a fault instead of a libFuzzer timeout. A launch may
+// cluster of two over a small patterned device buffer, with one host thread,
+// the hazard checker on and a small instruction budget, so that a kernel that
+// loops forever ends as a fault instead of a libFuzzer timeout. A launch may
 // fail; its report must then say why. Crashes, failed assertions,
 // sanitizer reports, leaks and hangs are bugs, as in mosaic-fuzz.
 //
@@ -96,9 +96,8 @@ void writeTensorMap(uint8_t *out, uint64_t address, bool swizzle) {
   uint64_t globalStrides[1] = {64 * 2};
   uint32_t boxDim[2] = {64, 8};
   uint32_t elementStrides[2] = {1, 1};
-  Status status =
-      encodeTiled(out, kBf16, 2, address, globalDim, globalStrides, boxDim,
-                  elementStrides, 0, swizzle ? 3 : 0, 0, 0);
+  Status status = encodeTiled(out, kBf16, 2, address, globalDim, globalStrides,
+                              boxDim, elementStrides, 0, swizzle ? 3 : 0, 0, 0);
   if (!status.ok())
     fail("the harness's tensor map does not encode", status.message());
 }

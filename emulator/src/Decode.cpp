@@ -538,14 +538,14 @@ Status decodeInstruction(Instruction &instruction, const std::string &opcode) {
   if (isVectorMemoryOp) {
     bool isStore = in.op == Op::St || in.op == Op::Stmatrix;
     const Operand &data = in.operands[isStore ? 1 : 0];
-    bool needsVector = in.vectorWidth > 1 || in.op == Op::Ldmatrix ||
-                       in.op == Op::Stmatrix;
+    bool needsVector =
+        in.vectorWidth > 1 || in.op == Op::Ldmatrix || in.op == Op::Stmatrix;
     if ((needsVector || data.kind == Operand::Kind::Vector) &&
         (data.kind != Operand::Kind::Vector || data.count != in.vectorWidth))
-      return Error{"`" + opcode + "` moves " +
-                   std::to_string(in.vectorWidth) + " registers: its " +
-                   (isStore ? "source" : "destination") + " must be a {...} " +
-                   "vector of " + std::to_string(in.vectorWidth)};
+      return Error{"`" + opcode + "` moves " + std::to_string(in.vectorWidth) +
+                   " registers: its " + (isStore ? "source" : "destination") +
+                   " must be a {...} vector of " +
+                   std::to_string(in.vectorWidth)};
   }
   if (typesSeen < match->types)
     return Error{"`" + opcode + "` has " +

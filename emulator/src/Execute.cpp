@@ -326,7 +326,7 @@ namespace {
 using Handler = bool (Exec::*)(uint32_t mask);
 
 constexpr Handler kHandlers[] = {
-#define MOSAIC_EMULATOR_OP(name, text, handler, fewest, most, types)         \
+#define MOSAIC_EMULATOR_OP(name, text, handler, fewest, most, types)           \
   &Exec::handler,
 #include "Ops.def"
 };

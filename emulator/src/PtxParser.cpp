@@ -745,8 +745,8 @@ Status Parser::parseStatement() {
                       limits::kMaxLocalMemoryPerThread,
                       "local memory per thread", line)
               : place(function->staticSharedEnd, variable, kSharedBase,
-                      limits::kMaxSharedMemoryPerBlock,
-                      "shared memory per CTA", line);
+                      limits::kMaxSharedMemoryPerBlock, "shared memory per CTA",
+                      line);
       MOSAIC_RETURN_IF_ERROR(at);
       variable.address = *at;
       localIndex[variable.name] = function->locals.size();
@@ -1011,10 +1011,9 @@ Expected<std::unique_ptr<Program>> Parser::parseModule() {
       uint32_t line = peek().line;
       MOSAIC_RETURN_IF_ERROR(parseVariable(variable, true));
       if (variable.space == Space::Shared) {
-        Expected<uint32_t> at =
-            place(nextSharedAddress, variable, kSharedBase,
-                  limits::kMaxSharedMemoryPerBlock, "shared memory per CTA",
-                  line);
+        Expected<uint32_t> at = place(nextSharedAddress, variable, kSharedBase,
+                                      limits::kMaxSharedMemoryPerBlock,
+                                      "shared memory per CTA", line);
         MOSAIC_RETURN_IF_ERROR(at);
         variable.address = *at;
       } else {
@@ -1022,11 +1021,11 @@ Expected<std::unique_ptr<Program>> Parser::parseModule() {
                              ? kMaxConstBytes
                              : kMaxGlobalVariableBytes;
         if (variable.size > limit)
-          return Error{"line " + std::to_string(line) + ": `" +
-                       variable.name + "` has " +
-                       std::to_string(variable.size) + " bytes; the emulator " +
-                       "takes module-scope " + directive +
-                       " variables of up to " + std::to_string(limit)};
+          return Error{"line " + std::to_string(line) + ": `" + variable.name +
+                       "` has " + std::to_string(variable.size) +
+                       " bytes; the emulator " + "takes module-scope " +
+                       directive + " variables of up to " +
+                       std::to_string(limit)};
         uint64_t bytes = std::max<uint64_t>(variable.size, 1);
         uint64_t align = std::max<uint32_t>(16, variable.align);
         // Room to align the variable within its storage.

@@ -570,16 +570,17 @@ TEST(ParserTest, VariablesLargerThanTheirStateSpaceAreErrors) {
                     "`c` has 65537 bytes");
   expectLoadErrorAt(ptxModule(kernel + "  .shared .u8 s[4294967296];\n"), 6,
                     "`s` does not fit the 232448 bytes of shared memory");
-  expectLoadErrorAt(ptxModule(".shared .u8 a[200000];\n.shared .u8 b[40000];\n" +
-                              kernel),
-                    5, "`b` does not fit");
+  expectLoadErrorAt(
+      ptxModule(".shared .u8 a[200000];\n.shared .u8 b[40000];\n" + kernel), 5,
+      "`b` does not fit");
   expectLoadErrorAt(ptxModule(kernel + "  .local .u8 l[100000000];\n"), 6,
                     "`l` does not fit the 524288 bytes of local memory");
   expectLoadErrorAt(
       ptxModule(".visible .entry k(.param .u8 p[5000000000])\n{\n"), 4,
       "`p` does not fit the 32764 bytes of kernel parameters");
-  expectLoadErrorAt(ptxModule(kernel + "  .shared .u8 s[4294967296][4294967296];\n"),
-                    6, "more bytes than 64 bits count");
+  expectLoadErrorAt(
+      ptxModule(kernel + "  .shared .u8 s[4294967296][4294967296];\n"), 6,
+      "more bytes than 64 bits count");
 }
 
 TEST(ParserTest, AlignmentIsAPowerOfTwo) {
@@ -588,8 +589,8 @@ TEST(ParserTest, AlignmentIsAPowerOfTwo) {
   // variable.
   expectLoadErrorAt(ptxModule(".global .align 3 .u8 g[4];\n"), 4,
                     "the alignment must be a power of two");
-  expectLoadErrorAt(ptxModule(".global .align 2147483648 .u8 g[4] = {1};\n"),
-                    4, "`.align 2147483648`");
+  expectLoadErrorAt(ptxModule(".global .align 2147483648 .u8 g[4] = {1};\n"), 4,
+                    "`.align 2147483648`");
 }
 
 TEST(ParserTest, ThreadAndClusterDimensionsArePositive) {
