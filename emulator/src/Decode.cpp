@@ -549,8 +549,9 @@ Status decodeInstruction(Instruction &instruction, const std::string &opcode) {
   }
   if (typesSeen < match->types)
     return Error{"`" + opcode + "` has " +
-                 (typesSeen == 0 ? std::string("no type")
-                                 : std::to_string(typesSeen) + " types") +
+                 (typesSeen == 0   ? std::string("no type")
+                  : typesSeen == 1 ? std::string("1 type")
+                                   : std::to_string(typesSeen) + " types") +
                  "; it needs " + std::to_string(match->types)};
   if (in.op == Op::Setmaxnreg) {
     // PTX ISA, setmaxnreg: `.inc` or `.dec`, and an integer constant

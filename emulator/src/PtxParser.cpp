@@ -30,8 +30,8 @@ constexpr uint64_t kMaxAlign = 64 * 1024;
 /// The most bytes of one module-scope `.global` variable: the emulator keeps
 /// it in host memory, allocated when the module loads.
 constexpr uint64_t kMaxGlobalVariableBytes = 256ull << 20;
-/// The constant bank a module's `.const` variables share (PTX ISA, "Constant
-/// State Space": 64 KB).
+/// The most bytes of one `.const` variable: the 64 KB constant bank it lives
+/// in (PTX ISA, "Constant State Space").
 constexpr uint64_t kMaxConstBytes = 64 * 1024;
 
 struct Token {
@@ -1023,9 +1023,8 @@ Expected<std::unique_ptr<Program>> Parser::parseModule() {
         if (variable.size > limit)
           return Error{"line " + std::to_string(line) + ": `" + variable.name +
                        "` has " + std::to_string(variable.size) +
-                       " bytes; the emulator " + "takes module-scope " +
-                       directive + " variables of up to " +
-                       std::to_string(limit)};
+                       " bytes; the emulator takes module-scope " + directive +
+                       " variables of up to " + std::to_string(limit)};
         uint64_t bytes = std::max<uint64_t>(variable.size, 1);
         uint64_t align = std::max<uint32_t>(16, variable.align);
         // Room to align the variable within its storage.

@@ -555,7 +555,7 @@ TEST(ParserTest, InstructionWithoutItsTypeIsAnError) {
   expectParseError("  add %r0, %r1, 1;   // BAD\n",
                    {"`add` has no type; it needs 1"});
   expectParseError("  cvt.rn.f32 %r0, %r1;   // BAD\n",
-                   {"`cvt.rn.f32` has 1 types; it needs 2"});
+                   {"`cvt.rn.f32` has 1 type; it needs 2"});
   expectParseError("  ld.global %r0, [%rd0];   // BAD\n",
                    {"`ld.global` has no type"});
 }
