@@ -137,15 +137,19 @@ namespace {
 struct OpName {
   Op op;
   std::vector<std::string> parts;
+  /// How many operands the instruction takes, and how many type modifiers
+  /// it needs (Ops.def).
+  unsigned fewest = 0, most = 0, types = 0;
 };
 
 const std::vector<OpName> &opTable() {
   static const std::vector<OpName> table = [] {
     std::vector<OpName> ops;
-    auto add = [&](Op op, const char *text) {
+    auto add = [&](Op op, const char *text, unsigned fewest, unsigned most,
+                   unsigned types) {
       if (!*text)
         return;
-      OpName name{op, {}};
+      OpName name{op, {}, fewest, most, types};
       std::string s(text);
       size_t start = 0;
       while (true) {
@@ -157,7 +161,8 @@ const std::vector<OpName> &opTable() {
       }
       ops.push_back(std::move(name));
     };
-#define MOSAIC_EMULATOR_OP(name, text, handler) add(Op::name, text);
+#define MOSAIC_EMULATOR_OP(name, text, handler, fewest, most, types)           \
+  add(Op::name, text, fewest, most, types);
 #include "Ops.def"
     std::stable_sort(ops.begin(), ops.end(),
                      [](const OpName &a, const OpName &b) {
@@ -509,10 +514,45 @@ Status decodeInstruction(Instruction &instruction, const std::string &opcode) {
                    " mode is not supported by the emulator"};
     return Error{"`" + opcode + "`: unsupported modifier `." + word + "`"};
   }
-  if (in.op == Op::Ld || in.op == Op::St || in.op == Op::Ldu) {
-    if (in.type == Type::None)
-      return Error{"`" + opcode + "` has no type"};
+  size_t operands = in.operands.size();
+  if (operands < match->fewest || operands > match->most)
+    return Error{"`" + opcode + "` takes " + std::to_string(match->fewest) +
+                 (match->most == match->fewest
+                      ? std::string()
+                      : " to " + std::to_string(match->most)) +
+                 " operands, found " + std::to_string(operands)};
+  // Copies to shared memory also take the mbarrier that counts their bytes.
+  bool copiesToShared =
+      (in.op == Op::CpAsyncBulkTensor && in.space == Space::SharedCluster) ||
+      (in.op == Op::CpAsyncBulk &&
+       (in.space == Space::SharedCluster || in.space == Space::Shared));
+  if (copiesToShared && operands < 4)
+    return Error{"`" + opcode + "` to shared memory takes an mbarrier: 4 to " +
+                 std::to_string(match->most) + " operands, found " +
+                 std::to_string(operands)};
+  // The handlers move `.vN` (`.xN` for ldmatrix and stmatrix) registers
+  // through the data operand's vector elements.
+  bool isVectorMemoryOp = in.op == Op::Ld || in.op == Op::Ldu ||
+                          in.op == Op::St || in.op == Op::Ldmatrix ||
+                          in.op == Op::Stmatrix;
+  if (isVectorMemoryOp) {
+    bool isStore = in.op == Op::St || in.op == Op::Stmatrix;
+    const Operand &data = in.operands[isStore ? 1 : 0];
+    bool needsVector =
+        in.vectorWidth > 1 || in.op == Op::Ldmatrix || in.op == Op::Stmatrix;
+    if ((needsVector || data.kind == Operand::Kind::Vector) &&
+        (data.kind != Operand::Kind::Vector || data.count != in.vectorWidth))
+      return Error{"`" + opcode + "` moves " + std::to_string(in.vectorWidth) +
+                   " registers: its " + (isStore ? "source" : "destination") +
+                   " must be a {...} vector of " +
+                   std::to_string(in.vectorWidth)};
   }
+  if (typesSeen < match->types)
+    return Error{"`" + opcode + "` has " +
+                 (typesSeen == 0   ? std::string("no type")
+                  : typesSeen == 1 ? std::string("1 type")
+                                   : std::to_string(typesSeen) + " types") +
+                 "; it needs " + std::to_string(match->types)};
   if (in.op == Op::Setmaxnreg) {
     // PTX ISA, setmaxnreg: `.inc` or `.dec`, and an integer constant
     // imm-reg-count, a multiple of 8 in 24..256.

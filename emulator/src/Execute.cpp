@@ -328,7 +328,8 @@ namespace {
 using Handler = bool (Exec::*)(uint32_t mask);
 
 constexpr Handler kHandlers[] = {
-#define MOSAIC_EMULATOR_OP(name, text, handler) &Exec::handler,
+#define MOSAIC_EMULATOR_OP(name, text, handler, fewest, most, types)           \
+  &Exec::handler,
 #include "Ops.def"
 };
 

@@ -383,7 +383,10 @@ bool Exec::integerOp(uint32_t mask) {
       if (ub == 0)
         r = sign ? (sa < 0 ? 1 : m) : m; // undefined by the ISA; a value
       else if (sign)
-        r = static_cast<uint64_t>(sb == -1 ? -sa : sa / sb);
+        // Negated in 64 unsigned bits: the most negative value stays itself,
+        // as on the hardware (negating it as int64_t overflows).
+        r = sb == -1 ? 0 - static_cast<uint64_t>(sa)
+                     : static_cast<uint64_t>(sa / sb);
       else
         r = ua / ub;
       break;
@@ -396,10 +399,10 @@ bool Exec::integerOp(uint32_t mask) {
         r = ua % ub;
       break;
     case Op::Abs:
-      r = static_cast<uint64_t>(sa < 0 ? -sa : sa);
+      r = sa < 0 ? 0 - static_cast<uint64_t>(sa) : static_cast<uint64_t>(sa);
       break;
     case Op::Neg:
-      r = static_cast<uint64_t>(-sa);
+      r = 0 - static_cast<uint64_t>(sa);
       break;
     case Op::Min:
       r = sign ? static_cast<uint64_t>(std::min(sa, sb)) : std::min(ua, ub);

@@ -90,7 +90,7 @@ struct VectorElement {
 };
 
 enum class Op : uint16_t {
-#define MOSAIC_EMULATOR_OP(name, text, handler) name,
+#define MOSAIC_EMULATOR_OP(name, text, handler, fewest, most, types) name,
 #include "Ops.def"
 };
 

@@ -11,6 +11,8 @@
 
 #include "Program.h"
 
+#include "mosaic/Contracts/HardwareLimits.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -20,6 +22,17 @@
 namespace mosaic::emulator {
 
 namespace {
+
+/// The largest `.align` the emulator lays out: no kernel aligns more than
+/// its dynamic shared memory's 1024 bytes, and module-scope variables are
+/// allocated with room to align them.
+constexpr uint64_t kMaxAlign = 64 * 1024;
+/// The most bytes of one module-scope `.global` variable: the emulator keeps
+/// it in host memory, allocated when the module loads.
+constexpr uint64_t kMaxGlobalVariableBytes = 256ull << 20;
+/// The most bytes of one `.const` variable: the 64 KB constant bank it lives
+/// in (PTX ISA, "Constant State Space").
+constexpr uint64_t kMaxConstBytes = 64 * 1024;
 
 struct Token {
   enum class Kind { Word, Number, String, Punct, End } kind;
@@ -302,10 +315,34 @@ private:
     return error("expected '" + std::string(text) + "', found '" +
                  peek().text + "'");
   }
+  /// Lays out `variable` at the first offset from `end` its alignment
+  /// allows and moves `end` past it. The state space holds `capacity` bytes
+  /// from `base`; the error, at `line`, names the variable and the capacity.
+  Expected<uint32_t> place(uint32_t &end, const Variable &variable,
+                           uint64_t base, uint64_t capacity,
+                           const std::string &space, uint32_t line) {
+    uint64_t align = std::max<uint32_t>(1, variable.align);
+    uint64_t at = (uint64_t(end) + align - 1) / align * align;
+    if (variable.size > capacity || at + variable.size > base + capacity)
+      return Error{"line " + std::to_string(line) + ": `" + variable.name +
+                   "` does not fit the " + std::to_string(capacity) +
+                   " bytes of " + space};
+    end = static_cast<uint32_t>(at + variable.size);
+    return static_cast<uint32_t>(at);
+  }
   void skipLine() {
     uint32_t line = peek().line;
     while (peek().kind != Token::Kind::End && peek().line == line)
       next();
+  }
+  /// Skips a `.pragma` through its ';'; the input may end first.
+  Status skipPragma() {
+    while (!accept(";")) {
+      if (peek().kind == Token::Kind::End)
+        return error("unterminated `.pragma`: expected ';'");
+      next();
+    }
+    return Status();
   }
   Status skipBalanced() {
     int depth = 0;
@@ -365,6 +402,10 @@ Status Parser::parseVariable(Variable &variable, bool allowInit,
     if (word == "align") {
       Expected<uint64_t> align = parseInteger();
       MOSAIC_RETURN_IF_ERROR(align);
+      if (*align == 0 || (*align & (*align - 1)) != 0 || *align > kMaxAlign)
+        return error("`.align " + std::to_string(*align) +
+                     "`: the alignment must be a power of two up to " +
+                     std::to_string(kMaxAlign));
       variable.align = static_cast<uint32_t>(*align);
     } else if (word == "v2" || word == "v4" || word == "v8") {
       vector = static_cast<uint32_t>(word[1] - '0');
@@ -391,6 +432,8 @@ Status Parser::parseVariable(Variable &variable, bool allowInit,
     }
     Expected<uint64_t> dim = parseInteger();
     MOSAIC_RETURN_IF_ERROR(dim);
+    if (*dim != 0 && count > UINT64_MAX / elementBytes / *dim)
+      return error("`" + variable.name + "` has more bytes than 64 bits count");
     count *= *dim;
     MOSAIC_RETURN_IF_ERROR(expect("]"));
   }
@@ -418,10 +461,12 @@ Status Parser::parseVariable(Variable &variable, bool allowInit,
       if (!braced)
         break;
     }
+    // The bytes of the values given, no more: the storage starts zeroed,
+    // and a variable too large to load is its caller's error to report.
     unsigned bytes = std::max(1u, typeBits(elementType) / 8);
-    variable.init.assign(variable.size, 0);
-    for (size_t i = 0; i < values.size() && (i + 1) * bytes <= variable.size;
-         ++i)
+    uint64_t given = std::min<uint64_t>(variable.size, values.size() * bytes);
+    variable.init.assign(given, 0);
+    for (size_t i = 0; (i + 1) * bytes <= given; ++i)
       std::memcpy(variable.init.data() + i * bytes, &values[i], bytes);
   }
   if (isParameter)
@@ -439,15 +484,20 @@ Status Parser::parseParameters(KernelInfo &info) {
                    peek().text + "'");
     Variable variable;
     variable.space = Space::Param;
+    uint32_t line = peek().line;
     MOSAIC_RETURN_IF_ERROR(parseVariable(variable, false, true));
+    // Without `.align`, a parameter is aligned to its element type.
+    if (variable.align <= 1)
+      variable.align = variable.elementSize;
+    Expected<uint32_t> at =
+        place(offset, variable, 0, limits::kMaxKernelParameterBytes,
+              "kernel parameters", line);
+    MOSAIC_RETURN_IF_ERROR(at);
     KernelParameter parameter;
     parameter.name = variable.name;
     parameter.size = static_cast<uint32_t>(variable.size);
-    // Without `.align`, a parameter is aligned to its element type.
-    parameter.align = variable.align > 1 ? variable.align : variable.elementSize;
-    offset = (offset + parameter.align - 1) / parameter.align * parameter.align;
-    parameter.offset = offset;
-    offset += parameter.size;
+    parameter.align = variable.align;
+    parameter.offset = *at;
     parameterOffsets[parameter.name] = parameter.offset;
     info.parameters.push_back(parameter);
   }
@@ -566,6 +616,8 @@ Expected<Operand> Parser::parseOperand(Instruction &instruction) {
     return operand;
   }
   if (accept("{")) {
+    if (peek().text == "}")
+      return error("empty vector operand `{}`");
     operand.kind = Operand::Kind::Vector;
     operand.first = static_cast<uint32_t>(function->vectorSlots.size());
     while (!accept("}")) {
@@ -676,11 +728,8 @@ Status Parser::parseStatement() {
     }
     if (directive == ".loc" || directive == ".pragma" ||
         directive == ".file") {
-      if (directive == ".pragma") {
-        while (!accept(";"))
-          next();
-        return Status();
-      }
+      if (directive == ".pragma")
+        return skipPragma();
       skipLine();
       return Status();
     }
@@ -688,20 +737,18 @@ Status Parser::parseStatement() {
       next();
       Variable variable;
       variable.space = directive == ".local" ? Space::Local : Space::Shared;
+      uint32_t line = peek().line;
       MOSAIC_RETURN_IF_ERROR(parseVariable(variable, false));
-      if (variable.space == Space::Local) {
-        uint32_t align = std::max<uint32_t>(1, variable.align);
-        function->localBytes =
-            (function->localBytes + align - 1) / align * align;
-        variable.address = function->localBytes;
-        function->localBytes += static_cast<uint32_t>(variable.size);
-      } else {
-        uint32_t align = std::max<uint32_t>(1, variable.align);
-        function->staticSharedEnd =
-            (function->staticSharedEnd + align - 1) / align * align;
-        variable.address = function->staticSharedEnd;
-        function->staticSharedEnd += static_cast<uint32_t>(variable.size);
-      }
+      Expected<uint32_t> at =
+          variable.space == Space::Local
+              ? place(function->localBytes, variable, 0,
+                      limits::kMaxLocalMemoryPerThread,
+                      "local memory per thread", line)
+              : place(function->staticSharedEnd, variable, kSharedBase,
+                      limits::kMaxSharedMemoryPerBlock, "shared memory per CTA",
+                      line);
+      MOSAIC_RETURN_IF_ERROR(at);
+      variable.address = *at;
       localIndex[variable.name] = function->locals.size();
       function->locals.push_back(std::move(variable));
       return Status();
@@ -815,6 +862,7 @@ Status Parser::parseEntry(bool isKernel) {
   // launch: `.maxnreg`, and `.maxntid`/`.reqntid` with `.minnctapersm`.
   uint64_t maxnreg = 0, threadBound = 0, minCtasPerSm = 0;
   while (peek().kind == Token::Kind::Word && peek().text[0] == '.') {
+    uint32_t directiveLine = peek().line;
     std::string directive = next().text;
     std::vector<uint64_t> values;
     while (peek().kind == Token::Kind::Number) {
@@ -824,10 +872,18 @@ Status Parser::parseEntry(bool isKernel) {
       if (!accept(","))
         break;
     }
+    if (directive == ".maxntid" || directive == ".reqntid" ||
+        directive == ".reqnctapercluster")
+      for (uint64_t v : values)
+        if (v == 0 || v > UINT32_MAX)
+          return Error{"line " + std::to_string(directiveLine) + ": `" +
+                       directive + "` " + std::to_string(v) +
+                       ": a dimension is 1 or more, in 32 bits"};
     if (directive == ".maxntid" || directive == ".reqntid") {
+      // Saturated: three 32-bit dimensions overflow 64 bits.
       uint64_t product = 1;
       for (uint64_t v : values)
-        product *= v;
+        product = std::min<uint64_t>(product * v, 1ull << 32);
       function->info.maxThreadsPerBlock =
           static_cast<uint32_t>(std::min<uint64_t>(product, 1024));
       threadBound = product;
@@ -841,17 +897,15 @@ Status Parser::parseEntry(bool isKernel) {
         return error("`" + directive + "` takes one value");
       (directive == ".maxnreg" ? maxnreg : minCtasPerSm) = values[0];
     } else if (directive == ".maxclusterrank") {
-      if (values.size() != 1)
-        return error("`.maxclusterrank` takes one value");
+      if (values.size() != 1 || values[0] < 1)
+        return error("`.maxclusterrank` takes one value, 1 or more");
       function->info.maxClusterRank = static_cast<uint32_t>(values[0]);
     } else if (directive == ".explicitcluster") {
       function->info.explicitCluster = true;
     } else if (directive == ".noreturn" || directive == ".maxnctapersm" ||
                directive == ".pragma") {
-      if (directive == ".pragma") {
-        while (!accept(";"))
-          next();
-      }
+      if (directive == ".pragma")
+        MOSAIC_RETURN_IF_ERROR(skipPragma());
     } else {
       return error("unsupported function directive `" + directive + "`");
     }
@@ -959,17 +1013,28 @@ Expected<std::unique_ptr<Program>> Parser::parseModule() {
       variable.space = directive == ".global"  ? Space::Global
                        : directive == ".const" ? Space::Const
                                                : Space::Shared;
+      uint32_t line = peek().line;
       MOSAIC_RETURN_IF_ERROR(parseVariable(variable, true));
       if (variable.space == Space::Shared) {
-        uint32_t align = std::max<uint32_t>(1, variable.align);
-        nextSharedAddress = (nextSharedAddress + align - 1) / align * align;
-        variable.address = nextSharedAddress;
-        nextSharedAddress += static_cast<uint32_t>(variable.size);
+        Expected<uint32_t> at = place(nextSharedAddress, variable, kSharedBase,
+                                      limits::kMaxSharedMemoryPerBlock,
+                                      "shared memory per CTA", line);
+        MOSAIC_RETURN_IF_ERROR(at);
+        variable.address = *at;
       } else {
+        uint64_t limit = variable.space == Space::Const
+                             ? kMaxConstBytes
+                             : kMaxGlobalVariableBytes;
+        if (variable.size > limit)
+          return Error{"line " + std::to_string(line) + ": `" + variable.name +
+                       "` has " + std::to_string(variable.size) +
+                       " bytes; the emulator takes module-scope " + directive +
+                       " variables of up to " + std::to_string(limit)};
         uint64_t bytes = std::max<uint64_t>(variable.size, 1);
-        variable.storage.reset(new uint8_t[bytes + 256]());
-        uint64_t base = reinterpret_cast<uint64_t>(variable.storage.get());
         uint64_t align = std::max<uint32_t>(16, variable.align);
+        // Room to align the variable within its storage.
+        variable.storage.reset(new uint8_t[bytes + align]());
+        uint64_t base = reinterpret_cast<uint64_t>(variable.storage.get());
         variable.address = (base + align - 1) / align * align;
         if (!variable.init.empty())
           std::memcpy(reinterpret_cast<void *>(variable.address),

@@ -712,5 +712,35 @@ TEST(ExecuteTest, HazardCheckerDoesNotChangeResults) {
   EXPECT_EQ(withChecker, without);
 }
 
+// Found by reading integerOp while fuzzing: each negated the most
+// negative value as an int64_t, which overflows (UndefinedBehaviorSanitizer
+// in the fuzzing build). Two's complement keeps it as it is.
+TEST(ExecuteTest, MostNegativeValueNegatesToItself) {
+  const char *body = R"PTX(
+.visible .entry negate(.param .u64 out)
+.maxntid 32, 1, 1
+{
+  .reg .b64 %rd<5>;
+  mov.b64 %rd0, -9223372036854775808;
+  neg.s64 %rd1, %rd0;
+  abs.s64 %rd2, %rd0;
+  div.s64 %rd3, %rd0, -1;
+  ld.param.u64 %rd4, [out];
+  st.global.v2.u64 [%rd4], {%rd1, %rd2};
+  st.global.u64 [%rd4+16], %rd3;
+  ret;
+}
+)PTX";
+  Kernel kernel(ptxModule(body), "negate");
+  ASSERT_TRUE(kernel.ok());
+  DeviceMemory memory;
+  DeviceBuffer out = allocate(memory, 24);
+  LaunchReport report = kernel.launch(
+      1, kernel.parameters().set("out", out.address), memory, testOptions());
+  ASSERT_TRUE(report.ok) << report.message;
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(out.as<int64_t>()[i], INT64_MIN) << "result " << i;
+}
+
 } // namespace
 } // namespace mosaic::emulator

@@ -513,5 +513,116 @@ TEST(ParserTest, UnknownModuleDirectiveIsNamed) {
       << module.message();
 }
 
+// --- Inputs mosaic-emulator-fuzz found --------------------------------------
+//
+// Each of these once crashed or hung the loader; each is now an error that
+// names its line.
+
+void expectLoadErrorAt(const std::string &ptx, uint32_t line,
+                       const std::string &fragment) {
+  Expected<std::shared_ptr<const Module>> module = Module::load(ptx);
+  ASSERT_FALSE(module.ok()) << "accepted:\n" << ptx;
+  EXPECT_TRUE(namesLine(module.message(), line))
+      << "expected line " << line << " in: " << module.message();
+  EXPECT_NE(module.message().find(fragment), std::string::npos)
+      << "`" << fragment << "` not in: " << module.message();
+}
+
+TEST(ParserTest, PragmaCutOffByTheEndOfTheInputIsAnError) {
+  // In a body and among a kernel's directives: skipping to the ';' spun at
+  // the end of the input.
+  expectLoadErrorAt(ptxModule(".visible .entry k()\n{\n  .pragma \"nounroll\""),
+                    6, "unterminated `.pragma`");
+  expectLoadErrorAt(ptxModule(".visible .entry k()\n.pragma \"nounroll\""), 5,
+                    "unterminated `.pragma`");
+}
+
+TEST(ParserTest, OperandCountIsChecked) {
+  // Handlers read the operands the PTX ISA gives an instruction: an `add`
+  // with only a destination read past the end of its operand list.
+  expectParseError("  add.f32 %r0;   // BAD\n",
+                   {"`add.f32` takes 3 operands, found 1"});
+  expectParseError("  mov.u32 %r0, %r1, %r2;   // BAD\n",
+                   {"`mov.u32` takes 2 operands, found 3"});
+  expectParseError("  setp.eq.u32 %r0;   // BAD\n",
+                   {"`setp.eq.u32` takes 3 to 5 operands, found 1"});
+  expectParseError("  ret %r0;   // BAD\n", {"`ret` takes 0 operands"});
+}
+
+TEST(ParserTest, InstructionWithoutItsTypeIsAnError) {
+  // An integer `add` without a type has no width: sign-extending its
+  // operands to zero bits shifted by -1.
+  expectParseError("  add %r0, %r1, 1;   // BAD\n",
+                   {"`add` has no type; it needs 1"});
+  expectParseError("  cvt.rn.f32 %r0, %r1;   // BAD\n",
+                   {"`cvt.rn.f32` has 1 type; it needs 2"});
+  expectParseError("  ld.global %r0, [%rd0];   // BAD\n",
+                   {"`ld.global` has no type"});
+}
+
+TEST(ParserTest, VariablesLargerThanTheirStateSpaceAreErrors) {
+  // Each of these was laid out in 32 bits (a 4 GiB shared array took no
+  // room at all) or allocated whole on the host at load (a terabyte).
+  const std::string kernel = ".visible .entry k()\n{\n";
+  expectLoadErrorAt(ptxModule(".global .u8 g[1000000000000];\n" + kernel), 4,
+                    "`g` has 1000000000000 bytes");
+  expectLoadErrorAt(ptxModule(".const .u8 c[65537] = {1};\n" + kernel), 4,
+                    "`c` has 65537 bytes");
+  expectLoadErrorAt(ptxModule(kernel + "  .shared .u8 s[4294967296];\n"), 6,
+                    "`s` does not fit the 232448 bytes of shared memory");
+  expectLoadErrorAt(
+      ptxModule(".shared .u8 a[200000];\n.shared .u8 b[40000];\n" + kernel), 5,
+      "`b` does not fit");
+  expectLoadErrorAt(ptxModule(kernel + "  .local .u8 l[100000000];\n"), 6,
+                    "`l` does not fit the 524288 bytes of local memory");
+  expectLoadErrorAt(
+      ptxModule(".visible .entry k(.param .u8 p[5000000000])\n{\n"), 4,
+      "`p` does not fit the 32764 bytes of kernel parameters");
+  expectLoadErrorAt(
+      ptxModule(kernel + "  .shared .u8 s[4294967296][4294967296];\n"), 6,
+      "more bytes than 64 bits count");
+}
+
+TEST(ParserTest, AlignmentIsAPowerOfTwo) {
+  // A 2^31 alignment overflowed the 32-bit layout, and the storage of a
+  // global, allocated with 256 bytes to spare, could not hold the aligned
+  // variable.
+  expectLoadErrorAt(ptxModule(".global .align 3 .u8 g[4];\n"), 4,
+                    "the alignment must be a power of two");
+  expectLoadErrorAt(ptxModule(".global .align 2147483648 .u8 g[4] = {1};\n"), 4,
+                    "`.align 2147483648`");
+}
+
+TEST(ParserTest, ThreadAndClusterDimensionsArePositive) {
+  // `.maxntid 0` made the kernel look like a `.func`: it was not listed.
+  expectLoadErrorAt(
+      ptxModule(".visible .entry k()\n.maxntid 0, 1, 1\n{\n  ret;\n}\n"), 5,
+      "`.maxntid` 0");
+  expectLoadErrorAt(ptxModule(".visible .entry k()\n.reqnctapercluster "
+                              "4294967297\n{\n  ret;\n}\n"),
+                    5, "`.reqnctapercluster` 4294967297");
+}
+
+TEST(ParserTest, VectorOperandsHoldTheirWidth) {
+  // The handlers read `.v4` registers from the vector's elements: two
+  // elements meant reading the next instruction's, or past the end.
+  expectParseError("  ld.global.v4.u32 {%r0, %r1}, [%rd0];   // BAD\n",
+                   {"moves 4 registers", "destination"});
+  expectParseError("  st.global.v2.u32 [%rd0], %r0;   // BAD\n",
+                   {"moves 2 registers", "source"});
+  expectParseError(
+      "  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r0}, [%r1];   // BAD\n",
+      {"moves 4 registers"});
+  // `mov.b64 %rd0, {}` divided the 64 bits among zero elements.
+  expectParseError("  mov.b64 %rd0, {};   // BAD\n", {"empty vector operand"});
+}
+
+TEST(ParserTest, CopyToSharedMemoryNeedsItsMbarrier) {
+  expectParseError(
+      "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+      "[%rd0], [%rd0], 16;   // BAD\n",
+      {"to shared memory takes an mbarrier", "found 3"});
+}
+
 } // namespace
 } // namespace mosaic::emulator

@@ -20,6 +20,15 @@ namespace mosaic::limits {
 /// CUDA C Programming Guide, "Compute Capabilities", table 22).
 inline constexpr int64_t kMaxSharedMemoryPerBlock = 227 * 1024;
 
+/// The most local memory one thread can use: 512 KiB (CUDA C Programming
+/// Guide, "Compute Capabilities", table 22).
+inline constexpr int64_t kMaxLocalMemoryPerThread = 512 * 1024;
+
+/// The most bytes of kernel parameters: 32,764 on Volta and later with
+/// CUDA 12.1 and PTX ISA 8.1 (CUDA C Programming Guide, "Function
+/// Parameters").
+inline constexpr int64_t kMaxKernelParameterBytes = 32764;
+
 /// The alignment, in bytes, the launch contract gives every buffer argument
 /// and TMA needs of a global address and of every global stride
 /// (cuTensorMapEncodeTiled: globalAddress and globalStrides, multiples of
