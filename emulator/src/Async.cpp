@@ -568,8 +568,7 @@ bool Exec::tensorCopy(uint32_t mask) {
       continue;
     if (map.l2Promotion == 0 && crossesEdge(map, box))
       return fail("the box at (" + formatCoordinates(box) +
-                      ") reaches outside the tensor (" +
-                      formatExtent(map) +
+                      ") reaches outside the tensor (" + formatExtent(map) +
                       ") and the tensor map's L2 promotion is NONE: an "
                       "H200 faults on every such copy (load, store or "
                       "reduce); encode the map with "
@@ -582,9 +581,8 @@ bool Exec::tensorCopy(uint32_t mask) {
     AsyncClock clock = cluster.hazards->onAsyncIssue(warp, async.id);
 
     if (isLoad) {
-      std::optional<SharedLocation> destination =
-          sharedOperand(in.operands[0], destinationSpace,
-                        static_cast<unsigned>(bytes), lane);
+      std::optional<SharedLocation> destination = sharedOperand(
+          in.operands[0], destinationSpace, static_cast<unsigned>(bytes), lane);
       if (!destination)
         return false;
       if (destination->offset % 128 != 0)

@@ -549,8 +549,7 @@ LaunchReport launch(const Module &module, std::string_view kernel,
           failure = status.message();
           failureIsHazard =
               status.message().find("hazard") != std::string::npos;
-          failureKind =
-              failureIsHazard ? FaultKind::Hazard : cluster.faultKind;
+          failureKind = failureIsHazard ? FaultKind::Hazard : cluster.faultKind;
         }
         stop = true;
       }

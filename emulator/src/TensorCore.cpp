@@ -78,12 +78,11 @@ void slowStepRow(const float *aRow, const float *b, float *row, uint32_t n,
         total += std::trunc(product(kk) * scale);
       exact = total / scale;
     }
-    row[j] = halfAccumulator
-                 ? static_cast<float>(decodeFloat(
-                       encodeFloat(exact, FloatFormat::F16,
-                                   RoundingMode::TowardZero),
-                       FloatFormat::F16))
-                 : roundTowardZeroToFloat(exact);
+    row[j] = halfAccumulator ? static_cast<float>(decodeFloat(
+                                   encodeFloat(exact, FloatFormat::F16,
+                                               RoundingMode::TowardZero),
+                                   FloatFormat::F16))
+                             : roundTowardZeroToFloat(exact);
   }
 }
 
@@ -111,8 +110,8 @@ stepRow(const float *__restrict aRow, const float *__restrict b,
     float x = aRow[k0 + t];
     const float *brow = b + size_t(k0 + t) * n;
     for (uint32_t j = 0; j < n; ++j)
-      largest[j] = std::max(largest[j], __builtin_bit_cast(uint32_t, x * brow[j]) &
-                                            kMagnitude);
+      largest[j] = std::max(
+          largest[j], __builtin_bit_cast(uint32_t, x * brow[j]) & kMagnitude);
   }
   // The scale 2^(fractionBits - leading exponent) from the exponent field
   // (1 for an all-zero step). Infinities, NaNs and terms so small that the
@@ -125,8 +124,8 @@ stepRow(const float *__restrict aRow, const float *__restrict b,
     unusual += (exponent == 0xff) |
                ((exponent != 0) & (exponent <= fractionBits)) |
                ((exponent == 0) & (largest[j] != 0));
-    scale[j] = exponent ? __builtin_bit_cast(float, (top - exponent) << 23)
-                        : 1.0f;
+    scale[j] =
+        exponent ? __builtin_bit_cast(float, (top - exponent) << 23) : 1.0f;
   }
   if (unusual || halfAccumulator) {
     slowStepRow(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator);
@@ -147,8 +146,8 @@ stepRow(const float *__restrict aRow, const float *__restrict b,
   for (uint32_t j = 0; j < n; ++j) {
     double exact = double(sum[j]) / double(scale[j]);
     double magnitude = std::fabs(exact);
-    irregular += (magnitude != 0) &
-                 !((magnitude >= 0x1p-126) & (magnitude < 0x1p128));
+    irregular +=
+        (magnitude != 0) & !((magnitude >= 0x1p-126) & (magnitude < 0x1p128));
     row[j] = float(__builtin_bit_cast(
         double, __builtin_bit_cast(uint64_t, exact) & ~((1ull << 29) - 1)));
   }
@@ -164,12 +163,12 @@ __attribute__((target("avx2"))) void
 stepRowAvx2(const float *aRow, const float *b, float *row, uint32_t n,
             uint32_t k0, uint32_t k1, int fractionBits, bool halfAccumulator,
             uint32_t *largest, float *scale, int32_t *sum) {
-  stepRow<Avx2>(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator,
-                largest, scale, sum);
+  stepRow<Avx2>(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator, largest,
+                scale, sum);
 }
 
-void stepRowBaseline(const float *aRow, const float *b, float *row,
-                     uint32_t n, uint32_t k0, uint32_t k1, int fractionBits,
+void stepRowBaseline(const float *aRow, const float *b, float *row, uint32_t n,
+                     uint32_t k0, uint32_t k1, int fractionBits,
                      bool halfAccumulator, uint32_t *largest, float *scale,
                      int32_t *sum) {
   stepRow<Baseline>(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator,

@@ -94,8 +94,8 @@ TEST(TensorCore, EachGroupIsOneStep) {
   // 1 + 2^-20 + 2 + 15 * 2^-24, toward zero to 24 bits (2^-22 steps).
   float step1 = 1.0f + std::ldexp(1.0f, -20);
   double exact = double(step1) + 2.0 + 15 * std::ldexp(1.0, -24);
-  float expected = static_cast<float>(
-      std::trunc(exact * std::ldexp(1.0, 22)) * std::ldexp(1.0, -22));
+  float expected = static_cast<float>(std::trunc(exact * std::ldexp(1.0, 22)) *
+                                      std::ldexp(1.0, -22));
   EXPECT_EQ(dot(mixed, b, 1.0f, kBf16), expected);
 }
 
@@ -159,8 +159,7 @@ TEST(TensorCore, HalfAccumulatorsRoundTowardZero) {
   std::vector<float> a(16, 0.0f), b(16, 1.0f);
   a[0] = std::ldexp(1.0f, -11);
   a[1] = std::ldexp(1.0f, -12);
-  EXPECT_EQ(dot(a, b, 1.0f, accumulationModel(FloatFormat::F16), true),
-            1.0f);
+  EXPECT_EQ(dot(a, b, 1.0f, accumulationModel(FloatFormat::F16), true), 1.0f);
 }
 
 TEST(TensorCore, RoundTowardZeroToFloat) {
@@ -182,7 +181,8 @@ TEST(TensorCore, WideRowsAgreeWithOneOutputAtATime) {
   uint32_t state = 12345;
   auto next = [&] {
     state = state * 1664525u + 1013904223u;
-    return std::ldexp(float(int32_t(state >> 8) - (1 << 23)), -23 - int(state % 7));
+    return std::ldexp(float(int32_t(state >> 8) - (1 << 23)),
+                      -23 - int(state % 7));
   };
   for (float &x : a)
     x = next();

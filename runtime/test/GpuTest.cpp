@@ -589,8 +589,7 @@ TEST_F(Gpu, EmulatorReportsFaults) {
   ASSERT_TRUE(launch->run(nullptr).ok());
   Status ran = driver->check(driver->cuCtxSynchronize(), "cuCtxSynchronize");
   ASSERT_FALSE(ran.ok()) << "a store through a null pointer ran";
-  EXPECT_NE(ran.message().find("CUDA_ERROR_ILLEGAL_ADDRESS"),
-            std::string::npos)
+  EXPECT_NE(ran.message().find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos)
       << ran.message();
   std::string report = driver->emulatorReport();
   EXPECT_FALSE(report.empty());

@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #define APPROX_KERNEL(NAME, INSTRUCTION)                                       \
-  extern "C" __global__ void NAME(const float *in, float *out,                \
+  extern "C" __global__ void NAME(const float *in, float *out,                 \
                                   uint32_t count) {                            \
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;                        \
     if (i >= count)                                                            \

@@ -59,10 +59,10 @@ const Instruction kInstructions[] = {
     {"rsqrt_approx_ftz_f32", 1.0f, 4.0f, -125.0f, 125.0f, true},
     {"sqrt_approx_ftz_f32", 1.0f, 4.0f, -125.0f, 125.0f, true},
     {"lg2_approx_ftz_f32", 1.0f, 2.0f, -125.0f, 125.0f, true},
-    {"sin_approx_ftz_f32", -3.14159265f, 3.14159265f, -314.159265f,
-     314.159265f, false},
-    {"cos_approx_ftz_f32", -3.14159265f, 3.14159265f, -314.159265f,
-     314.159265f, false},
+    {"sin_approx_ftz_f32", -3.14159265f, 3.14159265f, -314.159265f, 314.159265f,
+     false},
+    {"cos_approx_ftz_f32", -3.14159265f, 3.14159265f, -314.159265f, 314.159265f,
+     false},
     {"tanh_approx_f32", -4.0f, 4.0f, -20.0f, 20.0f, false},
 };
 
@@ -112,8 +112,10 @@ int main(int argc, char **argv) {
   CUdevice device;
   CUcontext context;
   CUmodule module;
-  if (!check(cuInit(0), "cuInit") || !check(cuDeviceGet(&device, 0), "cuDeviceGet") ||
-      !check(cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain") ||
+  if (!check(cuInit(0), "cuInit") ||
+      !check(cuDeviceGet(&device, 0), "cuDeviceGet") ||
+      !check(cuDevicePrimaryCtxRetain(&context, device),
+             "cuDevicePrimaryCtxRetain") ||
       !check(cuCtxSetCurrent(context), "cuCtxSetCurrent") ||
       !check(cuModuleLoadData(&module, ptx.c_str()), "cuModuleLoadData"))
     return 1;
@@ -132,8 +134,8 @@ int main(int argc, char **argv) {
       return 1;
     void *parameters[] = {&in, &out, &count};
     std::vector<float> results(inputs.size());
-    if (!check(cuLaunchKernel(function, (count + 255) / 256, 1, 1, 256, 1, 1,
-                              0, nullptr, parameters, nullptr),
+    if (!check(cuLaunchKernel(function, (count + 255) / 256, 1, 1, 256, 1, 1, 0,
+                              nullptr, parameters, nullptr),
                "cuLaunchKernel") ||
         !check(cuCtxSynchronize(), instruction.kernel) ||
         !check(cuMemcpyDtoH(results.data(), out, bytes), "cuMemcpyDtoH"))
@@ -143,7 +145,8 @@ int main(int argc, char **argv) {
     std::string path = std::string(argv[2]) + "/" + instruction.kernel + ".bin";
     std::FILE *table = std::fopen(path.c_str(), "wb");
     if (!table || std::fwrite(results.data(), 1, bytes, table) != bytes) {
-      std::fprintf(stderr, "approx_tables_host: cannot write %s\n", path.c_str());
+      std::fprintf(stderr, "approx_tables_host: cannot write %s\n",
+                   path.c_str());
       return 1;
     }
     std::fclose(table);

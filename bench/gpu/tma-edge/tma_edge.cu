@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include <cuda.h>
 #include <cstdint>
+#include <cuda.h>
 
 namespace {
 
@@ -70,52 +70,54 @@ __device__ void loadBox(const CUtensorMap &map, int32_t x, int32_t y,
     initBarrier(barrier);
     expectBytes(barrier, bytes);
     if constexpr (ctaDestination)
-      asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile"
-                   ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                   ::"r"(sharedAddress(box)),
-                   "l"(mapAddress(map)), "r"(x), "r"(y), "r"(barrier)
-                   : "memory");
+      asm volatile(
+          "cp.async.bulk.tensor.2d.shared::cta.global.tile"
+          ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+              sharedAddress(box)),
+          "l"(mapAddress(map)), "r"(x), "r"(y), "r"(barrier)
+          : "memory");
     else
-      asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile"
-                   ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                   ::"r"(sharedAddress(box)),
-                   "l"(mapAddress(map)), "r"(x), "r"(y), "r"(barrier)
-                   : "memory");
+      asm volatile(
+          "cp.async.bulk.tensor.2d.shared::cluster.global.tile"
+          ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+              sharedAddress(box)),
+          "l"(mapAddress(map)), "r"(x), "r"(y), "r"(barrier)
+          : "memory");
   }
   __syncthreads();
   waitPhase0(barrier);
   writeOut(out, bytes);
 }
 
-extern "C" __global__ void
-load_cluster(const __grid_constant__ CUtensorMap map, int32_t x, int32_t y,
-             uint32_t bytes, uint8_t *out) {
+extern "C" __global__ void load_cluster(const __grid_constant__ CUtensorMap map,
+                                        int32_t x, int32_t y, uint32_t bytes,
+                                        uint8_t *out) {
   loadBox<false>(map, x, y, bytes, out);
 }
 
-extern "C" __global__ void
-load_cta(const __grid_constant__ CUtensorMap map, int32_t x, int32_t y,
-         uint32_t bytes, uint8_t *out) {
+extern "C" __global__ void load_cta(const __grid_constant__ CUtensorMap map,
+                                    int32_t x, int32_t y, uint32_t bytes,
+                                    uint8_t *out) {
   loadBox<true>(map, x, y, bytes, out);
 }
 
 // Fills the box with `in` (already laid out as shared memory holds it) and
 // writes it to (x, y) with a TMA store, or adds it there when `reduce` is
 // set; waits for the writes.
-extern "C" __global__ void
-store(const __grid_constant__ CUtensorMap map, int32_t x, int32_t y,
-      uint32_t bytes, const uint8_t *in, uint32_t reduce) {
+extern "C" __global__ void store(const __grid_constant__ CUtensorMap map,
+                                 int32_t x, int32_t y, uint32_t bytes,
+                                 const uint8_t *in, uint32_t reduce) {
   for (uint32_t i = threadIdx.x; i < bytes; i += blockDim.x)
     box[i] = in[i];
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   __syncthreads();
   if (threadIdx.x == 0) {
     if (reduce)
-      asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add"
-                   ".tile.bulk_group [%0, {%1, %2}], [%3];" ::"l"(
-                       mapAddress(map)),
-                   "r"(x), "r"(y), "r"(sharedAddress(box))
-                   : "memory");
+      asm volatile(
+          "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add"
+          ".tile.bulk_group [%0, {%1, %2}], [%3];" ::"l"(mapAddress(map)),
+          "r"(x), "r"(y), "r"(sharedAddress(box))
+          : "memory");
     else
       asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile"
                    ".bulk_group [%0, {%1, %2}], [%3];" ::"l"(mapAddress(map)),

@@ -68,11 +68,11 @@ struct Origin {
 };
 
 const Origin kOrigins[] = {
-    {"inside", 1, 0, 4},           {"inside_unaligned", 0, 3, 4},
-    {"far_both", 5, 0, 40},        {"far_both_unaligned", 5, 2, 40},
-    {"far_x", 5, 0, 4},            {"far_y", 1, 0, 40},
-    {"negative_x", -1, 0, 4},      {"negative_x_unaligned", 0, -5, 4},
-    {"negative_y", 1, 0, -5},      {"negative_both", -1, 0, -5},
+    {"inside", 1, 0, 4},      {"inside_unaligned", 0, 3, 4},
+    {"far_both", 5, 0, 40},   {"far_both_unaligned", 5, 2, 40},
+    {"far_x", 5, 0, 4},       {"far_y", 1, 0, 40},
+    {"negative_x", -1, 0, 4}, {"negative_x_unaligned", 0, -5, 4},
+    {"negative_y", 1, 0, -5}, {"negative_both", -1, 0, -5},
 };
 
 struct Case {
@@ -95,7 +95,9 @@ struct Case {
     return x() < 0 || x() + int32_t(boxCols()) > cols() || y() < 0 ||
            y() + int32_t(kBoxRows) > kRows;
   }
-  bool innerAligned() const { return (x() * int32_t(elementBytes())) % 16 == 0; }
+  bool innerAligned() const {
+    return (x() * int32_t(elementBytes())) % 16 == 0;
+  }
   bool isLoad() const {
     return copy == Copy::LoadCluster || copy == Copy::LoadCta;
   }
@@ -145,8 +147,7 @@ float tensorValue(int32_t col, int32_t row) {
 }
 float boxValue(uint32_t index) { return -float(1 + index % 120); }
 
-void putElement(std::vector<uint8_t> &bytes, size_t at, float value,
-                bool f32) {
+void putElement(std::vector<uint8_t> &bytes, size_t at, float value, bool f32) {
   uint32_t bits;
   std::memcpy(&bits, &value, 4);
   if (f32)
@@ -216,9 +217,8 @@ int runOne(const char *ptxPath, const Case &c) {
                                                    : "store";
   TRY(cuModuleGetFunction(&function, module, kernel));
   uint32_t bytes = kBoxRows * kBoxRowBytes;
-  TRY(cuFuncSetAttribute(function,
-                         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                         int(bytes)));
+  TRY(cuFuncSetAttribute(
+      function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(bytes)));
 
   // The tensor, with -1 in the pitch padding, which nothing may touch.
   bool f32 = c.f32;
@@ -227,8 +227,7 @@ int runOne(const char *ptxPath, const Case &c) {
   for (int32_t row = 0; row < kRows; ++row)
     for (uint32_t col = 0; col < kPitchBytes / c.elementBytes(); ++col)
       putElement(tensor, row * kPitchBytes + col * c.elementBytes(),
-                 int32_t(col) < c.cols() ? tensorValue(col, row) : -1.0f,
-                 f32);
+                 int32_t(col) < c.cols() ? tensorValue(col, row) : -1.0f, f32);
   CUdeviceptr global, staging;
   TRY(cuMemAlloc(&global, tensorBytes));
   TRY(cuMemcpyHtoD(global, tensor.data(), tensorBytes));
@@ -347,8 +346,8 @@ const std::vector<Rule> &rules() {
   return all;
 }
 
-void writeJunit(const std::string &path, const std::string &rule,
-                bool passed, const std::string &summary) {
+void writeJunit(const std::string &path, const std::string &rule, bool passed,
+                const std::string &summary) {
   std::FILE *file = std::fopen(path.c_str(), "w");
   if (!file)
     return;
@@ -446,9 +445,9 @@ int bisect(const char *self, const char *ptx, unsigned jobs,
                 " cases; " + std::to_string(wrong) + " wrong or hung";
     }
   }
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   std::printf("%.1f s with %u jobs\n", seconds, jobs);
   if (!junit.empty())
     writeJunit(junit, expectedRule, expectationMet, summary);
@@ -493,8 +492,7 @@ int main(int argc, char **argv) {
     else if (arg == "--verbose")
       verbose = true;
     else {
-      std::fprintf(stderr, "%s: unknown argument `%s`\n", argv[0],
-                   arg.c_str());
+      std::fprintf(stderr, "%s: unknown argument `%s`\n", argv[0], arg.c_str());
       return 2;
     }
   }

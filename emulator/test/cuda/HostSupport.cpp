@@ -116,7 +116,8 @@ void launch(CUfunction function, Dim3 grid, Dim3 block,
 }
 
 CUresult tryLaunch(CUfunction function, Dim3 grid, Dim3 block,
-                   unsigned dynamicSharedBytes, std::vector<void *> parameters) {
+                   unsigned dynamicSharedBytes,
+                   std::vector<void *> parameters) {
   CUresult result = cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x,
                                    block.y, block.z, dynamicSharedBytes,
                                    /*hStream=*/nullptr, parameters.data(),
@@ -163,8 +164,8 @@ CUresult tryEncodeTiled(CUtensorMap &map, const TiledTensor2d &tensor) {
   return cuTensorMapEncodeTiled(
       &map, tensor.dataType, 2, reinterpret_cast<void *>(tensor.address),
       globalDim, globalStrides, boxDim, elementStrides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, tensor.swizzle,
-      tensor.l2Promotion, tensor.oobFill);
+      CU_TENSOR_MAP_INTERLEAVE_NONE, tensor.swizzle, tensor.l2Promotion,
+      tensor.oobFill);
 }
 
 CUtensorMap encodeTiled(const TiledTensor2d &tensor) {

@@ -747,21 +747,21 @@ void runApproxEdges(Session &session, Checker &checker) {
   constexpr uint32_t kSlots = 11;
   const float subnormal = std::ldexp(1.0f, -140);
   const std::vector<float> in = {
-      -130.0f,                     // ex2: a subnormal result
-      -126.0f,                     // ex2: the smallest normal
-      -149.0f,                     // ex2: the smallest subnormal
-      -200.0f,                     // ex2: underflow to +0
-      127.5f,                      // ex2: finite, near the top
-      200.0f,                      // ex2: overflow to +Inf
-      subnormal,                   // a subnormal input
-      -subnormal,                  // a negative subnormal input
+      -130.0f,                      // ex2: a subnormal result
+      -126.0f,                      // ex2: the smallest normal
+      -149.0f,                      // ex2: the smallest subnormal
+      -200.0f,                      // ex2: underflow to +0
+      127.5f,                       // ex2: finite, near the top
+      200.0f,                       // ex2: overflow to +Inf
+      subnormal,                    // a subnormal input
+      -subnormal,                   // a negative subnormal input
       1.5f * std::ldexp(1.0f, 127), // rcp: a subnormal result
-      std::ldexp(1.0f, -126),      // the smallest normal input
-      1.0e-30f,                    // tanh: tanh(x) = x to f32 precision
-      20.0f,                       // tanh: 1 to f32 precision
-      -20.0f,                      // tanh: -1 to f32 precision
-      0.75f,                       // lg2: inside (0.5, 2)
-      3.0e38f,                     // near the largest finite value
+      std::ldexp(1.0f, -126),       // the smallest normal input
+      1.0e-30f,                     // tanh: tanh(x) = x to f32 precision
+      20.0f,                        // tanh: 1 to f32 precision
+      -20.0f,                       // tanh: -1 to f32 precision
+      0.75f,                        // lg2: inside (0.5, 2)
+      3.0e38f,                      // near the largest finite value
   };
   uint32_t count = in.size();
   DeviceBuffer input(in);
@@ -791,9 +791,8 @@ void runApproxEdges(Session &session, Checker &checker) {
       case 2:
       case 3:
         exact = 1.0 / a;
-        tolerance = exact != 0 && std::fabs(exact) < 0x1p-126
-                        ? 0x1p-149
-                        : ulpOf(exact);
+        tolerance =
+            exact != 0 && std::fabs(exact) < 0x1p-126 ? 0x1p-149 : ulpOf(exact);
         break;
       case 4:
       case 5:

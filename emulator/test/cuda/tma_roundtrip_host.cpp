@@ -258,9 +258,8 @@ void runAcrossEdgeWithoutL2Promotion(Session &session, Checker &checker,
                                      Copy copy) {
   constexpr uint32_t boxCols = 16, boxRows = 8;
   DeviceBuffer tensor(makeTensor());
-  TiledTensor2d description = tensorDescription(tensor.address(), boxCols,
-                                                boxRows,
-                                                CU_TENSOR_MAP_SWIZZLE_NONE);
+  TiledTensor2d description = tensorDescription(
+      tensor.address(), boxCols, boxRows, CU_TENSOR_MAP_SWIZZLE_NONE);
   description.l2Promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
   CUtensorMap map = encodeTiled(description);
   std::vector<int32_t> corner = {kCols - 8, kRows - 4};
@@ -272,15 +271,13 @@ void runAcrossEdgeWithoutL2Promotion(Session &session, Checker &checker,
   DeviceBuffer misalignment(sizeof(uint32_t));
   CUresult result =
       copy == Copy::Load
-          ? tryLaunch(session.function("tma_load_box"), {1}, {kThreads},
-                      sharedBytes,
-                      {&map, cornerBuffer.parameter(), &cols, &rows, &span,
-                       &sharedOffset, out.parameter(),
-                       misalignment.parameter()})
-          : tryLaunch(session.function("tma_store_box"), {1}, {kThreads},
-                      sharedBytes,
-                      {&map, cornerBuffer.parameter(), &cols, &rows, &span,
-                       &reduce});
+          ? tryLaunch(
+                session.function("tma_load_box"), {1}, {kThreads}, sharedBytes,
+                {&map, cornerBuffer.parameter(), &cols, &rows, &span,
+                 &sharedOffset, out.parameter(), misalignment.parameter()})
+          : tryLaunch(
+                session.function("tma_store_box"), {1}, {kThreads}, sharedBytes,
+                {&map, cornerBuffer.parameter(), &cols, &rows, &span, &reduce});
   checker.expect("fault", 0, result == CUDA_ERROR_ILLEGAL_INSTRUCTION,
                  "got " + errorName(result) +
                      ", expected CUDA_ERROR_ILLEGAL_INSTRUCTION");
@@ -428,8 +425,7 @@ int main(int argc, char **argv) {
           {"load_inside_l2_none", loadVariant(insideNoPromotion)},
           {"load_across_edge_l2_none", acrossEdge(Copy::Load), true},
           {"store_across_edge_l2_none", acrossEdge(Copy::Store), true},
-          {"reduce_add_across_edge_l2_none", acrossEdge(Copy::ReduceAdd),
-           true},
+          {"reduce_add_across_edge_l2_none", acrossEdge(Copy::ReduceAdd), true},
           {"encode_errors", runEncodeErrors},
       });
 }

@@ -126,8 +126,8 @@ TEST_P(EmulatedExample, PassesItsReference) {
   std::remove(inputs.c_str());
   double seconds = 0;
   Outcome outcome =
-      emulate(compiled.manifest + " --json=" + json + " --dump-outputs=" +
-                  dump + " --dump-inputs=" + inputs,
+      emulate(compiled.manifest + " --json=" + json +
+                  " --dump-outputs=" + dump + " --dump-inputs=" + inputs,
               &seconds);
   RecordProperty("seconds", std::to_string(seconds));
   EXPECT_EQ(outcome.status, 0) << outcome.output;

@@ -40,8 +40,7 @@ double InputGenerator::normal() {
 
 int64_t InputGenerator::uniform(int64_t low, int64_t high) {
   uint64_t range = static_cast<uint64_t>(high - low) + 1;
-  unsigned __int128 product =
-      static_cast<unsigned __int128>(rng()) * range;
+  unsigned __int128 product = static_cast<unsigned __int128>(rng()) * range;
   uint64_t fraction = static_cast<uint64_t>(product);
   if (fraction < range) {
     // Rejecting the draws that would favour some results.

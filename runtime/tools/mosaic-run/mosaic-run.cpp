@@ -137,8 +137,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
       continue;
     }
     static const std::set<std::string> kOptions = {
-        "--help", "--check",   "--outputs",     "--samples", "--warmup",
-        "--reps", "--seed",    "--flops",       "--bytes",   "--device",
+        "--help", "--check",   "--outputs",      "--samples",    "--warmup",
+        "--reps", "--seed",    "--flops",        "--bytes",      "--device",
         "--json", "--emulate", "--dump-outputs", "--dump-inputs"};
     static const std::set<std::string> kFlags = {"--help", "--emulate"};
     std::string name = arg, value;
@@ -362,10 +362,10 @@ Expected<Timing> timeKernel(const Context &context, const Launch &launch,
 
 /// The file --dump-outputs (or --dump-inputs) names. It is opened (and
 /// truncated) before the kernel runs, so that a path that cannot be written
-/// fails before any device work. Unless `keep` is called after the outputs were written to
-/// it, the destructor removes it again if this object created it, so that a
-/// failed run leaves no dump behind; a path that existed before (a file to
-/// overwrite, but also /dev/stdout) is never removed.
+/// fails before any device work. Unless `keep` is called after the outputs were
+/// written to it, the destructor removes it again if this object created it, so
+/// that a failed run leaves no dump behind; a path that existed before (a file
+/// to overwrite, but also /dev/stdout) is never removed.
 class OutputDump {
 public:
   static Expected<std::unique_ptr<OutputDump>> open(const std::string &path) {
