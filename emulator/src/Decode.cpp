@@ -522,10 +522,10 @@ Status decodeInstruction(Instruction &instruction, const std::string &opcode) {
                       : " to " + std::to_string(match->most)) +
                  " operands, found " + std::to_string(operands)};
   // Copies to shared memory also take the mbarrier that counts their bytes.
+  bool toShared =
+      in.space == Space::SharedCluster || in.space == Space::Shared;
   bool copiesToShared =
-      (in.op == Op::CpAsyncBulkTensor && in.space == Space::SharedCluster) ||
-      (in.op == Op::CpAsyncBulk &&
-       (in.space == Space::SharedCluster || in.space == Space::Shared));
+      (in.op == Op::CpAsyncBulkTensor || in.op == Op::CpAsyncBulk) && toShared;
   if (copiesToShared && operands < 4)
     return Error{"`" + opcode + "` to shared memory takes an mbarrier: 4 to " +
                  std::to_string(match->most) + " operands, found " +
@@ -546,6 +546,21 @@ Status decodeInstruction(Instruction &instruction, const std::string &opcode) {
                    " registers: its " + (isStore ? "source" : "destination") +
                    " must be a {...} vector of " +
                    std::to_string(in.vectorWidth)};
+  }
+  // mov packs or unpacks 2 or 4 elements of at least 8 bits (PTX ISA, mov:
+  // `mov.b32 d, {a, b}` of two .b16, `mov.b64 d, {a, b, c, d}` of four).
+  if (in.op == Op::Mov) {
+    for (const Operand &operand : in.operands) {
+      if (operand.kind != Operand::Kind::Vector)
+        continue;
+      unsigned bits = typeBits(in.type);
+      if ((operand.count != 2 && operand.count != 4) ||
+          bits / operand.count < 8)
+        return Error{"`" + opcode + "` packs 2 or 4 elements of at least 8 "
+                     "bits into its " + std::to_string(bits) +
+                     " bits, not a vector of " +
+                     std::to_string(operand.count)};
+    }
   }
   if (typesSeen < match->types)
     return Error{"`" + opcode + "` has " +

@@ -615,12 +615,20 @@ TEST(ParserTest, VectorOperandsHoldTheirWidth) {
       {"moves 4 registers"});
   // `mov.b64 %rd0, {}` divided the 64 bits among zero elements.
   expectParseError("  mov.b64 %rd0, {};   // BAD\n", {"empty vector operand"});
+  // Nor does mov split its width into 3 parts.
+  expectParseError("  mov.b64 %rd0, {%r0, %r1, %r2};   // BAD\n",
+                   {"packs 2 or 4 elements", "not a vector of 3"});
 }
 
 TEST(ParserTest, CopyToSharedMemoryNeedsItsMbarrier) {
   expectParseError(
       "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
       "[%rd0], [%rd0], 16;   // BAD\n",
+      {"to shared memory takes an mbarrier", "found 3"});
+  // The .shared::cta destination form of a tensor load too.
+  expectParseError(
+      "  cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::"
+      "complete_tx::bytes [%r1], [%rd0, {%r0, %r0}];   // BAD\n",
       {"to shared memory takes an mbarrier", "found 3"});
 }
 
