@@ -522,8 +522,7 @@ Status decodeInstruction(Instruction &instruction, const std::string &opcode) {
                       : " to " + std::to_string(match->most)) +
                  " operands, found " + std::to_string(operands)};
   // Copies to shared memory also take the mbarrier that counts their bytes.
-  bool toShared =
-      in.space == Space::SharedCluster || in.space == Space::Shared;
+  bool toShared = in.space == Space::SharedCluster || in.space == Space::Shared;
   bool copiesToShared =
       (in.op == Op::CpAsyncBulkTensor || in.op == Op::CpAsyncBulk) && toShared;
   if (copiesToShared && operands < 4)
@@ -556,9 +555,10 @@ Status decodeInstruction(Instruction &instruction, const std::string &opcode) {
       unsigned bits = typeBits(in.type);
       if ((operand.count != 2 && operand.count != 4) ||
           bits / operand.count < 8)
-        return Error{"`" + opcode + "` packs 2 or 4 elements of at least 8 "
-                     "bits into its " + std::to_string(bits) +
-                     " bits, not a vector of " +
+        return Error{"`" + opcode +
+                     "` packs 2 or 4 elements of at least 8 "
+                     "bits into its " +
+                     std::to_string(bits) + " bits, not a vector of " +
                      std::to_string(operand.count)};
     }
   }
