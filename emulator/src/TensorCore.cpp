@@ -93,7 +93,6 @@ void slowStepRow(const float *aRow, const float *b, float *row, uint32_t n,
 /// 2^(fractionBits + 1); their truncations add exactly in int32
 /// (accumulationModel's parameters keep the sum below 2^31). Every
 /// operation is exact, so both versions compute the same bits.
-template <typename Unused>
 __attribute__((always_inline)) inline void
 stepRow(const float *__restrict aRow, const float *__restrict b,
         float *__restrict row, uint32_t n, uint32_t k0, uint32_t k1,
@@ -156,14 +155,11 @@ stepRow(const float *__restrict aRow, const float *__restrict b,
       row[j] = roundTowardZeroToFloat(double(sum[j]) / double(scale[j]));
 }
 
-struct Avx2;
-struct Baseline;
-
 __attribute__((target("avx2"))) void
 stepRowAvx2(const float *aRow, const float *b, float *row, uint32_t n,
             uint32_t k0, uint32_t k1, int fractionBits, bool halfAccumulator,
             uint32_t *largest, float *scale, int32_t *sum) {
-  stepRow<Avx2>(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator, largest,
+  stepRow(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator, largest,
                 scale, sum);
 }
 
@@ -171,7 +167,7 @@ void stepRowBaseline(const float *aRow, const float *b, float *row, uint32_t n,
                      uint32_t k0, uint32_t k1, int fractionBits,
                      bool halfAccumulator, uint32_t *largest, float *scale,
                      int32_t *sum) {
-  stepRow<Baseline>(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator,
+  stepRow(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator,
                     largest, scale, sum);
 }
 
