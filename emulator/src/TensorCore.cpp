@@ -160,15 +160,15 @@ stepRowAvx2(const float *aRow, const float *b, float *row, uint32_t n,
             uint32_t k0, uint32_t k1, int fractionBits, bool halfAccumulator,
             uint32_t *largest, float *scale, int32_t *sum) {
   stepRow(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator, largest,
-                scale, sum);
+          scale, sum);
 }
 
 void stepRowBaseline(const float *aRow, const float *b, float *row, uint32_t n,
                      uint32_t k0, uint32_t k1, int fractionBits,
                      bool halfAccumulator, uint32_t *largest, float *scale,
                      int32_t *sum) {
-  stepRow(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator,
-                    largest, scale, sum);
+  stepRow(aRow, b, row, n, k0, k1, fractionBits, halfAccumulator, largest,
+          scale, sum);
 }
 
 } // namespace
