@@ -86,6 +86,12 @@ private:
 /// Device (global) memory. Addresses are host addresses of 256-byte aligned
 /// blocks, so a device pointer can be handed to the kernel as is; every
 /// access the kernel makes is checked against the allocations.
+///
+/// Every block belongs to one device (docs/RationaleMultiDevice.md, "The
+/// emulator"). A kernel on its owner may touch it; a kernel on another
+/// device only once peer access from that device to the owner is enabled,
+/// or the block grants that device access (a virtual-memory mapping after
+/// cuMemSetAccess).
 class DeviceMemory {
 public:
   DeviceMemory() = default;
@@ -93,13 +99,33 @@ public:
   DeviceMemory &operator=(const DeviceMemory &) = delete;
   ~DeviceMemory();
 
-  Expected<uint64_t> allocate(uint64_t bytes);
+  Expected<uint64_t> allocate(uint64_t bytes, uint32_t device = 0);
   Status free(uint64_t address);
+  /// Registers host memory the caller mapped at [address, address + bytes)
+  /// (a virtual-memory mapping, page aligned) as memory of device `owner`,
+  /// accessible from no other device until `grantAccess`. `removeMapping`
+  /// forgets it; the caller unmaps it.
+  Status addMapping(uint64_t address, uint64_t bytes, uint32_t owner);
+  Status removeMapping(uint64_t address);
+  /// Lets `device` access the block at `address` (cuMemSetAccess), or no
+  /// longer.
+  Status grantAccess(uint64_t address, uint32_t device, bool allowed = true);
+  /// Lets kernels on `from` access every block of `to` (cuCtxEnablePeerAccess),
+  /// or no longer.
+  void setPeerAccess(uint32_t from, uint32_t to, bool enabled);
+  /// The device owning the block containing `address`.
+  std::optional<uint32_t> owner(uint64_t address) const;
   /// The allocation containing `address`: its base and size.
   std::optional<std::pair<uint64_t, uint64_t>> range(uint64_t address) const;
   /// The host bytes of [address, address + bytes) if they lie inside one
-  /// allocation, else nullptr.
+  /// allocation, else nullptr. The host's view: no device check.
   uint8_t *translate(uint64_t address, uint64_t bytes) const;
+  /// The host bytes of [address, address + bytes) as a kernel on `device`
+  /// may touch them, or nullptr with `why` saying what is wrong (outside
+  /// every allocation; or another device's memory `device` may not access,
+  /// naming both devices).
+  uint8_t *translate(uint64_t address, uint64_t bytes, uint32_t device,
+                     std::string &why) const;
   /// Bytes allocated and not freed.
   uint64_t allocatedBytes() const;
 
@@ -129,10 +155,13 @@ struct Options {
   /// Warp instructions one CTA may execute before the launch is reported as
   /// a likely hang.
   uint64_t instructionLimitPerCta = 2'000'000'000ull;
+  /// Devices the driver reports (MOSAIC_EMULATOR_DEVICES, 1 to 64).
+  uint32_t devices = 1;
 
   /// Defaults overridden by MOSAIC_EMULATOR_POLICY (eager|lazy|random),
   /// MOSAIC_EMULATOR_SCHEDULE (roundrobin|random), MOSAIC_EMULATOR_SEED,
-  /// MOSAIC_EMULATOR_THREADS and MOSAIC_EMULATOR_HAZARDS (on|off). A value
+  /// MOSAIC_EMULATOR_THREADS, MOSAIC_EMULATOR_HAZARDS (on|off) and
+  /// MOSAIC_EMULATOR_DEVICES. A value
   /// it cannot read is an error naming the variable.
   static Expected<Options> fromEnvironment();
 };
@@ -183,11 +212,32 @@ struct LaunchReport {
   double seconds = 0;
 };
 
-/// Runs `kernel` of `module` to completion. Checks the configuration first
-/// (block size against the kernel's limits, grid divisible by the cluster).
+/// Runs `kernel` of `module` on `device` to completion. Checks the
+/// configuration first (block size against the kernel's limits, grid
+/// divisible by the cluster).
 LaunchReport launch(const Module &module, std::string_view kernel,
                     const LaunchConfig &config, DeviceMemory &memory,
-                    const Options &options);
+                    const Options &options, uint32_t device = 0);
+
+/// One launch of a co-scheduled group.
+struct DeviceLaunch {
+  const Module *module = nullptr;
+  std::string kernel;
+  LaunchConfig config;
+  uint32_t device = 0;
+};
+
+/// Runs `launches` together, as kernels on different devices (or streams)
+/// run at the same time on a GPU: the clusters of all of them are
+/// interleaved on one host thread, so that one may wait for another's
+/// writes. Happens-before is followed across all of them; a group in which
+/// every warp is blocked or polls memory nothing will change is a deadlock
+/// naming each device's blocked warps. One report per launch, in order; a
+/// fault, hazard or deadlock stops the whole group, and every launch's
+/// report says so.
+std::vector<LaunchReport> launchTogether(
+    const std::vector<DeviceLaunch> &launches, DeviceMemory &memory,
+    const Options &options);
 
 } // namespace mosaic::emulator
 
