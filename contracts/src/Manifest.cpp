@@ -38,6 +38,29 @@ const BufferParameter *Manifest::bufferAt(unsigned index) const {
   return &buffers[parameters[index].slot];
 }
 
+std::optional<unsigned> Manifest::collectiveParameter() const {
+  for (unsigned i = 0; i < parameters.size(); ++i)
+    if (parameters[i].kind == Parameter::Kind::Collective)
+      return i;
+  return std::nullopt;
+}
+
+std::vector<unsigned> Manifest::symmetricBuffers() const {
+  std::vector<unsigned> out;
+  for (unsigned i = 0; i < buffers.size(); ++i)
+    if (buffers[i].symmetric)
+      out.push_back(i);
+  return out;
+}
+
+std::vector<unsigned> Manifest::peerTensorMaps() const {
+  std::vector<unsigned> out;
+  for (unsigned i = 0; i < tensorMaps.size(); ++i)
+    if (tensorMaps[i].peer)
+      out.push_back(i);
+  return out;
+}
+
 namespace {
 
 constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
@@ -101,6 +124,15 @@ public:
       return Error{"`" + pathOf(key) + "` must be " + describe(kind) +
                    ", got " + show(*value)};
     return value;
+  }
+
+  /// An optional boolean: `absent` when the key is missing.
+  Expected<bool> flag(const std::string &key, bool absent) const {
+    if (!has(key))
+      return absent;
+    Expected<const JsonValue *> value = get(key, JsonValue::Kind::Bool);
+    MOSAIC_RETURN_IF_ERROR(value);
+    return (*value)->asBool();
   }
 
   Expected<std::string> string(const std::string &key) const {
@@ -243,6 +275,9 @@ Expected<BufferParameter> readBuffer(const ObjectReader &reader,
     return Error{"`" + reader.pathOf("alignment") + "` is " +
                  std::to_string(*alignment) + ", expected a power of two"};
   buffer.alignment = static_cast<uint64_t>(*alignment);
+  Expected<bool> symmetric = reader.flag("symmetric", false);
+  MOSAIC_RETURN_IF_ERROR(symmetric);
+  buffer.symmetric = *symmetric;
   return buffer;
 }
 
@@ -277,6 +312,9 @@ Expected<TensorMapDescription> readTensorMap(const ObjectReader &reader,
       "l2_promotion", {{"none", 0}, {"64B", 64}, {"128B", 128}, {"256B", 256}});
   Expected<unsigned> oobFill =
       reader.choice("oob_fill", {{"none", 0}, {"nan", 1}});
+  Expected<bool> peer = reader.flag("peer", false);
+  MOSAIC_RETURN_IF_ERROR(peer);
+  map.peer = *peer;
   if (reader.has("data_type")) {
     Expected<std::string> name = reader.string("data_type");
     MOSAIC_RETURN_IF_ERROR(name);
@@ -336,11 +374,16 @@ Status readParameters(const ObjectReader &top, Manifest &manifest) {
         ObjectReader::of((**list)[i], index("parameters", i));
     MOSAIC_RETURN_IF_ERROR(reader);
     MOSAIC_RETURN_IF_ERROR(checkPosition(*reader, i));
-    Expected<unsigned> kind =
-        reader->choice("kind", {{"buffer", 0}, {"tensor_map", 1}});
+    Expected<unsigned> kind = reader->choice(
+        "kind", {{"buffer", 0}, {"tensor_map", 1}, {"collective", 2}});
     MOSAIC_RETURN_IF_ERROR(kind);
     Parameter parameter;
-    if (*kind == 0) {
+    if (*kind == 2) {
+      if (manifest.collectiveParameter())
+        return Error{"`" + index("parameters", i) +
+                     "` is a second collective table"};
+      parameter.kind = Parameter::Kind::Collective;
+    } else if (*kind == 0) {
       Expected<BufferParameter> buffer =
           readBuffer(*reader, static_cast<unsigned>(i));
       MOSAIC_RETURN_IF_ERROR(buffer);
@@ -369,21 +412,40 @@ Status readTensorMaps(const ObjectReader &top, Manifest &manifest) {
     Expected<TensorMapDescription> map =
         readTensorMap(*reader, static_cast<unsigned>(j));
     MOSAIC_RETURN_IF_ERROR(map);
-    if (map->parameter >= manifest.parameters.size() ||
-        manifest.parameters[map->parameter].kind !=
-            Parameter::Kind::TensorMap ||
-        manifest.parameters[map->parameter].slot != j)
+    if (map->peer) {
+      if (map->parameter != manifest.collectiveParameter())
+        return Error{"`" + path + ".parameter` is " +
+                     std::to_string(map->parameter) +
+                     ", but a peer tensor map is delivered through the "
+                     "collective table, which is not that parameter"};
+    } else if (map->parameter >= manifest.parameters.size() ||
+               manifest.parameters[map->parameter].kind !=
+                   Parameter::Kind::TensorMap ||
+               manifest.parameters[map->parameter].slot != j) {
       return Error{"`" + path + ".parameter` is " +
                    std::to_string(map->parameter) +
                    ", but that is not a tensor_map parameter naming " +
                    "tensor map " + std::to_string(j)};
+    }
     const BufferParameter *buffer = manifest.bufferAt(map->buffer);
     if (!buffer)
       return Error{"`" + path + ".buffer` is " + std::to_string(map->buffer) +
                    ", which is not a buffer parameter"};
+    if (map->peer && !buffer->symmetric)
+      return Error{"`" + path + "` is a peer tensor map over buffer " +
+                   std::to_string(map->buffer) + ", which is not symmetric"};
     MOSAIC_RETURN_IF_ERROR(checkTensorMap(*map, *buffer));
     manifest.tensorMaps.push_back(std::move(*map));
   }
+  std::optional<unsigned> collective = manifest.collectiveParameter();
+  if (collective && *collective + 1 != manifest.parameters.size())
+    return Error{"`parameters[" + std::to_string(*collective) +
+                 "]` is the collective table, which must be the last "
+                 "parameter"};
+  if (!collective && (!manifest.symmetricBuffers().empty() ||
+                      !manifest.peerTensorMaps().empty()))
+    return Error{"the kernel has symmetric buffers or peer tensor maps but "
+                 "no collective table parameter"};
   for (size_t k = 0; k < manifest.parameters.size(); ++k) {
     const Parameter &parameter = manifest.parameters[k];
     if (parameter.kind == Parameter::Kind::TensorMap &&
@@ -458,25 +520,33 @@ JsonValue tensorMapJson(const TensorMapDescription &map) {
   if (map.dataType)
     members.push_back(
         {"data_type", JsonValue::string(spelling(*map.dataType))});
+  if (map.peer)
+    members.push_back({"peer", JsonValue::boolean(true)});
   return JsonValue::object(std::move(members));
 }
 
 JsonValue parameterJson(const Manifest &manifest, size_t position) {
   const Parameter &parameter = manifest.parameters[position];
   int64_t index = static_cast<int64_t>(position);
+  if (parameter.kind == Parameter::Kind::Collective)
+    return JsonValue::object({{"index", JsonValue::integer(index)},
+                              {"kind", JsonValue::string("collective")}});
   if (parameter.kind == Parameter::Kind::TensorMap)
     return JsonValue::object(
         {{"index", JsonValue::integer(index)},
          {"kind", JsonValue::string("tensor_map")},
          {"tensor_map", JsonValue::integer(parameter.slot)}});
   const BufferParameter &buffer = manifest.buffers[parameter.slot];
-  return JsonValue::object(
-      {{"index", JsonValue::integer(index)},
-       {"kind", JsonValue::string("buffer")},
-       {"element_type", JsonValue::string(spelling(buffer.elementType))},
-       {"shape", integers(buffer.shape)},
-       {"alignment",
-        JsonValue::integer(static_cast<int64_t>(buffer.alignment))}});
+  std::vector<JsonValue::Member> members = {
+      {"index", JsonValue::integer(index)},
+      {"kind", JsonValue::string("buffer")},
+      {"element_type", JsonValue::string(spelling(buffer.elementType))},
+      {"shape", integers(buffer.shape)},
+      {"alignment",
+       JsonValue::integer(static_cast<int64_t>(buffer.alignment))}};
+  if (buffer.symmetric)
+    members.push_back({"symmetric", JsonValue::boolean(true)});
+  return JsonValue::object(std::move(members));
 }
 
 } // namespace

@@ -121,7 +121,7 @@ bool TensorMapDescription::operator==(const TensorMapDescription &other) const {
          swizzleBytes == other.swizzleBytes &&
          interleaveBytes == other.interleaveBytes &&
          l2PromotionBytes == other.l2PromotionBytes &&
-         oobFillNan == other.oobFillNan;
+         oobFillNan == other.oobFillNan && peer == other.peer;
 }
 
 Status checkTensorMap(const TensorMapDescription &map,

@@ -615,13 +615,16 @@ bool Exec::tensorCopy(uint32_t mask) {
         for (unsigned d = 0; d < map.rank; ++d)
           extent += (map.globalDim[d] - 1) * map.globalStrides[d];
         extent += elementSize;
-        if (!launch.memory->translate(map.globalAddress, extent) &&
+        std::string why;
+        if (!launch.memory->translate(map.globalAddress, extent,
+                                      launch.device, why) &&
             !launch.program->translateGlobalVariable(map.globalAddress,
                                                      extent)) {
           owner->faultKind = FaultKind::IllegalAddress;
           return Error{what + ": the tensor map's tensor at " +
                        hex(map.globalAddress) + " (" + std::to_string(extent) +
-                       " bytes) is not inside one allocation"};
+                       " bytes) " +
+                       (why.empty() ? "is not inside one allocation" : why)};
         }
         uint64_t rowBytes = uint64_t(box.count[0]) * elementSize;
         forEachRow(
@@ -701,13 +704,16 @@ bool Exec::tensorCopy(uint32_t mask) {
         uint64_t extent = elementSize;
         for (unsigned d = 0; d < map.rank; ++d)
           extent += (map.globalDim[d] - 1) * map.globalStrides[d];
-        if (!launch.memory->translate(map.globalAddress, extent) &&
+        std::string why;
+        if (!launch.memory->translate(map.globalAddress, extent,
+                                      launch.device, why) &&
             !launch.program->translateGlobalVariable(map.globalAddress,
                                                      extent)) {
           clusterPointer->faultKind = FaultKind::IllegalAddress;
           return Error{what + ": the tensor map's tensor at " +
                        hex(map.globalAddress) + " (" + std::to_string(extent) +
-                       " bytes) is not inside one allocation"};
+                       " bytes) " +
+                       (why.empty() ? "is not inside one allocation" : why)};
         }
         Status status;
         // Clusters on other host threads may reduce into the same elements:

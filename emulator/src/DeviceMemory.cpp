@@ -6,6 +6,10 @@
 // address: kernels receive it as is, and every access they make goes through
 // `translate`, which accepts only ranges inside one live allocation.
 //
+// Each block belongs to a device; which other devices a kernel may reach it
+// from is the block's own grant list (virtual-memory mappings) or the
+// device pairs with peer access enabled.
+//
 // Blocks come from calloc, which hands out large blocks as fresh zero pages
 // without touching them, so a big allocation costs only what a kernel uses.
 // calloc does not align to 256 bytes: each block is placed at the first
@@ -20,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <set>
 
 namespace mosaic::emulator {
 
@@ -47,11 +52,12 @@ std::string hex(uint64_t value) {
 } // namespace
 
 DeviceMemory::~DeviceMemory() {
-  for (const auto &[base, size] : blocks)
-    std::free(region(base));
+  for (const auto &[base, block] : blocks)
+    if (!block.mapped)
+      std::free(region(base));
 }
 
-Expected<uint64_t> DeviceMemory::allocate(uint64_t bytes) {
+Expected<uint64_t> DeviceMemory::allocate(uint64_t bytes, uint32_t device) {
   // A zero-byte allocation still gets a block of its own, so that its
   // address is unique (the driver refuses zero bytes before it gets here).
   if (bytes > std::numeric_limits<size_t>::max() - kSlack)
@@ -67,8 +73,70 @@ Expected<uint64_t> DeviceMemory::allocate(uint64_t bytes) {
   std::memcpy(reinterpret_cast<void *>(base - sizeof(void *)), &start,
               sizeof(start));
   std::lock_guard<std::mutex> lock(mutex);
-  blocks.emplace(base, bytes);
+  blocks.emplace(base, Block{bytes, device, false, {}});
   return base;
+}
+
+Status DeviceMemory::addMapping(uint64_t address, uint64_t bytes,
+                                uint32_t owner) {
+  if (bytes == 0)
+    return Error{"an empty mapping at " + hex(address)};
+  std::lock_guard<std::mutex> lock(mutex);
+  auto next = blocks.lower_bound(address);
+  if (next != blocks.end() && next->first < address + bytes)
+    return Error{"the mapping [" + hex(address) + ", " +
+                 hex(address + bytes) + ") overlaps device memory at " +
+                 hex(next->first)};
+  if (next != blocks.begin()) {
+    auto before = std::prev(next);
+    if (before->first + before->second.size > address)
+      return Error{"the mapping at " + hex(address) +
+                   " overlaps device memory at " + hex(before->first)};
+  }
+  blocks.emplace(address, Block{bytes, owner, true, {}});
+  return Status();
+}
+
+Status DeviceMemory::removeMapping(uint64_t address) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = blocks.find(address);
+  if (found == blocks.end() || !found->second.mapped)
+    return Error{hex(address) + " is not a mapping"};
+  blocks.erase(found);
+  return Status();
+}
+
+Status DeviceMemory::grantAccess(uint64_t address, uint32_t device,
+                                 bool allowed) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = blocks.find(address);
+  if (found == blocks.end())
+    return Error{hex(address) + " is not the start of device memory"};
+  std::set<uint32_t> &granted = found->second.granted;
+  if (allowed)
+    granted.insert(device);
+  else
+    granted.erase(device);
+  return Status();
+}
+
+void DeviceMemory::setPeerAccess(uint32_t from, uint32_t to, bool enabled) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (enabled)
+    peers.insert({from, to});
+  else
+    peers.erase({from, to});
+}
+
+std::optional<uint32_t> DeviceMemory::owner(uint64_t address) const {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto next = blocks.upper_bound(address);
+  if (next == blocks.begin())
+    return std::nullopt;
+  auto block = std::prev(next);
+  if (address - block->first >= block->second.size)
+    return std::nullopt;
+  return block->second.device;
 }
 
 Status DeviceMemory::free(uint64_t address) {
@@ -82,6 +150,9 @@ Status DeviceMemory::free(uint64_t address) {
                    " bytes), not at its start"};
     return Error{hex(address) + " is not a device allocation"};
   }
+  if (found->second.mapped)
+    return Error{hex(address) + " is a virtual-memory mapping; unmap it "
+                 "instead of freeing it"};
   std::free(region(found->first));
   blocks.erase(found);
   return Status();
@@ -94,13 +165,39 @@ DeviceMemory::range(uint64_t address) const {
   if (next == blocks.begin())
     return std::nullopt;
   auto block = std::prev(next);
-  if (address - block->first >= block->second)
+  if (address - block->first >= block->second.size)
     return std::nullopt;
-  return *block;
+  return std::make_pair(block->first, block->second.size);
 }
 
 uint8_t *DeviceMemory::translate(uint64_t address, uint64_t bytes) const {
   std::lock_guard<std::mutex> lock(mutex);
+  const Block *block = containing(address, bytes);
+  return block ? reinterpret_cast<uint8_t *>(address) : nullptr;
+}
+
+uint8_t *DeviceMemory::translate(uint64_t address, uint64_t bytes,
+                                 uint32_t device, std::string &why) const {
+  std::lock_guard<std::mutex> lock(mutex);
+  const Block *block = containing(address, bytes);
+  if (!block) {
+    why.clear();
+    return nullptr;
+  }
+  if (block->device != device && !block->granted.count(device) &&
+      !peers.count({device, block->device})) {
+    why = hex(address) + " is memory of device " +
+          std::to_string(block->device) + ", which device " +
+          std::to_string(device) +
+          " may not access: enable peer access (cuCtxEnablePeerAccess) or "
+          "grant it with cuMemSetAccess";
+    return nullptr;
+  }
+  return reinterpret_cast<uint8_t *>(address);
+}
+
+const DeviceMemory::Block *DeviceMemory::containing(uint64_t address,
+                                                    uint64_t bytes) const {
   auto next = blocks.upper_bound(address);
   if (next == blocks.begin())
     return nullptr;
@@ -108,16 +205,17 @@ uint8_t *DeviceMemory::translate(uint64_t address, uint64_t bytes) const {
   uint64_t offset = address - block->first;
   // [address, address + bytes) inside [base, base + size), written so that
   // nothing overflows; an empty range must still start inside the block.
-  if (offset >= block->second || bytes > block->second - offset)
+  if (offset >= block->second.size || bytes > block->second.size - offset)
     return nullptr;
-  return reinterpret_cast<uint8_t *>(address);
+  return &block->second;
 }
 
 uint64_t DeviceMemory::allocatedBytes() const {
   std::lock_guard<std::mutex> lock(mutex);
   uint64_t total = 0;
-  for (const auto &[base, size] : blocks)
-    total += size;
+  for (const auto &[base, block] : blocks)
+    if (!block.mapped)
+      total += block.size;
   return total;
 }
 

@@ -219,6 +219,8 @@ struct LaunchState {
   const LaunchConfig *config = nullptr;
   DeviceMemory *memory = nullptr;
   const Options *options = nullptr;
+  /// The device the kernel runs on: what global memory it may touch.
+  uint32_t device = 0;
   uint32_t sharedBytes = 0; // static + dynamic, from kSharedBase
   uint32_t threadsPerCta = 0;
   uint32_t warpsPerCta = 0;

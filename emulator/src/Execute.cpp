@@ -220,17 +220,19 @@ uint8_t *Exec::memory(Space space, uint64_t address, unsigned bytes, bool write,
   switch (space) {
   case Space::Global:
   case Space::Const: {
-    uint8_t *host = launch.memory->translate(address, bytes);
+    std::string why;
+    uint8_t *host =
+        launch.memory->translate(address, bytes, launch.device, why);
     if (!host)
       host = launch.program->translateGlobalVariable(address, bytes);
     if (!host) {
-      char text[160];
+      char text[96];
       std::snprintf(text, sizeof(text),
-                    "global-memory %s of %u bytes at 0x%llx is outside every "
-                    "allocation",
+                    "global-memory %s of %u bytes at 0x%llx: ",
                     write ? "write" : "read", bytes,
                     static_cast<unsigned long long>(address));
-      fail(text, static_cast<int>(lane), FaultKind::IllegalAddress);
+      fail(text + (why.empty() ? "it is outside every allocation" : why),
+           static_cast<int>(lane), FaultKind::IllegalAddress);
     }
     return host;
   }

@@ -454,7 +454,7 @@ void initCta(const LaunchState &launch, Cta &cta) {
 
 LaunchReport launch(const Module &module, std::string_view kernel,
                     const LaunchConfig &config, DeviceMemory &memory,
-                    const Options &options) {
+                    const Options &options, uint32_t device) {
   LaunchReport report;
   auto start = std::chrono::steady_clock::now();
   const Function *function = module.program().find(kernel);
@@ -477,6 +477,7 @@ LaunchReport launch(const Module &module, std::string_view kernel,
   state.config = &config;
   state.memory = &memory;
   state.options = &options;
+  state.device = device;
   state.sharedBytes =
       function->dynamicSharedOffset - kSharedBase + config.dynamicSharedBytes;
   state.threadsPerCta = config.block[0] * config.block[1] * config.block[2];

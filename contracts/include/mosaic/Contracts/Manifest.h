@@ -38,6 +38,10 @@ struct BufferParameter {
   std::vector<int64_t> shape;
   /// The kernel assumes the pointer is aligned so.
   uint64_t alignment = limits::kGlobalAlignment;
+  /// The buffer exists on every device of a multi-device launch, and the
+  /// kernel reaches the peers' copies through the collective table
+  /// (docs/RationaleMultiDevice.md).
+  bool symmetric = false;
 
   uint64_t elementCount() const;
   uint64_t byteSize() const;
@@ -46,9 +50,12 @@ struct BufferParameter {
 };
 
 struct Parameter {
-  enum class Kind { Buffer, TensorMap };
+  /// `Collective`: the 8-byte pointer to the kernel's collective table
+  /// (docs/RationaleMultiDevice.md), at most one, after the others.
+  enum class Kind { Buffer, TensorMap, Collective };
   Kind kind = Kind::Buffer;
-  /// Index into `Manifest::buffers` or `Manifest::tensorMaps`.
+  /// Index into `Manifest::buffers` or `Manifest::tensorMaps`; 0 for the
+  /// collective table.
   unsigned slot = 0;
 };
 
@@ -85,6 +92,13 @@ struct Manifest {
 
   /// The buffer parameter whose kernel parameter index is `index`, or null.
   const BufferParameter *bufferAt(unsigned index) const;
+  /// The index of the collective-table parameter, if the kernel has one.
+  std::optional<unsigned> collectiveParameter() const;
+  /// The symmetric buffers (`buffers` indices, in order) and the peer
+  /// tensor maps (`tensorMaps` indices, in order): the rows of the
+  /// collective table.
+  std::vector<unsigned> symmetricBuffers() const;
+  std::vector<unsigned> peerTensorMaps() const;
 };
 
 /// Parses and checks a manifest. `directory` resolves a relative `cubin` and

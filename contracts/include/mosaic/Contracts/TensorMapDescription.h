@@ -66,6 +66,10 @@ struct TensorMapDescription {
   unsigned interleaveBytes = 0;  // 0 ("none"), 16 or 32.
   unsigned l2PromotionBytes = 0; // 0 ("none"), 64, 128 or 256.
   bool oobFillNan = false;       // "nan" rather than "none".
+  /// A map over a remote view of a symmetric buffer: the runtime encodes one
+  /// per device into the collective table (then `parameter` is the table's
+  /// parameter) instead of passing it by value.
+  bool peer = false;
 
   /// The data type TMA reads the elements as.
   TensorMapDataType encodedDataType() const {

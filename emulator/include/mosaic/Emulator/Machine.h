@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -121,17 +122,31 @@ public:
   /// allocation, else nullptr. The host's view: no device check.
   uint8_t *translate(uint64_t address, uint64_t bytes) const;
   /// The host bytes of [address, address + bytes) as a kernel on `device`
-  /// may touch them, or nullptr with `why` saying what is wrong (outside
-  /// every allocation; or another device's memory `device` may not access,
-  /// naming both devices).
+  /// may touch them, or nullptr: with `why` empty when the range is not
+  /// inside one allocation, else saying whose memory it is and that
+  /// `device` may not access it.
   uint8_t *translate(uint64_t address, uint64_t bytes, uint32_t device,
                      std::string &why) const;
   /// Bytes allocated and not freed.
   uint64_t allocatedBytes() const;
 
 private:
+  struct Block {
+    uint64_t size = 0;
+    uint32_t device = 0;
+    /// A virtual-memory mapping: the caller owns the host memory.
+    bool mapped = false;
+    /// Devices besides the owner that may access it.
+    std::set<uint32_t> granted;
+  };
+  /// The block holding all of [address, address + bytes), or null. The
+  /// caller holds `mutex`.
+  const Block *containing(uint64_t address, uint64_t bytes) const;
+
   mutable std::mutex mutex;
-  std::map<uint64_t, uint64_t> blocks; // base -> size
+  std::map<uint64_t, Block> blocks; // by base
+  /// (from, to): kernels on `from` may access every block of `to`.
+  std::set<std::pair<uint32_t, uint32_t>> peers;
 };
 
 /// When asynchronous operations (TMA, bulk copies, wgmma) complete.
@@ -144,6 +159,10 @@ enum class AsyncPolicy {
   Random,
 };
 
+/// The most devices the emulator reports: a node of 8 GPUs, and room to
+/// test larger rings.
+constexpr uint32_t kMaxEmulatedDevices = 64;
+
 struct Options {
   AsyncPolicy policy = AsyncPolicy::Lazy;
   /// Pick the next warp at random (seeded) instead of round robin.
@@ -155,7 +174,8 @@ struct Options {
   /// Warp instructions one CTA may execute before the launch is reported as
   /// a likely hang.
   uint64_t instructionLimitPerCta = 2'000'000'000ull;
-  /// Devices the driver reports (MOSAIC_EMULATOR_DEVICES, 1 to 64).
+  /// Devices the driver reports (MOSAIC_EMULATOR_DEVICES, 1 to
+  /// kMaxEmulatedDevices).
   uint32_t devices = 1;
 
   /// Defaults overridden by MOSAIC_EMULATOR_POLICY (eager|lazy|random),
