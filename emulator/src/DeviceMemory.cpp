@@ -73,7 +73,7 @@ Expected<uint64_t> DeviceMemory::allocate(uint64_t bytes, uint32_t device) {
   std::memcpy(reinterpret_cast<void *>(base - sizeof(void *)), &start,
               sizeof(start));
   std::lock_guard<std::mutex> lock(mutex);
-  blocks.emplace(base, Block{bytes, device, false, {}});
+  blocks.emplace(base, Block{bytes, device, false, {}, false});
   return base;
 }
 
@@ -93,7 +93,7 @@ Status DeviceMemory::addMapping(uint64_t address, uint64_t bytes,
       return Error{"the mapping at " + hex(address) +
                    " overlaps device memory at " + hex(before->first)};
   }
-  blocks.emplace(address, Block{bytes, owner, true, {}});
+  blocks.emplace(address, Block{bytes, owner, true, {}, false});
   return Status();
 }
 
@@ -104,6 +104,21 @@ Status DeviceMemory::removeMapping(uint64_t address) {
     return Error{hex(address) + " is not a mapping"};
   blocks.erase(found);
   return Status();
+}
+
+Status DeviceMemory::markShared(uint64_t address) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = blocks.find(address);
+  if (found == blocks.end() || !found->second.mapped)
+    return Error{hex(address) + " is not a mapping"};
+  found->second.shared = true;
+  return Status();
+}
+
+bool DeviceMemory::sharedWithOtherProcesses(uint64_t address) const {
+  std::lock_guard<std::mutex> lock(mutex);
+  const Block *block = containing(address, 1);
+  return block && block->shared;
 }
 
 Status DeviceMemory::grantAccess(uint64_t address, uint32_t device,

@@ -108,6 +108,12 @@ public:
   /// forgets it; the caller unmaps it.
   Status addMapping(uint64_t address, uint64_t bytes, uint32_t owner);
   Status removeMapping(uint64_t address);
+  /// Marks the mapping at `address` as memory another process also maps (an
+  /// imported shareable handle): writes to it can come from outside the
+  /// emulator, so a warp polling it is not deadlocked until a timeout.
+  Status markShared(uint64_t address);
+  /// Whether [address, address + bytes) lies in such a mapping.
+  bool sharedWithOtherProcesses(uint64_t address) const;
   /// Lets `device` access the block at `address` (cuMemSetAccess), or no
   /// longer.
   Status grantAccess(uint64_t address, uint32_t device, bool allowed = true);
@@ -138,6 +144,8 @@ private:
     bool mapped = false;
     /// Devices besides the owner that may access it.
     std::set<uint32_t> granted;
+    /// Another process maps it too (markShared).
+    bool shared = false;
   };
   /// The block holding all of [address, address + bytes), or null. The
   /// caller holds `mutex`.
