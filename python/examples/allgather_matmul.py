@@ -35,6 +35,7 @@ mismatch or a failed launch (on the emulator: a fault, hazard or deadlock),
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import NamedTuple, Sequence
 
@@ -90,8 +91,10 @@ def check_config(config: Config) -> None:
                          "or a narrower --tile-n")
 
 
-def build(config: Config) -> mgpu.Kernel:
-    """The kernel every device runs; ValueError for a bad configuration."""
+def build(config: Config, wait_count: int = 1) -> mgpu.Kernel:
+    """The kernel every device runs; ValueError for a bad configuration.
+    ``wait_count`` is the count each semaphore wait consumes; the tests
+    raise it to check that a wait no signal satisfies is reported."""
     check_config(config)
     devices, m, n, k = config.devices, config.m, config.n, config.k
     tiles_per_shard = m // TILE_M
@@ -127,7 +130,7 @@ def build(config: Config) -> mgpu.Kernel:
             # A forwarded shard is read only once its row block arrived.
             @mgpu.if_((k_step == 0) & (step > 0))
             def _():
-                mgpu.semaphore_wait(arrived, semaphore, 1)
+                mgpu.semaphore_wait(arrived, semaphore, wait_count)
 
             def load_own():
                 for half in range(2):
@@ -222,11 +225,13 @@ def check(config: Config, a, b, c) -> tuple[bool, str]:
     return passed, "\n".join(lines)
 
 
-def run(config: Config, backend: str, seed: int = 0):
+def run(config: Config, backend: str, seed: int = 0, kernel=None):
     """Runs the kernel on ``config.devices`` devices of ``backend``; returns
-    (A shards, B's, C's)."""
+    (A shards, B's, C's). ``kernel`` replaces the one ``build`` makes
+    (a compiled kernel's manifest path, say)."""
     import numpy as np
-    kernel = build(config)
+    if kernel is None:
+        kernel = build(config)
     a, b = inputs(config, seed)
     devices = mgpu.Devices(config.devices, backend=backend)
     gathered = devices.symmetric((config.devices * config.m, config.k), mgpu.bf16)
@@ -276,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {args.emit_mlir}")
         return 0
     backend = "emulator" if args.emulate else "cuda"
+    if args.emulate:  # the emulator's devices, read when its driver starts
+        os.environ.setdefault("MOSAIC_EMULATOR_DEVICES", str(config.devices))
     what = (f"allgather_matmul on {config.devices} devices, shards {config.m}x{config.k}, "
             f"B {config.k}x{config.n}, grid {config.grid}, on the {backend}")
     try:

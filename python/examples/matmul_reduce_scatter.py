@@ -36,6 +36,7 @@ mismatch or a failed launch (on the emulator: a fault, hazard or deadlock),
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import NamedTuple, Sequence
 
@@ -92,8 +93,10 @@ def check_config(config: Config) -> None:
                          "or a narrower --tile-n")
 
 
-def build(config: Config) -> mgpu.Kernel:
-    """The kernel every device runs; ValueError for a bad configuration."""
+def build(config: Config, wait_count: int = 1) -> mgpu.Kernel:
+    """The kernel every device runs; ValueError for a bad configuration.
+    ``wait_count`` is the count each semaphore wait consumes; the tests
+    raise it to check that a wait no signal satisfies is reported."""
     check_config(config)
     devices, m, n, k = config.devices, config.m, config.n, config.k
     chunk = m // devices
@@ -137,7 +140,7 @@ def build(config: Config) -> mgpu.Kernel:
             semaphore = (row // HALF_M) * tiles_n + tile.n
 
             def add_received():
-                mgpu.semaphore_wait(arrived, semaphore, 1)
+                mgpu.semaphore_wait(arrived, semaphore, wait_count)
                 return acc + mgpu.vector_load(partial[rows, columns])
 
             total = mgpu.if_(step > 0, otherwise=lambda: acc, results=acc)(add_received)
@@ -200,11 +203,13 @@ def check(config: Config, a, b, out) -> tuple[bool, str]:
     return passed, "\n".join(lines)
 
 
-def run(config: Config, backend: str, seed: int = 0):
+def run(config: Config, backend: str, seed: int = 0, kernel=None):
     """Runs the kernel on ``config.devices`` devices of ``backend``; returns
-    (A's, B's, each device's rows)."""
+    (A's, B's, each device's rows). ``kernel`` replaces the one ``build``
+    makes (a compiled kernel's manifest path, say)."""
     import numpy as np
-    kernel = build(config)
+    if kernel is None:
+        kernel = build(config)
     a, b = inputs(config, seed)
     devices = mgpu.Devices(config.devices, backend=backend)
     partial = devices.symmetric((config.m, config.n), mgpu.f32)
@@ -255,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {args.emit_mlir}")
         return 0
     backend = "emulator" if args.emulate else "cuda"
+    if args.emulate:  # the emulator's devices, read when its driver starts
+        os.environ.setdefault("MOSAIC_EMULATOR_DEVICES", str(config.devices))
     what = (f"matmul_reduce_scatter on {config.devices} devices, A {config.m}x{config.k}, "
             f"B {config.k}x{config.n}, grid {config.grid}, on the {backend}")
     try:
