@@ -104,7 +104,11 @@ private:
   std::vector<uint32_t> agentEpochs;
   std::vector<uint32_t> tmaNext;                  // per warp: next TMA slot
   std::vector<std::vector<uint32_t>> fenceEpochs; // per warp
+  /// By asyncKey: operation ids are per cluster.
   std::map<uint64_t, AsyncClock> asyncClocks;
+  static uint64_t asyncKey(const Warp &warp, uint64_t asyncId) {
+    return uint64_t(warp.cta->cluster->checkerIndex) << 44 | asyncId;
+  }
   std::vector<std::string> names; // async operation descriptions
   const std::string *lastNameSource = nullptr;
 
@@ -148,6 +152,10 @@ private:
     uint32_t agent = kNone, epoch = 0, pc = 0, lane = 0, name = 0;
     /// Strong at .sys scope: does not race with another such access.
     bool strongSys = false;
+    /// Strong (an atomic, or .relaxed/.acquire/.release/.volatile) at
+    /// this scope.
+    bool strong = false;
+    Scope scope = Scope::None;
   };
   struct GlobalWord {
     GlobalAccess write, read;
@@ -433,7 +441,24 @@ void VectorClockChecker::checkGlobal(
     char at[32];
     std::snprintf(at, sizeof(at), "0x%llx",
                   static_cast<unsigned long long>(word * 4));
-    std::string note = scopeNotes[owningWarp(now.agent)];
+    std::string note;
+    // Two strong accesses race across devices when either one's scope
+    // leaves the other device out.
+    if (now.strong && earlier.strong) {
+      const GlobalAccess &narrow = now.strongSys ? earlier : now;
+      note = "the access at line " +
+             std::to_string(agentWarps[owningWarp(narrow.agent)]
+                                .first->cluster->launch->function
+                                ->code[narrow.pc]
+                                .line) +
+             " is strong only at ." + scopeName(narrow.scope) +
+             " scope, which does not order accesses of different devices";
+    }
+    if (note.empty() && earlier.name && earlierWrite)
+      note = "an asynchronous store's writes are performed only once a "
+             "cp.async.bulk.wait_group (not the .read form) covered it";
+    if (note.empty())
+      note = scopeNotes[owningWarp(now.agent)];
     if (note.empty())
       note = scopeNotes[owningWarp(earlier.agent)];
     flag("hazard: data race on global memory between devices " +
@@ -482,7 +507,8 @@ void VectorClockChecker::onGlobalAccess(const Warp &warp, uint32_t lane,
   bool strong = rmw || in.strong;
   uint32_t self = warpAgent(warp);
   Clock &clock = clockOf(warp);
-  GlobalAccess now{self, clock[self], pc, lane, 0, strong && scope == Scope::Sys};
+  GlobalAccess now{self,   clock[self], pc,    lane, 0,
+                   strong && scope == Scope::Sys, strong, scope};
   checkGlobal(address, bytes, write, now, clock, [&] {
     return describeLocation(*warp.cta->cluster->launch, *warp.cta, warp.index,
                             static_cast<int>(lane), pc);
@@ -748,7 +774,7 @@ AsyncClock VectorClockChecker::onAsyncIssue(const Warp &warp,
   clock.issue[clock.agent] = clock.epoch;
   tick(warp);
   if (asyncId)
-    asyncClocks[asyncId] = clock;
+    asyncClocks[asyncKey(warp, asyncId)] = clock;
   return clock;
 }
 
@@ -860,7 +886,7 @@ void VectorClockChecker::onAsyncRelease(Cta &cta, uint32_t barrierOffset,
 
 void VectorClockChecker::onAsyncWait(const Warp &warp, uint64_t asyncId,
                                      bool performed) {
-  auto it = asyncClocks.find(asyncId);
+  auto it = asyncClocks.find(asyncKey(warp, asyncId));
   if (it == asyncClocks.end())
     return;
   Clock &mine = clockOf(warp);
