@@ -17,7 +17,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <sys/mman.h>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -142,7 +144,10 @@ struct Ring {
   std::vector<test::DeviceBuffer> data, semaphores, outputs;
   std::vector<DeviceLaunch> launches;
 
-  Ring(const RingVariant &variant, uint32_t devices, bool peerAccess = true)
+  /// With `sharedSemaphore`, device 0's semaphore lies in a mapping that
+  /// another process also maps (DeviceMemory::markShared).
+  Ring(const RingVariant &variant, uint32_t devices, bool peerAccess = true,
+       bool sharedSemaphore = false)
       : ptx(ptxModule(ringKernel(variant))) {
     Expected<std::shared_ptr<const Module>> loaded = Module::load(ptx);
     if (!loaded.ok()) {
@@ -154,6 +159,22 @@ struct Ring {
       data.push_back(allocateOn(memory, 256, d));
       semaphores.push_back(allocateOn(memory, 4, d));
       outputs.push_back(allocateOn(memory, 256, d));
+    }
+    if (sharedSemaphore) {
+      void *page = mmap(nullptr, kPage, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (page == MAP_FAILED) {
+        ADD_FAILURE() << "mmap failed";
+        return;
+      }
+      mapping = page;
+      uint64_t address = reinterpret_cast<uint64_t>(page);
+      EXPECT_TRUE(memory.addMapping(address, kPage, 0).ok());
+      EXPECT_TRUE(memory.markShared(address).ok());
+      for (uint32_t d = 1; d < devices; ++d)
+        EXPECT_TRUE(memory.grantAccess(address, d).ok());
+      semaphores[0].address = address;
+      semaphores[0].host = static_cast<uint8_t *>(page);
     }
     for (uint32_t d = 0; d < devices; ++d) {
       uint32_t next = (d + 1) % devices;
@@ -179,7 +200,17 @@ struct Ring {
     }
   }
 
+  ~Ring() {
+    if (mapping) {
+      (void)memory.removeMapping(reinterpret_cast<uint64_t>(mapping));
+      munmap(mapping, kPage);
+    }
+  }
+
   uint32_t line(std::string_view marker) const { return lineOf(ptx, marker); }
+
+  static constexpr size_t kPage = 4096;
+  void *mapping = nullptr;
 
   std::vector<LaunchReport> run(const Options &options) {
     return launchTogether(launches, memory, options);
@@ -291,6 +322,16 @@ TEST_P(MultiDeviceTest, FencesWithRelaxedAccessesRelease) {
   }
 }
 
+TEST_P(MultiDeviceTest, MembarAndVolatileAccessesRelease) {
+  RingVariant variant;
+  variant.signal = "membar.sys;\n  red.relaxed.sys.global.add.u32 [%ns], 1;";
+  variant.waitLoad = "ld.volatile.global.u32 %s, [%ms];";
+  variant.afterWait = "membar.sys;";
+  Ring ring(variant, devices());
+  ASSERT_TRUE(ring.module);
+  expectAllOk(ring.run(options()));
+}
+
 TEST_P(MultiDeviceTest, TmaStoreSignalledAfterItsWritesWerePerformed) {
   RingVariant variant;
   variant.tma = true;
@@ -344,6 +385,27 @@ TEST_P(MultiDeviceTest, PeerAccessWithoutPeerAccessEnabledFaults) {
       expectAllFailed(ring.run(options()), FaultKind::IllegalAddress);
   EXPECT_NE(message.find("device "), std::string::npos) << message;
   EXPECT_TRUE(namesLine(message, ring.line("// DATA_WRITE"))) << message;
+}
+
+// A warp polling memory another process maps may yet see that process's
+// write: the group is reported as deadlocked only after the poll timeout.
+TEST(MultiDeviceDeadlock, PollOfMemorySharedWithAnotherProcessTimesOut) {
+  RingVariant variant;
+  variant.count = 2;
+  Ring ring(variant, 2, true, /*sharedSemaphore=*/true);
+  ASSERT_TRUE(ring.module);
+  Options options = test::testOptions();
+  options.pollTimeoutSeconds = 0.3;
+  auto start = std::chrono::steady_clock::now();
+  std::string message =
+      expectAllFailed(ring.run(options), FaultKind::Hazard);
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  EXPECT_EQ(message.rfind("hazard: deadlock", 0), 0u) << message;
+  EXPECT_GE(seconds, 0.3);
+  EXPECT_NE(message.find("polls global address"), std::string::npos)
+      << message;
 }
 
 INSTANTIATE_TEST_SUITE_P(
