@@ -9,6 +9,12 @@
 // nothing is in flight, the launch deadlocked; the report lists every
 // blocked warp and what it waits for.
 //
+// A cluster runs a turn at a time (ClusterStepper), so that launchTogether
+// can interleave every cluster of a group of launches, one per device, on
+// one host thread, with one hazard checker over all of them; there a warp
+// that keeps reading an unchanged value from global memory polls, and a
+// group where every warp is blocked or polls has deadlocked.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Engine.h"
