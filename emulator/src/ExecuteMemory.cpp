@@ -46,14 +46,12 @@ bool Exec::load(uint32_t mask) {
 }
 
 void Exec::notePoll(uint64_t at, const uint8_t *host, unsigned bytes) {
-  bool global = in.space == Space::Global ||
-                (in.space == Space::Generic &&
-                 !(at >= kGenericSharedBase &&
-                   at < kGenericSharedBase + kWindowSize) &&
-                 !(at >= kGenericLocalBase &&
-                   at < kGenericLocalBase + kWindowSize) &&
-                 !(at >= kGenericParamBase &&
-                   at < kGenericParamBase + kWindowSize));
+  bool global =
+      in.space == Space::Global ||
+      (in.space == Space::Generic &&
+       !(at >= kGenericSharedBase && at < kGenericSharedBase + kWindowSize) &&
+       !(at >= kGenericLocalBase && at < kGenericLocalBase + kWindowSize) &&
+       !(at >= kGenericParamBase && at < kGenericParamBase + kWindowSize));
   if (!global)
     return;
   uint64_t value = 0;

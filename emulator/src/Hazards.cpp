@@ -74,8 +74,7 @@ public:
                      const std::string &what) override;
   void onAsyncRelease(Cta &cta, uint32_t barrierOffset,
                       const AsyncClock &clock) override;
-  void onAsyncWait(const Warp &warp, uint64_t asyncId,
-                   bool performed) override;
+  void onAsyncWait(const Warp &warp, uint64_t asyncId, bool performed) override;
   void onAsyncGlobalAccess(const AsyncClock &clock, uint64_t address,
                            uint64_t bytes, bool write,
                            const std::string &what) override;
@@ -427,9 +426,10 @@ VectorClockChecker::describeGlobal(const GlobalAccess &access) const {
       access.agent, Access{access.agent, access.epoch, access.pc, access.lane});
 }
 
-void VectorClockChecker::checkGlobal(
-    uint64_t address, uint64_t bytes, bool write, const GlobalAccess &now,
-    const Clock &observer, const std::function<std::string()> &here) {
+void VectorClockChecker::checkGlobal(uint64_t address, uint64_t bytes,
+                                     bool write, const GlobalAccess &now,
+                                     const Clock &observer,
+                                     const std::function<std::string()> &here) {
   uint32_t device = deviceOf(now.agent);
   auto conflicts = [&](const GlobalAccess &earlier) {
     return earlier.agent != kNone && deviceOf(earlier.agent) != device &&
@@ -446,13 +446,13 @@ void VectorClockChecker::checkGlobal(
     // leaves the other device out.
     if (now.strong && earlier.strong) {
       const GlobalAccess &narrow = now.strongSys ? earlier : now;
-      note = "the access at line " +
-             std::to_string(agentWarps[owningWarp(narrow.agent)]
-                                .first->cluster->launch->function
-                                ->code[narrow.pc]
-                                .line) +
-             " is strong only at ." + scopeName(narrow.scope) +
-             " scope, which does not order accesses of different devices";
+      note =
+          "the access at line " +
+          std::to_string(agentWarps[owningWarp(narrow.agent)]
+                             .first->cluster->launch->function->code[narrow.pc]
+                             .line) +
+          " is strong only at ." + scopeName(narrow.scope) +
+          " scope, which does not order accesses of different devices";
     }
     if (note.empty() && earlier.name && earlierWrite)
       note = "an asynchronous store's writes are performed only once a "
@@ -471,8 +471,7 @@ void VectorClockChecker::checkGlobal(
          "at .sys scope that an acquire at .sys scope reads" +
          (note.empty() ? std::string() : "; " + note) + ")");
   };
-  for (uint64_t word = address / 4; word <= (address + bytes - 1) / 4;
-       ++word) {
+  for (uint64_t word = address / 4; word <= (address + bytes - 1) / 4; ++word) {
     GlobalWord &shadow = globalWords[word];
     if (conflicts(shadow.write)) {
       report(shadow.write, true, word);
@@ -507,8 +506,9 @@ void VectorClockChecker::onGlobalAccess(const Warp &warp, uint32_t lane,
   bool strong = rmw || in.strong;
   uint32_t self = warpAgent(warp);
   Clock &clock = clockOf(warp);
-  GlobalAccess now{self,   clock[self], pc,    lane, 0,
-                   strong && scope == Scope::Sys, strong, scope};
+  GlobalAccess now{self,   clock[self], pc,
+                   lane,   0,           strong && scope == Scope::Sys,
+                   strong, scope};
   checkGlobal(address, bytes, write, now, clock, [&] {
     return describeLocation(*warp.cta->cluster->launch, *warp.cta, warp.index,
                             static_cast<int>(lane), pc);
@@ -537,9 +537,9 @@ void VectorClockChecker::onGlobalAccess(const Warp &warp, uint32_t lane,
           deviceOf(release.narrowAgent) != deviceOf(self))
         scopeNotes[self] =
             "the release by " +
-            describeAgentAccess(release.narrowAgent,
-                                Access{release.narrowAgent, 0,
-                                       release.narrowPc, 0}) +
+            describeAgentAccess(
+                release.narrowAgent,
+                Access{release.narrowAgent, 0, release.narrowPc, 0}) +
             " is at ." + scopeName(release.narrowScope) +
             " scope, which does not order accesses of different devices";
     }
@@ -549,7 +549,7 @@ void VectorClockChecker::onGlobalAccess(const Warp &warp, uint32_t lane,
     // release, its clock at its last .sys fence for a relaxed .sys write.
     const Clock *released = nullptr;
     if (strong && scope == Scope::Sys)
-      released = in.release ? &clock
+      released = in.release                     ? &clock
                  : !fenceReleased[self].empty() ? &fenceReleased[self]
                                                 : nullptr;
     auto it = releases.find(key);
@@ -584,8 +584,9 @@ void VectorClockChecker::onAsyncGlobalAccess(const AsyncClock &clock,
     return;
   // A write is performed at the operation's completion: only a wait that
   // covers it (not the .read form) orders it (onAsyncWait).
-  GlobalAccess now{clock.agent, write ? clock.epoch + 1 : clock.epoch, 0, 0,
-                   nameOf(what), false};
+  GlobalAccess now{
+      clock.agent, write ? clock.epoch + 1 : clock.epoch, 0, 0, nameOf(what),
+      false};
   checkGlobal(address, bytes, write, now, clock.issue, [&] { return what; });
 }
 
@@ -612,8 +613,7 @@ void VectorClockChecker::onPeerAccess(Cta &target, const Warp &warp,
     return;
   }
   uint32_t self = warpAgent(warp);
-  peerAccesses[target.checkerIndex][self] = {clockOf(warp)[self], pc, lane,
-                                             0};
+  peerAccesses[target.checkerIndex][self] = {clockOf(warp)[self], pc, lane, 0};
 }
 
 void VectorClockChecker::onWarpExit(const Warp &warp) {
@@ -706,7 +706,8 @@ void VectorClockChecker::onMbarrierInit(Cta &cta, uint32_t offset,
   mbarrierAccum[key] = clockOf(warp);
   mbarrierCompleted[key] = Clock(agentCount(), 0);
   for (auto it = observedPhase.begin(); it != observedPhase.end();)
-    if (std::get<0>(it->first) == cta.checkerIndex && std::get<1>(it->first) == offset)
+    if (std::get<0>(it->first) == cta.checkerIndex &&
+        std::get<1>(it->first) == offset)
       it = observedPhase.erase(it);
     else
       ++it;
@@ -791,8 +792,7 @@ void VectorClockChecker::onAsyncAccess(Cta &target, const AsyncClock &clock,
       flag(exitedCtaHazard(target.rank) + "\n  by " + what);
       return;
     }
-    peerAccesses[target.checkerIndex][clock.agent] = {clock.epoch, 0, 0,
-                                                      name};
+    peerAccesses[target.checkerIndex][clock.agent] = {clock.epoch, 0, 0, name};
   }
   const Clock &observer = clock.issue;
   std::vector<ChunkShadow> &chunkShadow = chunks[target.checkerIndex];

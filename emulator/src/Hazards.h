@@ -58,9 +58,9 @@ public:
   virtual void onFence(const Warp &warp, const Instruction &in) = 0;
   /// A load, store or atomic (`in`) of global memory by `lane` of `warp`.
   /// Followed only in a co-scheduled group, across devices.
-  virtual void onGlobalAccess(const Warp &warp, uint32_t lane,
-                              uint64_t address, uint32_t bytes, bool write,
-                              uint32_t pc, const Instruction &in) = 0;
+  virtual void onGlobalAccess(const Warp &warp, uint32_t lane, uint64_t address,
+                              uint32_t bytes, bool write, uint32_t pc,
+                              const Instruction &in) = 0;
 
   /// A generic-proxy access (load, store, atomic, mbarrier operation) by
   /// `warp` to the shared memory of another CTA of the cluster.

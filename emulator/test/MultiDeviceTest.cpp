@@ -19,8 +19,8 @@
 
 #include <chrono>
 #include <cstring>
-#include <sys/mman.h>
 #include <string>
+#include <sys/mman.h>
 #include <tuple>
 #include <vector>
 
@@ -95,21 +95,20 @@ AFTER:
   ret;
 }
 )PTX";
-  std::string store =
-      variant.tma
-          ? "mov.u32 %addr, tile;\n"
-            "  mad.lo.u32 %addr, %t, 4, %addr;\n"
-            "  st.shared.u32 [%addr], %x;\n"
-            "  fence.proxy.async.shared::cta;"
-          : "mul.wide.u32 %a, %t, 4;\n"
-            "  add.s64 %a, %nd, %a;\n"
-            "  st.global.u32 [%a], %x;          // DATA_WRITE";
-  std::string tma =
-      variant.tma ? "cp.async.bulk.tensor.2d.global.shared::cta.tile."
-                    "bulk_group [map, {0, 0}], [tile];   // DATA_WRITE\n"
-                    "  cp.async.bulk.commit_group;\n  " +
-                        variant.tmaWait + "   // TMA_WAIT"
-                  : "// (no TMA)";
+  std::string store = variant.tma
+                          ? "mov.u32 %addr, tile;\n"
+                            "  mad.lo.u32 %addr, %t, 4, %addr;\n"
+                            "  st.shared.u32 [%addr], %x;\n"
+                            "  fence.proxy.async.shared::cta;"
+                          : "mul.wide.u32 %a, %t, 4;\n"
+                            "  add.s64 %a, %nd, %a;\n"
+                            "  st.global.u32 [%a], %x;          // DATA_WRITE";
+  std::string tma = variant.tma
+                        ? "cp.async.bulk.tensor.2d.global.shared::cta.tile."
+                          "bulk_group [map, {0, 0}], [tile];   // DATA_WRITE\n"
+                          "  cp.async.bulk.commit_group;\n  " +
+                              variant.tmaWait + "   // TMA_WAIT"
+                        : "// (no TMA)";
   text = replaced(text, "STORE", store);
   text = replaced(text, "TMA", tma);
   text = replaced(text, "SIGNAL", variant.signal);
@@ -181,8 +180,8 @@ struct Ring {
       if (peerAccess)
         memory.setPeerAccess(d, next, true);
       test::Parameters parameters(*module->kernel("ring"));
-      auto map = test::tensorMap2d(data[next].address, test::kTensorFloat32,
-                                   8, 8, 8, 8);
+      auto map = test::tensorMap2d(data[next].address, test::kTensorFloat32, 8,
+                                   8, 8, 8);
       parameters.set("next_data", data[next].address)
           .set("next_sem", semaphores[next].address)
           .set("my_data", data[d].address)
@@ -279,8 +278,7 @@ TEST_P(MultiDeviceTest, RelaxedWaitIsAHazard) {
   variant.waitLoad = "ld.relaxed.sys.global.u32 %s, [%ms];";
   Ring ring(variant, devices());
   ASSERT_TRUE(ring.module);
-  std::string message =
-      expectAllFailed(ring.run(options()), FaultKind::Hazard);
+  std::string message = expectAllFailed(ring.run(options()), FaultKind::Hazard);
   expectCrossDeviceHazard(ring, message, "// DATA_WRITE");
 }
 
@@ -289,8 +287,7 @@ TEST_P(MultiDeviceTest, GpuScopeReleaseIsAHazard) {
   variant.signal = "red.release.gpu.global.add.u32 [%ns], 1;";
   Ring ring(variant, devices());
   ASSERT_TRUE(ring.module);
-  std::string message =
-      expectAllFailed(ring.run(options()), FaultKind::Hazard);
+  std::string message = expectAllFailed(ring.run(options()), FaultKind::Hazard);
   // The .gpu-scope red races with the peer's .sys acquire of the semaphore
   // (their scopes do not both include the other device), or, where the
   // data is read first, the data is unordered: either way both devices'
@@ -350,8 +347,7 @@ TEST_P(MultiDeviceTest, TmaStoreSignalledAfterOnlyItsReadsIsAHazard) {
   variant.tmaWait = "cp.async.bulk.wait_group.read 0;";
   Ring ring(variant, devices());
   ASSERT_TRUE(ring.module);
-  std::string message =
-      expectAllFailed(ring.run(options()), FaultKind::Hazard);
+  std::string message = expectAllFailed(ring.run(options()), FaultKind::Hazard);
   expectCrossDeviceHazard(ring, message, "// DATA_WRITE");
   EXPECT_NE(message.find("the TMA store issued by device"), std::string::npos)
       << message;
@@ -363,8 +359,7 @@ TEST_P(MultiDeviceTest, WaitForACountNobodyReachesDeadlocks) {
   variant.count = 2;
   Ring ring(variant, devices());
   ASSERT_TRUE(ring.module);
-  std::string message =
-      expectAllFailed(ring.run(options()), FaultKind::Hazard);
+  std::string message = expectAllFailed(ring.run(options()), FaultKind::Hazard);
   EXPECT_EQ(message.rfind("hazard: deadlock", 0), 0u) << message;
   for (uint32_t d = 0; d < devices(); ++d)
     EXPECT_NE(message.find("device " + std::to_string(d) + ":"),
@@ -397,15 +392,13 @@ TEST(MultiDeviceDeadlock, PollOfMemorySharedWithAnotherProcessTimesOut) {
   Options options = test::testOptions();
   options.pollTimeoutSeconds = 0.3;
   auto start = std::chrono::steady_clock::now();
-  std::string message =
-      expectAllFailed(ring.run(options), FaultKind::Hazard);
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  std::string message = expectAllFailed(ring.run(options), FaultKind::Hazard);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   EXPECT_EQ(message.rfind("hazard: deadlock", 0), 0u) << message;
   EXPECT_GE(seconds, 0.3);
-  EXPECT_NE(message.find("polls global address"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("polls global address"), std::string::npos) << message;
 }
 
 INSTANTIATE_TEST_SUITE_P(
