@@ -643,8 +643,7 @@ bool Exec::tensorCopy(uint32_t mask) {
               }
               std::memcpy(element, globalBase + offset, elementSize);
               owner->hazards->onAsyncGlobalAccess(
-                  clock, map.globalAddress + offset, elementSize, false,
-                  what);
+                  clock, map.globalAddress + offset, elementSize, false, what);
             });
         for (Cta *target : targets) {
           if (uint64_t(dstOffset) + bytes > target->sharedEnd) {

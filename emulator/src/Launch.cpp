@@ -545,10 +545,10 @@ void prepareCluster(Cluster &cluster, const LaunchState &state,
       config.cluster[0] * config.cluster[1] * config.cluster[2];
   while (cluster.ctas.size() < ctasPerCluster)
     cluster.ctas.push_back(std::make_unique<Cta>());
-  cluster.id = {static_cast<uint32_t>(index % clusters[0]),
-                static_cast<uint32_t>((index / clusters[0]) % clusters[1]),
-                static_cast<uint32_t>(index /
-                                      (uint64_t(clusters[0]) * clusters[1]))};
+  cluster.id = {
+      static_cast<uint32_t>(index % clusters[0]),
+      static_cast<uint32_t>((index / clusters[0]) % clusters[1]),
+      static_cast<uint32_t>(index / (uint64_t(clusters[0]) * clusters[1]))};
   cluster.async.clear();
   cluster.clusterPhase = 0;
   cluster.random.seed(state.options->seed * 0x9E3779B97F4A7C15ull + index +
@@ -609,8 +609,8 @@ LaunchReport launch(const Module &module, std::string_view kernel,
   LaunchReport report;
   auto start = std::chrono::steady_clock::now();
   LaunchState state;
-  if (Status status = prepareLaunch(state, module, kernel, config, memory,
-                                    options, device);
+  if (Status status =
+          prepareLaunch(state, module, kernel, config, memory, options, device);
       !status.ok()) {
     report.ok = false;
     report.kind = FaultKind::Configuration;
@@ -624,8 +624,7 @@ LaunchReport launch(const Module &module, std::string_view kernel,
   unsigned threads = options.hostThreads
                          ? options.hostThreads
                          : std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(
-      std::min<uint64_t>(threads, clusters));
+  threads = static_cast<unsigned>(std::min<uint64_t>(threads, clusters));
 
   std::atomic<uint64_t> nextCluster{0};
   std::atomic<bool> stop{false};
@@ -721,9 +720,9 @@ bool pollsSharedMemory(const std::vector<ClusterStepper> &steppers,
 
 } // namespace
 
-std::vector<LaunchReport> launchTogether(
-    const std::vector<DeviceLaunch> &launches, DeviceMemory &memory,
-    const Options &options) {
+std::vector<LaunchReport>
+launchTogether(const std::vector<DeviceLaunch> &launches, DeviceMemory &memory,
+               const Options &options) {
   auto start = std::chrono::steady_clock::now();
   std::vector<LaunchReport> reports(launches.size());
   auto failAll = [&](const std::string &message, FaultKind kind) {
@@ -737,11 +736,11 @@ std::vector<LaunchReport> launchTogether(
   std::vector<LaunchState> states(launches.size());
   for (size_t i = 0; i < launches.size(); ++i) {
     const DeviceLaunch &one = launches[i];
-    Status status =
-        one.module ? prepareLaunch(states[i], *one.module, one.kernel,
-                                   one.config, memory, options, one.device)
-                   : Status(Error{"launch " + std::to_string(i) +
-                                  " of the group has no module"});
+    Status status = one.module
+                        ? prepareLaunch(states[i], *one.module, one.kernel,
+                                        one.config, memory, options, one.device)
+                        : Status(Error{"launch " + std::to_string(i) +
+                                       " of the group has no module"});
     if (!status.ok()) {
       failAll("launch " + std::to_string(i) + " of the group, on device " +
                   std::to_string(one.device) + ": " + status.message(),
@@ -780,9 +779,8 @@ std::vector<LaunchReport> launchTogether(
   checker->reset();
   std::vector<ClusterStepper> steppers;
   for (auto &cluster : clusters)
-    steppers.emplace_back(*cluster,
-                          options.instructionLimitPerCta *
-                              cluster->ctas.size());
+    steppers.emplace_back(*cluster, options.instructionLimitPerCta *
+                                        cluster->ctas.size());
 
   // Turns go to the clusters round robin, or to one at random. The group
   // is quiet once every unfinished cluster took a turn since the last
@@ -855,9 +853,9 @@ std::vector<LaunchReport> launchTogether(
     break;
   }
 
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   for (size_t c = 0; c < clusters.size(); ++c) {
     LaunchReport &report = reports[launchOf[c]];
     report.warpInstructions += clusters[c]->instructions;
@@ -871,9 +869,8 @@ std::vector<LaunchReport> launchTogether(
     const LaunchState &state = states[launchOf[failed]];
     std::string where = "`" + state.function->info.name + "` on device " +
                         std::to_string(state.device);
-    failAll(message.rfind("hazard: deadlock", 0) == 0
-                ? message
-                : where + ": " + message,
+    failAll(message.rfind("hazard: deadlock", 0) == 0 ? message
+                                                      : where + ": " + message,
             hazard ? FaultKind::Hazard : clusters[failed]->faultKind);
   }
   return reports;
