@@ -262,12 +262,12 @@ struct DeviceLaunch {
 
 /// Runs `launches` together, as kernels on different devices (or streams)
 /// run at the same time on a GPU: the clusters of all of them are
-/// interleaved on one host thread, so that one may wait for another's
-/// writes. Happens-before is followed across all of them; a group in which
-/// every warp is blocked or polls memory nothing will change is a deadlock
-/// naming each device's blocked warps. One report per launch, in order; a
-/// fault, hazard or deadlock stops the whole group, and every launch's
-/// report says so.
+/// interleaved on one host thread (`Options::hostThreads` does not apply),
+/// so that one may wait for another's writes. Happens-before is followed
+/// across all of them; a group in which every warp is blocked or polls
+/// memory nothing will change is a deadlock naming each device's blocked
+/// warps. One report per launch, in order; a fault, hazard or deadlock
+/// stops the whole group, and every launch's report says so.
 std::vector<LaunchReport> launchTogether(
     const std::vector<DeviceLaunch> &launches, DeviceMemory &memory,
     const Options &options);
