@@ -381,6 +381,9 @@ Status ClusterStepper::step(Turn &turn) {
     cluster.faultKind = fault.hazard ? FaultKind::Hazard : fault.kind;
     return Error{fault.message};
   }
+  // A spinning warp that left its loop made progress.
+  if (turn == Turn::Spin && !chosen->spinning)
+    turn = Turn::Progress;
   MOSAIC_RETURN_IF_ERROR(cluster.hazards->verdict());
   if (options.policy == AsyncPolicy::Random && !cluster.async.empty() &&
       cluster.random() % 4 == 0)

@@ -273,6 +273,35 @@ TEST_P(MultiDeviceTest, RingWithReleaseAndAcquireAtSystemScope) {
   }
 }
 
+// Whatever the interleaving, the correct ring is clean and a relaxed wait
+// is a hazard: a few more seeds, with every asynchronous policy.
+TEST_P(MultiDeviceTest, VerdictsDoNotDependOnTheSchedule) {
+  RingVariant relaxed;
+  relaxed.waitLoad = "ld.relaxed.sys.global.u32 %s, [%ms];";
+  RingVariant tmaRead;
+  tmaRead.tma = true;
+  tmaRead.tmaWait = "cp.async.bulk.wait_group.read 0;";
+  for (uint64_t seed = 1; seed <= 6; ++seed)
+    for (AsyncPolicy policy :
+         {AsyncPolicy::Lazy, AsyncPolicy::Eager, AsyncPolicy::Random}) {
+      Options options = this->options();
+      options.seed = seed;
+      options.policy = policy;
+      SCOPED_TRACE("seed " + std::to_string(seed) + " policy " +
+                   std::to_string(static_cast<int>(policy)));
+      Ring good(RingVariant(), devices());
+      expectAllOk(good.run(options));
+      RingVariant tma;
+      tma.tma = true;
+      Ring tmaGood(tma, devices());
+      expectAllOk(tmaGood.run(options));
+      Ring bad(relaxed, devices());
+      expectAllFailed(bad.run(options), FaultKind::Hazard);
+      Ring tmaBad(tmaRead, devices());
+      expectAllFailed(tmaBad.run(options), FaultKind::Hazard);
+    }
+}
+
 TEST_P(MultiDeviceTest, RelaxedWaitIsAHazard) {
   RingVariant variant;
   variant.waitLoad = "ld.relaxed.sys.global.u32 %s, [%ms];";
