@@ -296,9 +296,9 @@ cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
                     "the emulator does not have");
       break;
     // Hints and orderings that a device running each stream's launches one
-    // after another satisfies as it is: the regular cluster shape is a valid choice for a
-    // preferred one, and a launch that waits for its predecessor is a valid
-    // programmatic serialization.
+    // after another satisfies as it is: the regular cluster shape is a valid
+    // choice for a preferred one, and a launch that waits for its predecessor
+    // is a valid programmatic serialization.
     case CU_LAUNCH_ATTRIBUTE_IGNORE:
     case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
     case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:

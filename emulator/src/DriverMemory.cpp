@@ -241,23 +241,23 @@ namespace {
 
 /// One pointer attribute of the allocation `block` (null when `ptr` is in
 /// none, for cuPointerGetAttributes' defaults) into `data`.
-CUresult pointerAttribute(const char *function, void *data,
-                          CUpointer_attribute attribute, CUdeviceptr ptr,
-                          const std::optional<std::pair<uint64_t, uint64_t>>
-                              &block) {
+CUresult
+pointerAttribute(const char *function, void *data,
+                 CUpointer_attribute attribute, CUdeviceptr ptr,
+                 const std::optional<std::pair<uint64_t, uint64_t>> &block) {
   const Allocation *allocation =
       block ? &state().allocations.at(block->first) : nullptr;
   bool device = allocation && allocation->kind != MemoryKind::PinnedHost;
   switch (attribute) {
   case CU_POINTER_ATTRIBUTE_CONTEXT:
-    *static_cast<CUcontext *>(data) = reinterpret_cast<CUcontext>(
-        allocation ? allocation->context : nullptr);
+    *static_cast<CUcontext *>(data) =
+        reinterpret_cast<CUcontext>(allocation ? allocation->context : nullptr);
     return CUDA_SUCCESS;
   case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-    *static_cast<unsigned int *>(data) =
-        !allocation ? 0u
-        : device    ? unsigned(CU_MEMORYTYPE_DEVICE)
-                    : unsigned(CU_MEMORYTYPE_HOST);
+    *static_cast<unsigned int *>(data) = !allocation ? 0u
+                                         : device
+                                             ? unsigned(CU_MEMORYTYPE_DEVICE)
+                                             : unsigned(CU_MEMORYTYPE_HOST);
     return CUDA_SUCCESS;
   case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
     // Unified addressing: pinned host memory has the same device address.
@@ -313,10 +313,9 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuPointerGetAttribute(
   return pointerAttribute(__func__, data, attribute, ptr, block);
 }
 
-MOSAIC_EMU_EXPORT CUresult CUDAAPI
-cuPointerGetAttributes(unsigned int numAttributes,
-                       CUpointer_attribute *attributes, void **data,
-                       CUdeviceptr ptr) {
+MOSAIC_EMU_EXPORT CUresult CUDAAPI cuPointerGetAttributes(
+    unsigned int numAttributes, CUpointer_attribute *attributes, void **data,
+    CUdeviceptr ptr) {
   State &s = state();
   Lock lock(s.mutex);
   Context *context = nullptr;
@@ -334,8 +333,8 @@ cuPointerGetAttributes(unsigned int numAttributes,
       *static_cast<void **>(data[i]) = nullptr;
       continue;
     }
-    MOSAIC_EMU_TRY(pointerAttribute(__func__, data[i], attributes[i], ptr,
-                                    block));
+    MOSAIC_EMU_TRY(
+        pointerAttribute(__func__, data[i], attributes[i], ptr, block));
   }
   return CUDA_SUCCESS;
 }

@@ -100,7 +100,8 @@ std::optional<uint32_t> primaryOf(const Context *context) {
   const State &s = state();
   auto address = reinterpret_cast<uintptr_t>(context);
   auto first = reinterpret_cast<uintptr_t>(s.primaries.data());
-  auto end = reinterpret_cast<uintptr_t>(s.primaries.data() + s.primaries.size());
+  auto end =
+      reinterpret_cast<uintptr_t>(s.primaries.data() + s.primaries.size());
   if (address < first || address >= end ||
       (address - first) % sizeof(Context) != 0)
     return std::nullopt;

@@ -61,10 +61,11 @@ CUresult checkHandleType(const char *function, const char *operand,
   if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
       (allowNone && type == CU_MEM_HANDLE_TYPE_NONE))
     return CUDA_SUCCESS;
-  return fail(CUDA_ERROR_NOT_SUPPORTED, function,
-              std::string("`") + operand + "` " + hex(unsigned(type)) +
-                  ": the emulator shares memory through POSIX file "
-                  "descriptors only (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)");
+  return fail(
+      CUDA_ERROR_NOT_SUPPORTED, function,
+      std::string("`") + operand + "` " + hex(unsigned(type)) +
+          ": the emulator shares memory through POSIX file "
+          "descriptors only (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)");
 }
 
 /// A device location with a valid ordinal.
@@ -85,8 +86,8 @@ CUresult checkProperties(const char *function, const CUmemAllocationProp *prop,
     return fail(CUDA_ERROR_INVALID_VALUE, function,
                 "`prop->type` " + std::to_string(int(prop->type)) +
                     " is not CU_MEM_ALLOCATION_TYPE_PINNED");
-  MOSAIC_EMU_TRY(checkDeviceLocation(function, "prop->location",
-                                     prop->location));
+  MOSAIC_EMU_TRY(
+      checkDeviceLocation(function, "prop->location", prop->location));
   if (forCreate)
     MOSAIC_EMU_TRY(checkHandleType(function, "prop->requestedHandleTypes",
                                    prop->requestedHandleTypes, true));
@@ -194,9 +195,9 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemGetAllocationGranularity(
   return CUDA_SUCCESS;
 }
 
-MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemCreate(
-    CUmemGenericAllocationHandle *handle, size_t size,
-    const CUmemAllocationProp *prop, unsigned long long flags) {
+MOSAIC_EMU_EXPORT CUresult CUDAAPI
+cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+            const CUmemAllocationProp *prop, unsigned long long flags) {
   State &s = state();
   Lock lock(s.mutex);
   MOSAIC_EMU_TRY(requireInit(__func__));
@@ -243,11 +244,9 @@ cuMemRelease(CUmemGenericAllocationHandle handle) {
   return CUDA_SUCCESS;
 }
 
-MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *ptr,
-                                                       size_t size,
-                                                       size_t alignment,
-                                                       CUdeviceptr addr,
-                                                       unsigned long long flags) {
+MOSAIC_EMU_EXPORT CUresult CUDAAPI
+cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
+                    CUdeviceptr addr, unsigned long long flags) {
   State &s = state();
   Lock lock(s.mutex);
   MOSAIC_EMU_TRY(requireInit(__func__));
@@ -265,10 +264,10 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *ptr,
   void *start = MAP_FAILED;
   // The requested address, when it is aligned and free.
   if (addr && addr % alignment == 0) {
-    start = mmap(reinterpret_cast<void *>(addr), size, PROT_NONE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-                     MAP_FIXED_NOREPLACE,
-                 -1, 0);
+    start =
+        mmap(reinterpret_cast<void *>(addr), size, PROT_NONE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+             -1, 0);
     if (start != MAP_FAILED && reinterpret_cast<uint64_t>(start) != addr) {
       munmap(start, size);
       start = MAP_FAILED;
@@ -343,8 +342,8 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size,
                 "`ptr` " + hex(ptr) + " is not 2 MiB aligned");
   auto reservation = s.reservations.upper_bound(ptr);
   if (reservation == s.reservations.begin() ||
-      ptr + size > std::prev(reservation)->first +
-                       std::prev(reservation)->second.size)
+      ptr + size >
+          std::prev(reservation)->first + std::prev(reservation)->second.size)
     return fail(CUDA_ERROR_INVALID_VALUE, __func__,
                 "[" + hex(ptr) + ", " + hex(ptr + size) +
                     ") is not inside a range from cuMemAddressReserve");
@@ -352,14 +351,14 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size,
   auto previous = mappingAt(ptr);
   if (previous != s.mappings.end() ||
       (next != s.mappings.end() && next->first < ptr + size))
-    return fail(CUDA_ERROR_INVALID_VALUE, __func__,
-                "[" + hex(ptr) + ", " + hex(ptr + size) +
-                    ") overlaps an existing mapping at " +
-                    hex(previous != s.mappings.end() ? previous->first
-                                                     : next->first));
-  void *mapped = mmap(reinterpret_cast<void *>(ptr), size,
-                      PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                      memory->fd, 0);
+    return fail(
+        CUDA_ERROR_INVALID_VALUE, __func__,
+        "[" + hex(ptr) + ", " + hex(ptr + size) +
+            ") overlaps an existing mapping at " +
+            hex(previous != s.mappings.end() ? previous->first : next->first));
+  void *mapped =
+      mmap(reinterpret_cast<void *>(ptr), size, PROT_READ | PROT_WRITE,
+           MAP_SHARED | MAP_FIXED, memory->fd, 0);
   if (mapped == MAP_FAILED)
     return fail(CUDA_ERROR_OUT_OF_MEMORY, __func__,
                 "cannot map the allocation: " + errnoText());
@@ -369,8 +368,8 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size,
   if (memory->shared)
     (void)s.memory.markShared(ptr);
   s.mappings[ptr] = Mapping{size, memory, {}};
-  s.allocations[ptr] =
-      Allocation{nullptr, MemoryKind::Mapping, s.nextBufferId++, memory->device};
+  s.allocations[ptr] = Allocation{nullptr, MemoryKind::Mapping,
+                                  s.nextBufferId++, memory->device};
   ++memory->mappings;
   return CUDA_SUCCESS;
 }
@@ -446,9 +445,8 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemGetAccess(unsigned long long *flags,
     return fail(CUDA_ERROR_INVALID_VALUE, __func__,
                 hex(ptr) + " is in no mapping (cuMemMap)");
   auto found = mapping->second.access.find(uint32_t(location->id));
-  *flags = found == mapping->second.access.end()
-               ? CU_MEM_ACCESS_FLAGS_PROT_NONE
-               : found->second;
+  *flags = found == mapping->second.access.end() ? CU_MEM_ACCESS_FLAGS_PROT_NONE
+                                                 : found->second;
   return CUDA_SUCCESS;
 }
 
