@@ -20,12 +20,13 @@
 //   configuration the driver refuses fails the launch call itself. The
 //   queued work of every stream of every context runs when a call must
 //   observe it (`runQueuedWork`): synchronizations, event queries, copies,
-//   memsets, frees and unmaps, module unloads, context destruction and
-//   resets, and the extensions' queries. Each step runs the oldest ready
-//   launch of every stream as one co-scheduled group (`launchTogether`), so
-//   that kernels on different devices that wait for each other progress.
-//   Copies and memsets are synchronous: they run the queue, then complete
-//   before they return.
+//   memsets, frees and unmaps, releases of physical memory, module
+//   unloads, stream and context destruction, resets, disabling peer
+//   access, the extensions' queries, and process exit. Each step runs the
+//   oldest ready launch of every stream as one co-scheduled group
+//   (`launchTogether`), so that kernels on different devices that wait for
+//   each other progress. Copies and memsets are synchronous: they run the
+//   queue, then complete before they return.
 // - Contexts are handles; each host thread has its own stack of current
 //   contexts. A kernel that faults makes its context's error sticky, as on
 //   a GPU: the launch itself returns CUDA_SUCCESS (the kernel runs after
@@ -305,6 +306,9 @@ void runQueuedWork();
 /// blocking streams, each other's queued work.
 /// Returns the work's sequence number.
 uint64_t queueWork(CUstream stream, QueuedWork work);
+/// `runQueuedWork` at process exit, unless another thread is inside the
+/// driver.
+void runQueuedWorkAtExit();
 /// `requireInit`, then `runQueuedWork`: for a call that observes the
 /// queued work's results.
 CUresult observeQueuedWork(const char *function);
@@ -313,7 +317,7 @@ CUresult observeQueuedWork(const char *function);
 void recordEvent(Event *event, Context *context, CUstream stream);
 /// Makes the next work queued on `stream` wait for `event`'s work.
 void waitForEvent(Context *context, CUstream stream, const Event *event);
-/// Forgets `event` in the queued work (it is destroyed).
+/// Forgets `event` in the queued work (it is destroyed or recorded again).
 void forgetEvent(const Event *event);
 /// The stream's key in `State::queues`: null for every default stream.
 Stream *streamKey(CUstream stream);

@@ -6,6 +6,10 @@
 // records complete at once; launches run together as one co-scheduled group
 // (`launchTogether`), whatever their devices.
 //
+// Work still queued when the process exits runs then (an atexit handler
+// cuInit registers), so that what a kernel writes to memory shared with
+// another process, and what it faults with, is not lost.
+//
 // What orders work: a stream's own order; cuStreamWaitEvent; and the legacy
 // default stream, which waits for the context's blocking streams and which
 // they wait for. Every default stream handle (null, CU_STREAM_LEGACY,
@@ -119,6 +123,8 @@ uint64_t queueWork(CUstream stream, QueuedWork work) {
 
 void recordEvent(Event *event, Context *context, CUstream stream) {
   State &s = state();
+  // A record replaces the previous one, queued or not.
+  forgetEvent(event);
   Stream *key = streamKey(stream);
   auto queue = s.queues.find({context, key});
   bool queued = queue != s.queues.end() && !queue->second.empty();
@@ -150,6 +156,14 @@ void forgetEvent(const Event *event) {
                                               work.completionEvents.end(),
                                               event),
                                   work.completionEvents.end());
+}
+
+void runQueuedWorkAtExit() {
+  // A thread still inside the driver holds the lock: its call is cut short
+  // by the exit, and so is the queued work.
+  std::unique_lock<std::mutex> lock(state().mutex, std::try_to_lock);
+  if (lock && state().options && state().options->ok())
+    runQueuedWork();
 }
 
 CUresult observeQueuedWork(const char *function) {

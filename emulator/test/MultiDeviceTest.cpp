@@ -666,7 +666,8 @@ int receiveDescriptor(int channel) {
 
 /// The child of SharesMemoryWithAnotherProcess, on its own copy of the
 /// driver: imports the descriptor, maps it and has a kernel on device 1 (the
-/// memory's owner) write to it. The exit status says which step failed.
+/// memory's owner) write to it, then queues a second kernel it does not
+/// wait for. The result says which step failed.
 int importAndWrite(int channel) {
   FreshDriver child;
   const Api &api = *child;
@@ -709,9 +710,12 @@ int importAndWrite(int channel) {
                          nullptr) != CUDA_SUCCESS ||
       api.cuCtxSynchronize() != CUDA_SUCCESS)
     return 8;
-  if (api.cuMemUnmap(base, kGranularity) != CUDA_SUCCESS ||
-      api.cuMemRelease(handle) != CUDA_SUCCESS ||
-      api.cuMemAddressFree(base, kGranularity) != CUDA_SUCCESS)
+  // Left queued: it runs when the child exits.
+  CUdeviceptr unsynchronized = base + 32 * 4;
+  value = 2000;
+  void *later[] = {&unsynchronized, &value};
+  if (api.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, nullptr, later,
+                         nullptr) != CUDA_SUCCESS)
     return 9;
   return 0;
 }
@@ -738,7 +742,11 @@ TEST_F(MultiDevice, SharesMemoryWithAnotherProcess) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     close(channel[0]);
-    _exit(importAndWrite(channel[1]));
+    int failedStep = importAndWrite(channel[1]);
+    // exit, not _exit: the driver runs the queued kernel at exit.
+    if (failedStep == 0)
+      std::exit(0);
+    _exit(failedStep);
   }
   close(channel[1]);
   ASSERT_TRUE(sendDescriptor(channel[0], fd));
@@ -751,10 +759,13 @@ TEST_F(MultiDevice, SharesMemoryWithAnotherProcess) {
       << "the child failed at step " << WEXITSTATUS(status);
 
   use(1);
-  std::vector<uint32_t> values(32);
-  ASSERT_EQ(api.cuMemcpyDtoH(values.data(), base, 32 * 4), CUDA_SUCCESS);
-  for (uint32_t t = 0; t < 32; ++t)
+  std::vector<uint32_t> values(64);
+  ASSERT_EQ(api.cuMemcpyDtoH(values.data(), base, 64 * 4), CUDA_SUCCESS);
+  for (uint32_t t = 0; t < 32; ++t) {
     EXPECT_EQ(values[t], 1000 + t) << "thread " << t;
+    EXPECT_EQ(values[32 + t], 2000 + t)
+        << "thread " << t << " of the kernel run at the child's exit";
+  }
   EXPECT_EQ(api.cuMemUnmap(base, kGranularity), CUDA_SUCCESS);
   EXPECT_EQ(api.cuMemRelease(handle), CUDA_SUCCESS);
   EXPECT_EQ(api.cuMemAddressFree(base, kGranularity), CUDA_SUCCESS);
