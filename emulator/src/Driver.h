@@ -284,6 +284,8 @@ CUresult usable(const char *function, Context *context);
 CUresult current(const char *function, Context *&out);
 CUresult nonNull(const char *function, const void *pointer,
                  const char *operand);
+/// Null, CU_STREAM_LEGACY or CU_STREAM_PER_THREAD.
+bool isDefaultStream(CUstream stream);
 CUresult checkStream(const char *function, CUstream stream);
 CUresult findEvent(const char *function, CUevent handle, Event *&out);
 CUresult findFunction(const char *function, CUfunction handle, Function *&out);
@@ -312,10 +314,11 @@ void runQueuedWorkAtExit();
 /// `requireInit`, then `runQueuedWork`: for a call that observes the
 /// queued work's results.
 CUresult observeQueuedWork(const char *function);
-/// Records `event` when the work queued so far on `stream` of `context`
-/// completes, or now if none is queued.
+/// Records `event` when the work queued so far on `stream` (of `context`,
+/// for a default stream) completes, or now if none is queued.
 void recordEvent(Event *event, Context *context, CUstream stream);
-/// Makes the next work queued on `stream` wait for `event`'s work.
+/// Makes the next work queued on `stream` (of `context`, for a default
+/// stream) wait for `event`'s work.
 void waitForEvent(Context *context, CUstream stream, const Event *event);
 /// Forgets `event` in the queued work (it is destroyed or recorded again).
 void forgetEvent(const Event *event);

@@ -25,11 +25,6 @@ namespace mosaic::emulator::driver {
 
 namespace {
 
-bool isDefault(CUstream stream) {
-  return stream == nullptr || stream == CU_STREAM_LEGACY ||
-         stream == CU_STREAM_PER_THREAD;
-}
-
 /// The work queued on `stream` of `context` must wait for, besides the
 /// stream's own.
 std::vector<uint64_t> dependencies(Context *context, Stream *key) {
@@ -108,7 +103,7 @@ bool settleHeads(const std::set<uint64_t> &pending) {
 } // namespace
 
 Stream *streamKey(CUstream stream) {
-  return isDefault(stream) ? nullptr : reinterpret_cast<Stream *>(stream);
+  return isDefaultStream(stream) ? nullptr : reinterpret_cast<Stream *>(stream);
 }
 
 uint64_t queueWork(CUstream stream, QueuedWork work) {
@@ -126,6 +121,8 @@ void recordEvent(Event *event, Context *context, CUstream stream) {
   // A record replaces the previous one, queued or not.
   forgetEvent(event);
   Stream *key = streamKey(stream);
+  if (key)
+    context = key->context;
   auto queue = s.queues.find({context, key});
   bool queued = queue != s.queues.end() && !queue->second.empty();
   std::vector<uint64_t> after = dependencies(context, key);
@@ -144,9 +141,11 @@ void recordEvent(Event *event, Context *context, CUstream stream) {
 }
 
 void waitForEvent(Context *context, CUstream stream, const Event *event) {
+  Stream *key = streamKey(stream);
+  if (key)
+    context = key->context;
   if (event->pending)
-    state().streamWaits[{context, streamKey(stream)}].push_back(
-        *event->pending);
+    state().streamWaits[{context, key}].push_back(*event->pending);
 }
 
 void forgetEvent(const Event *event) {
