@@ -195,6 +195,22 @@ TEST_F(MultiDevice, DescribesEachDevice) {
     EXPECT_EQ(vmm, 1);
   }
   EXPECT_NE(std::memcmp(uuids[0].bytes, uuids[1].bytes, 16), 0);
+  unsigned flags = 1;
+  int active = 0;
+  ASSERT_EQ(api.cuDevicePrimaryCtxGetState(1, &flags, &active), CUDA_SUCCESS);
+  EXPECT_EQ(active, 1);
+  // Every new entry point is found by cuGetProcAddress too.
+  for (const char *name :
+       {"cuDeviceCanAccessPeer", "cuCtxEnablePeerAccess", "cuMemcpyPeer",
+        "cuMemCreate", "cuMemMap", "cuMemSetAccess",
+        "cuMemImportFromShareableHandle", "cuMemRetainAllocationHandle",
+        "cuPointerGetAttributes"}) {
+    void *address = nullptr;
+    EXPECT_EQ(api.cuGetProcAddress(name, &address, 12000, 0, nullptr),
+              CUDA_SUCCESS)
+        << name;
+    EXPECT_EQ(address, dlsym(api.handle, name)) << name;
+  }
   EXPECT_NE(buses[0], buses[1]);
   CUuuid none;
   EXPECT_EQ(api.cuDeviceGetUuid(&none, 2), CUDA_ERROR_INVALID_DEVICE);
@@ -417,6 +433,16 @@ TEST_F(MultiDevice, RunsEachStreamInOrder) {
   api.lastLaunchCounts(&warps, nullptr, nullptr);
   EXPECT_GT(warps, 0u);
   EXPECT_EQ(peek(memory), 500u);
+
+  // Unloading a module runs its queued launches first.
+  CUmodule module = nullptr;
+  ASSERT_EQ(api.cuModuleLoadData(&module, kStore), CUDA_SUCCESS);
+  CUfunction unloaded = nullptr;
+  ASSERT_EQ(api.cuModuleGetFunction(&unloaded, module, "store"), CUDA_SUCCESS);
+  ASSERT_EQ(store(unloaded, memory, 700, second), CUDA_SUCCESS);
+  EXPECT_EQ(peek(memory), 500u);
+  ASSERT_EQ(api.cuModuleUnload(module), CUDA_SUCCESS);
+  EXPECT_EQ(peek(memory), 700u);
 
   // A stream of another context cannot take the current context's launch.
   use(1);
