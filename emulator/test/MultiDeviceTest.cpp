@@ -21,6 +21,7 @@ TEST(MultiDevice, NeedsTheDriverLibrary) {
 
 #include "DriverLibrary.h"
 
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -520,6 +521,21 @@ TEST_F(MultiDevice, ChecksAllocationProperties) {
             CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(api.cuMemRelease(handle), CUDA_SUCCESS);
 
+  EXPECT_EQ(api.cuMemGetAllocationGranularity(
+                &granularity, &prop, CUmemAllocationGranularity_flags(2)),
+            CUDA_ERROR_INVALID_VALUE);
+
+  // Memory of a device this process does not have.
+  int foreign = memfd_create("mosaic-emulator-device-5", MFD_CLOEXEC);
+  ASSERT_GE(foreign, 0);
+  ASSERT_EQ(ftruncate(foreign, kGranularity), 0);
+  EXPECT_EQ(api.cuMemImportFromShareableHandle(
+                &handle, reinterpret_cast<void *>(intptr_t(foreign)),
+                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+            CUDA_ERROR_INVALID_DEVICE);
+  EXPECT_NE(lastError().find("device 5"), std::string::npos) << lastError();
+  close(foreign);
+
   // Only what the emulator exported can be imported.
   int pipeEnds[2];
   ASSERT_EQ(pipe(pipeEnds), 0);
@@ -545,6 +561,10 @@ TEST_F(MultiDevice, MapsVirtualMemory) {
   EXPECT_EQ(
       api.cuMemAddressReserve(&base, kGranularity, 3 * kGranularity, 0, 0),
       CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(api.cuMemAddressReserve(&base, kGranularity, 0, 1, 0),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(api.cuMemAddressReserve(&base, kGranularity, 0, 0, 1),
+            CUDA_ERROR_INVALID_VALUE);
   ASSERT_EQ(
       api.cuMemAddressReserve(&base, 4 * kGranularity, 4 * kGranularity, 0, 0),
       CUDA_SUCCESS)
@@ -560,6 +580,10 @@ TEST_F(MultiDevice, MapsVirtualMemory) {
   EXPECT_NE(lastError().find("cuMemAddressReserve"), std::string::npos)
       << lastError();
   EXPECT_EQ(api.cuMemMap(base, kGranularity, 0, handle + 8, 0),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(api.cuMemMap(base + 4096, kGranularity, 0, handle, 0),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(api.cuMemMap(base, kGranularity, 0, handle, 1),
             CUDA_ERROR_INVALID_VALUE);
   ASSERT_EQ(api.cuMemMap(base, kGranularity, 0, handle, 0), CUDA_SUCCESS)
       << lastError();
@@ -588,6 +612,9 @@ TEST_F(MultiDevice, MapsVirtualMemory) {
   CUmemAccessDesc wrong = access(2, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
   EXPECT_EQ(api.cuMemSetAccess(base, kGranularity, &wrong, 1),
             CUDA_ERROR_INVALID_DEVICE);
+  CUmemAccessDesc unknown = access(0, CUmemAccess_flags(2));
+  EXPECT_EQ(api.cuMemSetAccess(base, kGranularity, &unknown, 1),
+            CUDA_ERROR_INVALID_VALUE);
   ASSERT_EQ(api.cuMemSetAccess(base, kGranularity, &grant, 1), CUDA_SUCCESS)
       << lastError();
   unsigned long long flags = 7;
@@ -597,6 +624,8 @@ TEST_F(MultiDevice, MapsVirtualMemory) {
   ASSERT_EQ(api.cuMemGetAccess(&flags, &device0, base + kGranularity),
             CUDA_SUCCESS);
   EXPECT_EQ(flags, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+  EXPECT_EQ(api.cuMemGetAccess(&flags, &device0, base + 3 * kGranularity),
+            CUDA_ERROR_INVALID_VALUE);
 
   // Device 0 writes the granted mapping; the other mapping faults.
   CUfunction function = kernel("store");
