@@ -66,6 +66,43 @@ const char *const kStore = R"(.version 8.0
 }
 )";
 
+/// One thread signals the peer's flag and polls its own, bounded, in the
+/// order `signalFirst` says; `mine[1]` says whether its flag was seen set.
+/// Signals and polls are the contract's release and acquire at system
+/// scope (docs/RationaleMultiDevice.md, "The memory model").
+const char *const kHandshake = R"(.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry handshake(.param .u64 mine, .param .u64 peer,
+                          .param .u32 signalFirst)
+{
+  .reg .b64 %rd<3>;
+  .reg .b32 %r<5>;
+  .reg .pred %p<3>;
+  ld.param.u64 %rd1, [mine];
+  ld.param.u64 %rd2, [peer];
+  ld.param.u32 %r1, [signalFirst];
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 red.release.sys.global.add.u32 [%rd2], 1;
+  mov.u32 %r2, 0;
+  mov.u32 %r4, 0;
+WAIT:
+  ld.acquire.sys.global.u32 %r3, [%rd1];
+  setp.ne.u32 %p2, %r3, 0;
+  @%p2 bra SEEN;
+  add.u32 %r2, %r2, 1;
+  setp.lt.u32 %p2, %r2, 100000;
+  @%p2 bra WAIT;
+  bra.uni DONE;
+SEEN:
+  mov.u32 %r4, 1;
+DONE:
+  st.global.u32 [%rd1+4], %r4;
+  @!%p1 red.release.sys.global.add.u32 [%rd2], 1;
+  ret;
+}
+)";
+
 constexpr size_t kGranularity = 2 << 20;
 
 /// Sets an environment variable for the object's lifetime.
@@ -372,6 +409,44 @@ TEST_F(MultiDevice, KernelsOnTwoDevicesWriteEachOthersMemory) {
           << "device " << d << " thread " << t;
     EXPECT_EQ(api.cuStreamDestroy(streams[d]), CUDA_SUCCESS);
   }
+}
+
+// Device 0 waits for device 1's signal before it signals back: only
+// launches that run together get through; one after another, device 0's
+// poll gives up. Skipped then (the sequential launchTogether stand-in).
+TEST_F(MultiDevice, KernelsOnTwoDevicesWaitForEachOther) {
+  CUdeviceptr flags[2];
+  CUfunction functions[2];
+  CUstream streams[2];
+  for (int d = 0; d < 2; ++d) {
+    use(d);
+    ASSERT_EQ(api.cuMemAlloc(&flags[d], 8), CUDA_SUCCESS);
+    ASSERT_EQ(api.cuMemsetD32(flags[d], 0, 2), CUDA_SUCCESS);
+    CUmodule module = nullptr;
+    ASSERT_EQ(api.cuModuleLoadData(&module, kHandshake), CUDA_SUCCESS)
+        << lastError();
+    ASSERT_EQ(api.cuModuleGetFunction(&functions[d], module, "handshake"),
+              CUDA_SUCCESS);
+    ASSERT_EQ(api.cuStreamCreate(&streams[d], CU_STREAM_NON_BLOCKING),
+              CUDA_SUCCESS);
+    ASSERT_EQ(api.cuCtxEnablePeerAccess(contexts[1 - d], 0), CUDA_SUCCESS);
+  }
+  for (int d = 0; d < 2; ++d) {
+    use(d);
+    uint32_t signalFirst = d;
+    void *params[] = {&flags[d], &flags[1 - d], &signalFirst};
+    ASSERT_EQ(api.cuLaunchKernel(functions[d], 1, 1, 1, 1, 1, 1, 0, streams[d],
+                                 params, nullptr),
+              CUDA_SUCCESS)
+        << lastError();
+  }
+  use(0);
+  ASSERT_EQ(api.cuCtxSynchronize(), CUDA_SUCCESS) << api.lastReport();
+  if (peek(flags[0], 1) == 0)
+    GTEST_SKIP() << "launchTogether ran the launches one after another";
+  EXPECT_EQ(peek(flags[1], 1), 1u);
+  EXPECT_EQ(peek(flags[0]), 1u);
+  EXPECT_EQ(peek(flags[1]), 1u);
 }
 
 TEST_F(MultiDevice, AKernelReadingAPeerWithoutAccessFaults) {
