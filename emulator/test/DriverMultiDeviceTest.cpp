@@ -1,4 +1,4 @@
-//===- MultiDeviceTest.cpp - The driver with several devices -------------===//
+//===- DriverMultiDeviceTest.cpp - The driver with several devices -------===//
 //
 // A private copy of the emulator's driver library, initialized with
 // MOSAIC_EMULATOR_DEVICES=2, driven through the CUDA driver API: devices
@@ -13,7 +13,7 @@
 
 #ifndef MOSAIC_EMULATOR_DRIVER
 
-TEST(MultiDevice, NeedsTheDriverLibrary) {
+TEST(DriverMultiDevice, NeedsTheDriverLibrary) {
   GTEST_SKIP() << "the emulator's driver library was not built (no cuda.h)";
 }
 
@@ -125,7 +125,7 @@ private:
   std::optional<std::string> previous;
 };
 
-class MultiDevice : public testing::Test {
+class DriverMultiDevice : public testing::Test {
 protected:
   void SetUp() override {
     ASSERT_TRUE(api.complete()) << dlerror();
@@ -204,7 +204,7 @@ protected:
   CUcontext contexts[2] = {nullptr, nullptr};
 };
 
-TEST_F(MultiDevice, DescribesEachDevice) {
+TEST_F(DriverMultiDevice, DescribesEachDevice) {
   int count = 0;
   ASSERT_EQ(api.cuDeviceGetCount(&count), CUDA_SUCCESS);
   EXPECT_EQ(count, 2);
@@ -254,7 +254,7 @@ TEST_F(MultiDevice, DescribesEachDevice) {
   EXPECT_EQ(api.cuDeviceGetUuid(&none, 2), CUDA_ERROR_INVALID_DEVICE);
 }
 
-TEST_F(MultiDevice, EachContextBelongsToItsDevice) {
+TEST_F(DriverMultiDevice, EachContextBelongsToItsDevice) {
   EXPECT_NE(contexts[0], contexts[1]);
   for (int d = 0; d < 2; ++d) {
     use(d);
@@ -306,7 +306,7 @@ TEST_F(MultiDevice, EachContextBelongsToItsDevice) {
   EXPECT_EQ(api.cuMemFree(memory), CUDA_SUCCESS);
 }
 
-TEST_F(MultiDevice, EnablesPeerAccess) {
+TEST_F(DriverMultiDevice, EnablesPeerAccess) {
   int can = -1;
   ASSERT_EQ(api.cuDeviceCanAccessPeer(&can, 0, 1), CUDA_SUCCESS);
   EXPECT_EQ(can, 1);
@@ -345,7 +345,7 @@ TEST_F(MultiDevice, EnablesPeerAccess) {
             CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
 }
 
-TEST_F(MultiDevice, CopiesBetweenDevices) {
+TEST_F(DriverMultiDevice, CopiesBetweenDevices) {
   CUdeviceptr memory[2];
   for (int d = 0; d < 2; ++d) {
     use(d);
@@ -377,7 +377,7 @@ TEST_F(MultiDevice, CopiesBetweenDevices) {
 
 // Two kernels on two devices, each writing into the other's memory, both
 // launched before either stream is synchronized.
-TEST_F(MultiDevice, KernelsOnTwoDevicesWriteEachOthersMemory) {
+TEST_F(DriverMultiDevice, KernelsOnTwoDevicesWriteEachOthersMemory) {
   CUdeviceptr memory[2];
   CUfunction functions[2];
   CUstream streams[2];
@@ -414,7 +414,7 @@ TEST_F(MultiDevice, KernelsOnTwoDevicesWriteEachOthersMemory) {
 // Device 0 waits for device 1's signal before it signals back: only
 // launches that run together get through; one after another, device 0's
 // poll gives up. Skipped then (the sequential launchTogether stand-in).
-TEST_F(MultiDevice, KernelsOnTwoDevicesWaitForEachOther) {
+TEST_F(DriverMultiDevice, KernelsOnTwoDevicesWaitForEachOther) {
   CUdeviceptr flags[2];
   CUfunction functions[2];
   CUstream streams[2];
@@ -449,7 +449,7 @@ TEST_F(MultiDevice, KernelsOnTwoDevicesWaitForEachOther) {
   EXPECT_EQ(peek(flags[1]), 1u);
 }
 
-TEST_F(MultiDevice, AKernelReadingAPeerWithoutAccessFaults) {
+TEST_F(DriverMultiDevice, AKernelReadingAPeerWithoutAccessFaults) {
   use(1);
   CUdeviceptr remote = 0;
   ASSERT_EQ(api.cuMemAlloc(&remote, 256), CUDA_SUCCESS);
@@ -474,7 +474,7 @@ TEST_F(MultiDevice, AKernelReadingAPeerWithoutAccessFaults) {
   EXPECT_EQ(api.cuCtxSynchronize(), CUDA_SUCCESS) << api.lastReport();
 }
 
-TEST_F(MultiDevice, RunsEachStreamInOrder) {
+TEST_F(DriverMultiDevice, RunsEachStreamInOrder) {
   CUfunction function = kernel("store");
   CUdeviceptr memory = 0;
   ASSERT_EQ(api.cuMemAlloc(&memory, 32 * 4), CUDA_SUCCESS);
@@ -529,7 +529,7 @@ TEST_F(MultiDevice, RunsEachStreamInOrder) {
     EXPECT_EQ(api.cuStreamDestroy(stream), CUDA_SUCCESS);
 }
 
-TEST_F(MultiDevice, ChecksAllocationProperties) {
+TEST_F(DriverMultiDevice, ChecksAllocationProperties) {
   size_t granularity = 0;
   CUmemAllocationProp prop = deviceProperties(1);
   ASSERT_EQ(api.cuMemGetAllocationGranularity(&granularity, &prop,
@@ -626,7 +626,7 @@ TEST_F(MultiDevice, ChecksAllocationProperties) {
   close(pipeEnds[1]);
 }
 
-TEST_F(MultiDevice, MapsVirtualMemory) {
+TEST_F(DriverMultiDevice, MapsVirtualMemory) {
   CUmemAllocationProp prop = deviceProperties(1);
   CUmemGenericAllocationHandle handle = 0;
   ASSERT_EQ(api.cuMemCreate(&handle, kGranularity, &prop, 0), CUDA_SUCCESS);
@@ -850,7 +850,7 @@ int importAndWrite(int channel) {
   return 0;
 }
 
-TEST_F(MultiDevice, SharesMemoryWithAnotherProcess) {
+TEST_F(DriverMultiDevice, SharesMemoryWithAnotherProcess) {
   CUmemAllocationProp prop = deviceProperties(1);
   CUmemGenericAllocationHandle handle = 0;
   ASSERT_EQ(api.cuMemCreate(&handle, kGranularity, &prop, 0), CUDA_SUCCESS);
