@@ -655,7 +655,8 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
           "semaphore_wait",
           [](BuilderState &state, const SourceLocation &at,
              const ValueHandle &semaphores,
-             const std::vector<ValueHandle> &indices, const ValueHandle &count) {
+             const std::vector<ValueHandle> &indices,
+             const ValueHandle &count) {
             state.create<mosaic_gpu::SemaphoreWaitOp>(
                 at, state.use(semaphores, "semaphores"),
                 state.use(indices, "indices"), state.use(count, "count"));

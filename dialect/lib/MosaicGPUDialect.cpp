@@ -143,7 +143,8 @@ BlockArgument mosaic_gpu::symmetricArgument(Value value) {
   if (!argument || !argument.getOwner()->isEntryBlock())
     return BlockArgument();
   auto function = dyn_cast<gpu::GPUFuncOp>(argument.getOwner()->getParentOp());
-  if (!function || !function.getArgAttr(argument.getArgNumber(), kSymmetricAttr))
+  if (!function ||
+      !function.getArgAttr(argument.getArgNumber(), kSymmetricAttr))
     return BlockArgument();
   return argument;
 }
@@ -155,9 +156,9 @@ LogicalResult MosaicGPUDialect::verifyRegionArgAttribute(Operation *op,
   if (attr.getName() != kSymmetricAttr)
     return success();
   if (!isa<UnitAttr>(attr.getValue()))
-    return op->emitOpError() << "`" << kSymmetricAttr
-                             << "` is a unit attribute, but argument #" << index
-                             << " has " << attr.getValue();
+    return op->emitOpError()
+           << "`" << kSymmetricAttr << "` is a unit attribute, but argument #"
+           << index << " has " << attr.getValue();
   auto function = dyn_cast<gpu::GPUFuncOp>(op);
   if (!function || !function.isKernel() || region != 0)
     return op->emitOpError() << "`" << kSymmetricAttr

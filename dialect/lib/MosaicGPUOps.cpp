@@ -956,11 +956,10 @@ LogicalResult ReturnOp::verify() {
 LogicalResult RemoteRefOp::verify() {
   if (failed(verifyInGlobalMemory(*this, "ref", getRef().getType())))
     return failure();
-  if (auto remote = getRef().getDefiningOp<RemoteRefOp>())
-    return emitOpError()
-               << "`ref` is already a remote view; take the remote_ref of the "
-                  "symmetric argument itself"
-           << ", not of another remote_ref";
+  if (getRef().getDefiningOp<RemoteRefOp>())
+    return emitOpError() << "`ref` is already a remote view; take the "
+                            "remote_ref of the symmetric argument itself, "
+                            "not of another remote_ref";
   if (!symmetricArgument(getRef()))
     return emitOpError() << "`ref` must be a kernel argument marked `"
                          << kSymmetricAttr
@@ -980,7 +979,8 @@ static LogicalResult verifySemaphore(Operation *op, Value semaphores,
     return op->emitOpError()
            << "has " << indices.size() << " indices, but `semaphores` has rank "
            << type.getRank();
-  if (!symmetricArgument(semaphores) && !semaphores.getDefiningOp<RemoteRefOp>())
+  if (!symmetricArgument(semaphores) &&
+      !semaphores.getDefiningOp<RemoteRefOp>())
     return op->emitOpError()
            << "`semaphores` must be a kernel argument marked `"
            << kSymmetricAttr << "` or a remote_ref of one";

@@ -68,11 +68,11 @@ def test_manifest_lists_the_collective_table(ptxas):
     assert [m["buffer"] for m in maps] == [0, 2, 1]
 
 
-def build(body, symmetric=(0,), outputs=((4,), "i32")):
+def build(body, symmetric=[0], outputs=((4,), "i32")):
     """A one-argument kernel whose body is `body(ref)`."""
 
     @mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[], outputs=[outputs],
-                 symmetric=list(symmetric))
+                 symmetric=symmetric)
     def k(ref):
         body(ref)
 
@@ -96,7 +96,7 @@ def test_bad_symmetric(symmetric, error, message):
 ])
 def test_not_symmetric(body, error, message):
     with pytest.raises(error, match=message):
-        build(body, symmetric=())
+        build(body, symmetric=[])
 
 
 @pytest.mark.parametrize("body, error, message", [

@@ -75,10 +75,19 @@ static void addCollectiveTables(LoweringContext &lowering, Operation *root) {
 
 BlockArgument mosaic::collectiveTable(LoweringContext &lowering,
                                       Operation *op) {
-  Operation *function = isa<gpu::GPUFuncOp>(op)
-                            ? op
-                            : op->getParentOfType<gpu::GPUFuncOp>();
+  Operation *function =
+      isa<gpu::GPUFuncOp>(op) ? op : op->getParentOfType<gpu::GPUFuncOp>();
   return lowering.state<CollectiveState>().tables.lookup(function);
+}
+
+/// Fails with an error on `op` when its function has no table: only
+/// kernels get one.
+static LogicalResult checkTable(LoweringContext &lowering, Operation *op) {
+  if (collectiveTable(lowering, op))
+    return success();
+  return op->emitOpError()
+         << "reads the collective table, which only gpu.func kernels take; "
+            "it cannot be lowered in a function that is not a kernel";
 }
 
 /// A load of `type` at byte `offset` (an i64) of the table. The table does
@@ -100,8 +109,7 @@ static Value i64Constant(OpBuilder &builder, Location loc, int64_t value) {
 
 /// A u32 of the table's header, loaded once per kernel at its entry.
 static Value headerField(LoweringContext &lowering, Operation *op,
-                         DenseMap<Operation *, Value> &cache,
-                         uint64_t offset) {
+                         DenseMap<Operation *, Value> &cache, uint64_t offset) {
   Value table = collectiveTable(lowering, op);
   return atFunctionEntry(op, cache, [&](OpBuilder &builder, Location loc) {
     return loadFromTable(builder, loc, table, i64Constant(builder, loc, offset),
@@ -152,8 +160,8 @@ static Value peerAddress(LoweringContext &lowering, Operation *op,
   Value devices = deviceCount(lowering, op);
   Value peers = i64Constant(builder, loc, table::kPeersOffset);
   Value row = i64Constant(builder, loc, symmetricRow(argument));
-  Value offset = tableOffset(builder, loc, row, device, devices,
-                             table::kPeerBytes, peers);
+  Value offset =
+      tableOffset(builder, loc, row, device, devices, table::kPeerBytes, peers);
   return loadFromTable(builder, loc, collectiveTable(lowering, op), offset,
                        builder.getI64Type());
 }
@@ -162,9 +170,9 @@ Value mosaic::peerTensorMap(LoweringContext &lowering, Operation *op,
                             int64_t peerMap, Value device, OpBuilder &builder) {
   Location loc = op->getLoc();
   Value table = collectiveTable(lowering, op);
-  Value mapsOffset = headerField(
-      lowering, op, lowering.state<CollectiveState>().mapsOffsets,
-      table::kTensorMapsOffsetOffset);
+  Value mapsOffset =
+      headerField(lowering, op, lowering.state<CollectiveState>().mapsOffsets,
+                  table::kTensorMapsOffsetOffset);
   Value devices = deviceCount(lowering, op);
   Value base =
       arith::ExtUIOp::create(builder, loc, builder.getI64Type(), mapsOffset);
@@ -183,6 +191,8 @@ Value mosaic::peerTensorMap(LoweringContext &lowering, Operation *op,
 
 static LogicalResult lowerDeviceId(LoweringContext &lowering,
                                    mosaic_gpu::DeviceIdOp op) {
+  if (failed(checkTable(lowering, op)))
+    return failure();
   op.getResult().replaceAllUsesWith(
       headerField(lowering, op, lowering.state<CollectiveState>().deviceIds,
                   table::kDeviceIdOffset));
@@ -191,16 +201,18 @@ static LogicalResult lowerDeviceId(LoweringContext &lowering,
 
 static LogicalResult lowerDeviceCount(LoweringContext &lowering,
                                       mosaic_gpu::DeviceCountOp op) {
+  if (failed(checkTable(lowering, op)))
+    return failure();
   op.getResult().replaceAllUsesWith(deviceCount(lowering, op));
   return success();
 }
 
 /// The LLVM pointer type the upstream conversion gives `type`'s buffers.
 static LLVM::LLVMPointerType pointerTypeOf(MemRefType type) {
-  NVVM::NVVMMemorySpace space = mosaic_gpu::isGlobalMemory(type) &&
-                                        type.getMemorySpace()
-                                    ? NVVM::NVVMMemorySpace::Global
-                                    : NVVM::NVVMMemorySpace::Generic;
+  NVVM::NVVMMemorySpace space =
+      mosaic_gpu::isGlobalMemory(type) && type.getMemorySpace()
+          ? NVVM::NVVMMemorySpace::Global
+          : NVVM::NVVMMemorySpace::Generic;
   return nvvmPointerType(type.getContext(), space);
 }
 
@@ -226,8 +238,8 @@ static Value memrefAt(OpBuilder &builder, Location loc, MemRefType type,
   auto descriptorType = LLVM::LLVMStructType::getLiteral(context, fields);
   Value descriptor = LLVM::PoisonOp::create(builder, loc, descriptorType);
   auto insert = [&](Value value, ArrayRef<int64_t> position) {
-    descriptor = LLVM::InsertValueOp::create(builder, loc, descriptor, value,
-                                             position);
+    descriptor =
+        LLVM::InsertValueOp::create(builder, loc, descriptor, value, position);
   };
   SmallVector<int64_t> strides;
   int64_t offset = 0;
@@ -245,6 +257,8 @@ static Value memrefAt(OpBuilder &builder, Location loc, MemRefType type,
 
 static LogicalResult lowerRemoteRef(LoweringContext &lowering,
                                     mosaic_gpu::RemoteRefOp op) {
+  if (failed(checkTable(lowering, op)))
+    return failure();
   OpBuilder builder(op);
   Value address =
       peerAddress(lowering, op, mosaic_gpu::symmetricArgument(op.getRef()),
@@ -274,12 +288,11 @@ static Value semaphoreAddress(LoweringContext &lowering, Operation *op,
   }
   Value base;
   if (device) {
-    base = peerAddress(lowering, op,
-                       mosaic_gpu::symmetricArgument(semaphores), device,
-                       builder);
+    base = peerAddress(lowering, op, mosaic_gpu::symmetricArgument(semaphores),
+                       device, builder);
   } else {
-    Value pointer =
-        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, semaphores);
+    Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(builder, loc,
+                                                                   semaphores);
     base = arith::IndexCastUIOp::create(builder, loc, builder.getI64Type(),
                                         pointer);
   }
@@ -306,76 +319,76 @@ static Value semaphoreAddress(LoweringContext &lowering, Operation *op,
       generic);
 }
 
-/// Runs `body` in the warpgroup's first thread only.
-static void inLeader(LoweringContext &lowering, Operation *op,
-                     OpBuilder &builder,
-                     function_ref<void(OpBuilder &)> body) {
-  auto branch = scf::IfOp::create(builder, op->getLoc(),
-                                  lowering.isWarpgroupLeader(op),
-                                  /*withElseRegion=*/false);
-  OpBuilder inside = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
-  body(inside);
-}
-
 static LogicalResult lowerSemaphoreSignal(LoweringContext &lowering,
                                           mosaic_gpu::SemaphoreSignalOp op) {
+  if (failed(checkTable(lowering, op)))
+    return failure();
   OpBuilder builder(op);
   Location loc = op.getLoc();
   Value address = semaphoreAddress(lowering, op, op.getSemaphores(),
                                    op.getIndices(), op.getDevice(), builder);
   // Every thread's earlier writes are ordered before the leader's release.
   warpgroupBarrier(lowering, op, builder);
-  inLeader(lowering, op, builder, [&](OpBuilder &inside) {
-    // The leader issued the warpgroup's TMA stores: they must be complete
-    // (not only done reading shared memory) and ordered with the generic
-    // proxy before the release publishes them.
-    NVVM::CpAsyncBulkWaitGroupOp::create(inside, loc, 0, /*read=*/UnitAttr());
-    NVVM::FenceProxyOp::create(inside, loc, NVVM::ProxyKind::async_global,
-                               NVVM::SharedSpaceAttr());
-    NVVM::InlinePtxOp::create(inside, loc, TypeRange{},
-                              ValueRange{address, op.getValue()}, ValueRange{},
-                              "red.release.sys.global.add.u32 [$0], $1;",
-                              /*predicate=*/Value());
-  });
+  inLeader(builder, loc, lowering.isWarpgroupLeader(op), /*predicate=*/Value(),
+           [&](OpBuilder &inside) {
+             // The leader issued the warpgroup's TMA stores: they must be
+             // complete (not only done reading shared memory) and ordered with
+             // the generic proxy before the release publishes them.
+             NVVM::CpAsyncBulkWaitGroupOp::create(inside, loc, 0,
+                                                  /*read=*/UnitAttr());
+             NVVM::FenceProxyOp::create(inside, loc,
+                                        NVVM::ProxyKind::async_global,
+                                        NVVM::SharedSpaceAttr());
+             NVVM::InlinePtxOp::create(
+                 inside, loc, TypeRange{}, ValueRange{address, op.getValue()},
+                 ValueRange{}, "red.release.sys.global.add.u32 [$0], $1;",
+                 /*predicate=*/Value());
+           });
   return success();
 }
 
 static LogicalResult lowerSemaphoreWait(LoweringContext &lowering,
                                         mosaic_gpu::SemaphoreWaitOp op) {
+  if (failed(checkTable(lowering, op)))
+    return failure();
   OpBuilder builder(op);
   Location loc = op.getLoc();
-  Value address = semaphoreAddress(lowering, op, op.getSemaphores(),
-                                   op.getIndices(), /*device=*/Value(),
-                                   builder);
+  Value address =
+      semaphoreAddress(lowering, op, op.getSemaphores(), op.getIndices(),
+                       /*device=*/Value(), builder);
   Value count = op.getCount();
-  inLeader(lowering, op, builder, [&](OpBuilder &inside) {
-    auto poll = scf::WhileOp::create(inside, loc, TypeRange{}, ValueRange{});
-    Block *before = inside.createBlock(&poll.getBefore());
-    OpBuilder check = OpBuilder::atBlockBegin(before);
-    Value value =
-        NVVM::InlinePtxOp::create(check, loc, TypeRange{check.getI32Type()},
-                                  ValueRange{address}, ValueRange{},
-                                  "ld.acquire.sys.global.u32 $0, [$1];",
-                                  /*predicate=*/Value())
-            .getResult(0);
-    Value short_ = arith::CmpIOp::create(check, loc, arith::CmpIPredicate::ult,
-                                         value, count);
-    scf::ConditionOp::create(check, loc, short_, ValueRange{});
-    Block *after = inside.createBlock(&poll.getAfter());
-    OpBuilder again = OpBuilder::atBlockBegin(after);
-    scf::YieldOp::create(again, loc);
-    inside.setInsertionPointAfter(poll);
-    Value negated = arith::SubIOp::create(
-        inside, loc, arith::ConstantIntOp::create(inside, loc, 0, 32), count);
-    NVVM::InlinePtxOp::create(inside, loc, TypeRange{},
-                              ValueRange{address, negated}, ValueRange{},
-                              "red.relaxed.sys.global.add.u32 [$0], $1;",
-                              /*predicate=*/Value());
-    // TMA loads that follow read what the signals published through the
-    // async proxy.
-    NVVM::FenceProxyOp::create(inside, loc, NVVM::ProxyKind::async_global,
-                               NVVM::SharedSpaceAttr());
-  });
+  inLeader(
+      builder, loc, lowering.isWarpgroupLeader(op), /*predicate=*/Value(),
+      [&](OpBuilder &inside) {
+        auto poll =
+            scf::WhileOp::create(inside, loc, TypeRange{}, ValueRange{});
+        Block *before = inside.createBlock(&poll.getBefore());
+        OpBuilder check = OpBuilder::atBlockBegin(before);
+        Value value =
+            NVVM::InlinePtxOp::create(check, loc, TypeRange{check.getI32Type()},
+                                      ValueRange{address}, ValueRange{},
+                                      "ld.acquire.sys.global.u32 $0, [$1];",
+                                      /*predicate=*/Value())
+                .getResult(0);
+        Value short_ = arith::CmpIOp::create(
+            check, loc, arith::CmpIPredicate::ult, value, count);
+        scf::ConditionOp::create(check, loc, short_, ValueRange{});
+        Block *after = inside.createBlock(&poll.getAfter());
+        OpBuilder again = OpBuilder::atBlockBegin(after);
+        scf::YieldOp::create(again, loc);
+        inside.setInsertionPointAfter(poll);
+        Value negated = arith::SubIOp::create(
+            inside, loc, arith::ConstantIntOp::create(inside, loc, 0, 32),
+            count);
+        NVVM::InlinePtxOp::create(inside, loc, TypeRange{},
+                                  ValueRange{address, negated}, ValueRange{},
+                                  "red.relaxed.sys.global.add.u32 [$0], $1;",
+                                  /*predicate=*/Value());
+        // TMA loads that follow read what the signals published through the
+        // async proxy.
+        NVVM::FenceProxyOp::create(inside, loc, NVVM::ProxyKind::async_global,
+                                   NVVM::SharedSpaceAttr());
+      });
   // The leader's acquire covers every thread of the warpgroup after this.
   warpgroupBarrier(lowering, op, builder);
   return success();

@@ -216,8 +216,7 @@ static FailureOr<Value> tensorMap(LoweringContext &lowering, Operation *op,
     return parameter;
 
   // A new kernel parameter, after every other but the collective table.
-  unsigned index =
-      table ? table.getArgNumber() : function.getNumArguments();
+  unsigned index = table ? table.getArgNumber() : function.getNumArguments();
   // The parameter becomes a by-value, 64-byte aligned grid constant once
   // the kernel is an LLVM function (mosaic-gpu-finalize-kernels finds it in
   // the kernel's tensor-map list).
@@ -239,10 +238,8 @@ static SmallVector<Value> coordinates(OperandRange indices) {
   return reversed;
 }
 
-/// Runs `body` in the warpgroup's leader thread only, and only where the
-/// op's optional predicate holds.
-static void inLeader(OpBuilder &builder, Location loc, Value leader,
-                     Value predicate, function_ref<void(OpBuilder &)> body) {
+void mosaic::inLeader(OpBuilder &builder, Location loc, Value leader,
+                      Value predicate, function_ref<void(OpBuilder &)> body) {
   Value condition = predicate
                         ? arith::AndIOp::create(builder, loc, leader, predicate)
                         : leader;

@@ -278,6 +278,12 @@ threadOffsets(LoweringContext &lowering, mlir::Operation *op,
 
 // LowerTMA.cpp.
 
+/// Runs `body` (built at the start of an scf.if) in the warpgroup's leader
+/// thread (`leader`, LoweringContext::isWarpgroupLeader) only, and only
+/// where `predicate` holds when it is given.
+void inLeader(mlir::OpBuilder &builder, mlir::Location loc, mlir::Value leader,
+              mlir::Value predicate,
+              llvm::function_ref<void(mlir::OpBuilder &)> body);
 /// bar.sync over the 128 threads of the executing warpgroup.
 void warpgroupBarrier(LoweringContext &lowering, mlir::Operation *op,
                       mlir::OpBuilder &builder);

@@ -1,4 +1,5 @@
-//===- CollectiveTable.h - The layout of a kernel's collective table -*- C++ -*-===//
+//===- CollectiveTable.h - The layout of a kernel's collective table -*- C++
+//-*-===//
 //
 // A kernel that spans devices takes one more parameter after the others: a
 // pointer to its collective table, which the runtime fills for each device
