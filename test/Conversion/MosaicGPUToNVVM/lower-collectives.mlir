@@ -65,6 +65,29 @@ gpu.module @kernels {
 
 // -----
 
+// A vector load reads through the remote view of the first symmetric
+// argument (s = 0).
+// CHECK-LABEL: gpu.func @remote_vector_load
+// CHECK: %[[ROW:.*]] = arith.constant 0 : i64
+// CHECK: %[[PEER:.*]] = llvm.load %{{.*}} invariant {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// CHECK: %[[PTR:.*]] = llvm.inttoptr %[[PEER]] : i64 to !llvm.ptr
+// CHECK: %[[VIEW:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<128xf32>
+// CHECK: vector.load %[[VIEW]]
+// CHECK: vector.store %{{.*}}, %arg1
+gpu.module @kernels {
+  gpu.func @remote_vector_load(%a: memref<128xf32> {mosaic_gpu.symmetric},
+                               %out: memref<128xf32>, %d: i32) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>,
+                  known_grid_size = array<i32: 1, 1, 1>} {
+    %peer = mosaic_gpu.remote_ref %a, %d : memref<128xf32>
+    %v = mosaic_gpu.vector_load %peer : memref<128xf32> -> vector<128xf32>
+    mosaic_gpu.vector_store %v, %out : vector<128xf32>, memref<128xf32>
+    gpu.return
+  }
+}
+
+// -----
+
 // A signal synchronizes the warpgroup, then its leader waits for its TMA
 // stores, fences the async proxy and adds with release at system scope, at
 // element 4 * 1 + 2 of the peer's copy (peers[0][%d]).
