@@ -98,7 +98,8 @@ using ArgumentSpec = std::pair<std::vector<int64_t>, ElementType>;
 std::shared_ptr<BuilderState>
 startKernel(const std::string &name, const std::vector<ArgumentSpec> &arguments,
             const Sizes &grid, const Sizes &block, const Sizes &cluster,
-            const std::string &file, unsigned line, bool flushDenormals) {
+            const std::string &file, unsigned line, bool flushDenormals,
+            const std::vector<unsigned> &symmetric) {
   auto state =
       std::make_shared<BuilderState>(std::make_shared<ContextObject>());
   MLIRContext *ctx = state->mlirContext();
@@ -120,6 +121,13 @@ startKernel(const std::string &name, const std::vector<ArgumentSpec> &arguments,
     func->setAttr(mosaic_gpu::kClusterAttr, b.getDenseI32ArrayAttr(cluster));
   if (flushDenormals)
     func->setAttr(mosaic_gpu::kFlushDenormalsAttr, b.getUnitAttr());
+  for (unsigned index : symmetric) {
+    if (index >= arguments.size())
+      throw py::value_error("`symmetric` names argument " +
+                            std::to_string(index) + ", but the kernel has " +
+                            std::to_string(arguments.size()));
+    func.setArgAttr(index, mosaic_gpu::kSymmetricAttr, b.getUnitAttr());
+  }
   b.setInsertionPointToEnd(&func.getBody().front());
   b.setInsertionPoint(gpu::ReturnOp::create(b, loc));
   state->kernel = func;
@@ -217,10 +225,13 @@ void registerKernelBuilder(py::module_ &m) {
                   py::arg("grid"), py::arg("block"), py::arg("cluster"),
                   py::arg("file") = "", py::arg("line") = 0,
                   py::arg("flush_denormals") = false,
+                  py::arg("symmetric") = std::vector<unsigned>(),
                   "A module with an empty `gpu.func @name(...) kernel` of "
                   "the given sizes, with one global memref argument per "
                   "(shape, ElementType) of `arguments` (and "
-                  "`mosaic_gpu.flush_denormals` with `flush_denormals`).")
+                  "`mosaic_gpu.flush_denormals` with `flush_denormals`); "
+                  "the arguments at the positions `symmetric` lists are "
+                  "`mosaic_gpu.symmetric`.")
       .def_property_readonly(
           "context", [](const BuilderState &state) { return state.context; })
       .def(

@@ -607,6 +607,65 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
           "mosaic_gpu.warpgroup_id: the executing warpgroup's index in its "
           "block.")
       .def(
+          "device_id",
+          [](BuilderState &state, const SourceLocation &at) {
+            return result(state, state.create<mosaic_gpu::DeviceIdOp>(
+                                     at, state.builder.getI32Type()));
+          },
+          py::arg("loc"),
+          "mosaic_gpu.device_id: the logical id of the device running this "
+          "instance of the kernel (i32).")
+      .def(
+          "device_count",
+          [](BuilderState &state, const SourceLocation &at) {
+            return result(state, state.create<mosaic_gpu::DeviceCountOp>(
+                                     at, state.builder.getI32Type()));
+          },
+          py::arg("loc"),
+          "mosaic_gpu.device_count: the number of devices the kernel runs "
+          "on (i32).")
+      .def(
+          "remote_ref",
+          [](BuilderState &state, const SourceLocation &at,
+             const ValueHandle &ref, const ValueHandle &device) {
+            return result(state, state.create<mosaic_gpu::RemoteRefOp>(
+                                     at, state.use(ref, "ref"),
+                                     state.use(device, "device")));
+          },
+          py::arg("loc"), py::arg("ref"), py::arg("device"),
+          "mosaic_gpu.remote_ref: device `device`'s copy of the symmetric "
+          "argument `ref`.")
+      .def(
+          "semaphore_signal",
+          [](BuilderState &state, const SourceLocation &at,
+             const ValueHandle &semaphores,
+             const std::vector<ValueHandle> &indices, const ValueHandle &value,
+             const std::optional<ValueHandle> &device) {
+            state.create<mosaic_gpu::SemaphoreSignalOp>(
+                at, state.use(semaphores, "semaphores"),
+                state.use(indices, "indices"), state.use(value, "value"),
+                optional(state, device, "device"));
+          },
+          py::arg("loc"), py::arg("semaphores"), py::arg("indices"),
+          py::arg("value"), py::arg("device") = py::none(),
+          "mosaic_gpu.semaphore_signal: adds `value` to "
+          "semaphores[indices] (of `device` when given), releasing the "
+          "warpgroup's writes.")
+      .def(
+          "semaphore_wait",
+          [](BuilderState &state, const SourceLocation &at,
+             const ValueHandle &semaphores,
+             const std::vector<ValueHandle> &indices,
+             const ValueHandle &count) {
+            state.create<mosaic_gpu::SemaphoreWaitOp>(
+                at, state.use(semaphores, "semaphores"),
+                state.use(indices, "indices"), state.use(count, "count"));
+          },
+          py::arg("loc"), py::arg("semaphores"), py::arg("indices"),
+          py::arg("count"),
+          "mosaic_gpu.semaphore_wait: waits until semaphores[indices] holds "
+          "at least `count`, then subtracts it (acquire).")
+      .def(
           "set_max_registers",
           [](BuilderState &state, const SourceLocation &at,
              mosaic_gpu::RegisterAction action, uint32_t count) {

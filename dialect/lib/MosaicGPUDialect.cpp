@@ -137,3 +137,37 @@ LogicalResult MosaicGPUDialect::verifyOperationAttribute(Operation *op,
                << ", not a multiple of its cluster's " << cluster;
   return success();
 }
+
+BlockArgument mosaic_gpu::symmetricArgument(Value value) {
+  auto argument = dyn_cast<BlockArgument>(value);
+  if (!argument || !argument.getOwner()->isEntryBlock())
+    return BlockArgument();
+  auto function = dyn_cast<gpu::GPUFuncOp>(argument.getOwner()->getParentOp());
+  if (!function ||
+      !function.getArgAttr(argument.getArgNumber(), kSymmetricAttr))
+    return BlockArgument();
+  return argument;
+}
+
+LogicalResult MosaicGPUDialect::verifyRegionArgAttribute(Operation *op,
+                                                         unsigned region,
+                                                         unsigned index,
+                                                         NamedAttribute attr) {
+  if (attr.getName() != kSymmetricAttr)
+    return success();
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitOpError()
+           << "`" << kSymmetricAttr << "` is a unit attribute, but argument #"
+           << index << " has " << attr.getValue();
+  auto function = dyn_cast<gpu::GPUFuncOp>(op);
+  if (!function || !function.isKernel() || region != 0)
+    return op->emitOpError() << "`" << kSymmetricAttr
+                             << "` belongs on an argument of a gpu.func kernel";
+  Type type = function.getArgumentTypes()[index];
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref || !isGlobalMemory(memref))
+    return op->emitOpError()
+           << "argument #" << index << " is `" << kSymmetricAttr
+           << "`, so it must be a memref in global memory, but it is " << type;
+  return success();
+}

@@ -948,3 +948,60 @@ LogicalResult ReturnOp::verify() {
                            << i << " has type " << result;
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Multiple devices
+//===----------------------------------------------------------------------===//
+
+LogicalResult RemoteRefOp::verify() {
+  if (failed(verifyInGlobalMemory(*this, "ref", getRef().getType())))
+    return failure();
+  if (getRef().getDefiningOp<RemoteRefOp>())
+    return emitOpError() << "`ref` is already a remote view; take the "
+                            "remote_ref of the symmetric argument itself, "
+                            "not of another remote_ref";
+  if (!symmetricArgument(getRef()))
+    return emitOpError() << "`ref` must be a kernel argument marked `"
+                         << kSymmetricAttr
+                         << "`, the only buffers that exist on every device";
+  return success();
+}
+
+/// Checks what both semaphore ops require of `semaphores[indices]`: global
+/// memory, one index per dim, and a symmetric argument or a remote view of
+/// one.
+static LogicalResult verifySemaphore(Operation *op, Value semaphores,
+                                     ValueRange indices) {
+  auto type = cast<MemRefType>(semaphores.getType());
+  if (failed(verifyInGlobalMemory(op, "semaphores", type)))
+    return failure();
+  if (static_cast<int64_t>(indices.size()) != type.getRank())
+    return op->emitOpError()
+           << "has " << indices.size() << " indices, but `semaphores` has rank "
+           << type.getRank();
+  if (!symmetricArgument(semaphores) &&
+      !semaphores.getDefiningOp<RemoteRefOp>())
+    return op->emitOpError()
+           << "`semaphores` must be a kernel argument marked `"
+           << kSymmetricAttr << "` or a remote_ref of one";
+  return success();
+}
+
+LogicalResult SemaphoreSignalOp::verify() {
+  if (failed(verifySemaphore(*this, getSemaphores(), getIndices())))
+    return failure();
+  if (getDevice() && getSemaphores().getDefiningOp<RemoteRefOp>())
+    return emitOpError() << "names a device with `on`, but `semaphores` is "
+                            "already a remote view; signal the symmetric "
+                            "argument on the device, or the view without `on`";
+  return success();
+}
+
+LogicalResult SemaphoreWaitOp::verify() {
+  if (failed(verifySemaphore(*this, getSemaphores(), getIndices())))
+    return failure();
+  if (getSemaphores().getDefiningOp<RemoteRefOp>())
+    return emitOpError() << "waits on a remote view; a device waits on its "
+                            "own semaphores only";
+  return success();
+}

@@ -24,12 +24,15 @@ using mosaic::PtxasReport;
 namespace {
 
 /// Adds the tensor maps the lowering recorded on `kernel` as parameters
-/// after the buffers, with their descriptions, and takes the dynamic shared
-/// memory the lowering counted (its reduction scratch included).
+/// after the buffers, with their descriptions (a peer map is in the
+/// collective table, not a parameter), then the collective table when the
+/// lowering added one, and takes the dynamic shared memory the lowering
+/// counted (its reduction scratch included).
 LogicalResult describeTensorMaps(ModuleOp module, StringRef kernel,
                                  mosaic::Manifest &manifest) {
   Operation *function = nullptr;
   ArrayAttr maps;
+  IntegerAttr collective;
   module.walk([&](Operation *op) {
     auto symbol =
         op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
@@ -42,9 +45,18 @@ LogicalResult describeTensorMaps(ModuleOp module, StringRef kernel,
     if (auto bytes =
             op->getAttrOfType<IntegerAttr>(mosaic::kDynamicSharedBytesAttr))
       manifest.dynamicSmemBytes = static_cast<uint32_t>(bytes.getInt());
+    if (auto table =
+            op->getAttrOfType<IntegerAttr>(mosaic::kCollectiveTableAttr))
+      collective = table;
   });
-  if (!maps)
+  auto addCollectiveTable = [&] {
+    if (collective)
+      manifest.parameters.push_back({mosaic::Parameter::Kind::Collective, 0});
+  };
+  if (!maps) {
+    addCollectiveTable();
     return success();
+  }
   for (auto [position, entry] : llvm::enumerate(maps)) {
     auto dictionary = dyn_cast<DictionaryAttr>(entry);
     FailureOr<mosaic::TensorMapDescription> map =
@@ -54,10 +66,12 @@ LogicalResult describeTensorMaps(ModuleOp module, StringRef kernel,
       return function->emitError()
              << "entry " << position << " of `" << mosaic::kTensorMapsAttr
              << "` is not a tensor-map description: " << entry;
-    manifest.parameters.push_back(
-        {mosaic::Parameter::Kind::TensorMap, map->index});
+    if (!map->peer)
+      manifest.parameters.push_back(
+          {mosaic::Parameter::Kind::TensorMap, map->index});
     manifest.tensorMaps.push_back(std::move(*map));
   }
+  addCollectiveTable();
   return success();
 }
 
@@ -131,6 +145,8 @@ FailureOr<mosaic::Manifest> mosaic::detail::describeKernel(ModuleOp module,
                                 << ", which a kernel buffer cannot (one of "
                                 << elementTypeSpellings() << ")";
     buffer.shape.assign(memref.getShape().begin(), memref.getShape().end());
+    buffer.symmetric =
+        bool(kernel.getArgAttr(index, mosaic_gpu::kSymmetricAttr));
     info.parameters.push_back(
         {Parameter::Kind::Buffer, static_cast<unsigned>(info.buffers.size())});
     info.buffers.push_back(std::move(buffer));

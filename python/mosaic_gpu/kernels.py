@@ -90,6 +90,23 @@ def _check_arrays(arrays: Sequence[tuple[Sequence[int], DTypeLike]],
     return checked
 
 
+def _check_symmetric(symmetric: Sequence[int], arguments: int) -> set[int]:
+    if not isinstance(symmetric, (tuple, list)):
+        raise TypeError(f"`symmetric` must be a list of argument positions, got {symmetric!r}")
+    positions = set()
+    for position in symmetric:
+        if not isinstance(position, int) or isinstance(position, bool):
+            raise TypeError(f"`symmetric` must hold ints (positions in inputs + outputs), "
+                            f"got {position!r}")
+        if not 0 <= position < arguments:
+            raise ValueError(f"`symmetric` names argument {position}, but the kernel has "
+                             f"{arguments} (inputs + outputs)")
+        if position in positions:
+            raise ValueError(f"`symmetric` names argument {position} twice")
+        positions.add(position)
+    return positions
+
+
 def _smem_offsets(smem: Sequence[SmemBuffer | Barriers]) -> tuple[list[int], int]:
     offsets, end = [], 0
     for entry in smem:
@@ -178,19 +195,24 @@ def kernel(grid: Sequence[int], block: Sequence[int],
            outputs: Sequence[tuple[Sequence[int], DTypeLike]],
            cluster: Sequence[int] = (1, 1, 1), smem: Sequence[SmemBuffer | Barriers] = (),
            name: str | None = None,
-           flush_denormals: bool = False) -> Callable[[Callable[..., Any]], Kernel]:
+           flush_denormals: bool = False,
+           symmetric: Sequence[int] = ()) -> Callable[[Callable[..., Any]], Kernel]:
     """Decorates a function that writes a kernel: it is called once with one
     Ref per input, per output and per ``smem`` entry (SmemBuffer or
     Barriers, laid out in order at 1024-byte aligned offsets), and returns
     a :class:`Kernel`. Dtypes are DType objects (``mosaic_gpu.f32``) or
     their names. With ``flush_denormals`` the kernel's f32 arithmetic
     flushes subnormals to zero (``mosaic_gpu.flush_denormals``: the PTX
-    ``.ftz`` forms, and a single instruction for ``exp2``)."""
+    ``.ftz`` forms, and a single instruction for ``exp2``). ``symmetric``
+    lists positions in ``inputs + outputs`` of buffers that exist on every
+    device of a multi-device launch (``mosaic_gpu.symmetric``): their Refs
+    accept ``remote_ref`` and the semaphore ops."""
     if not isinstance(flush_denormals, bool):
         raise TypeError(f"`flush_denormals` must be a bool, got {flush_denormals!r}")
     grid, block, cluster = (_check_dims(grid, "grid"), _check_dims(block, "block"),
                             _check_dims(cluster, "cluster"))
     inputs, outputs = _check_arrays(inputs, "inputs"), _check_arrays(outputs, "outputs")
+    symmetric = _check_symmetric(symmetric, len(inputs) + len(outputs))
     for i, entry in enumerate(smem):
         if not isinstance(entry, (SmemBuffer, Barriers)):
             raise TypeError(f"`smem[{i}]` must be a SmemBuffer or Barriers, got {entry!r}")
@@ -207,9 +229,12 @@ def kernel(grid: Sequence[int], block: Sequence[int],
         arrays = inputs + outputs
         builder = _mosaic.KernelBuilder.start(
             kernel_name, [(list(shape), dtype.element) for shape, dtype in arrays], grid, block,
-            cluster, code.co_filename, code.co_firstlineno, flush_denormals=flush_denormals)
+            cluster, code.co_filename, code.co_firstlineno, flush_denormals=flush_denormals,
+            symmetric=sorted(symmetric))
         with building(builder, LaunchShape(grid, block, cluster)):
             refs = [Ref(h, shape, dtype) for h, (shape, dtype) in zip(builder.arguments(), arrays)]
+            for position in symmetric:
+                refs[position].symmetric = True
             offsets, _ = _smem_offsets(smem)
             refs += [_scratch(builder, entry, offset) for entry, offset in zip(smem, offsets)]
             body(*refs)

@@ -14,7 +14,8 @@ from .values import Scalar, Value, Vector, constant, dimension
 
 __all__ = [
     "BarrierRef", "Ref", "arrive", "arrive_expect_tx", "async_load", "async_prefetch",
-    "async_store", "async_store_wait", "ds", "named_barrier", "transpose", "vector_load", "vector_store", "wait", "wgmma",
+    "async_store", "async_store_wait", "ds", "named_barrier", "remote_ref", "semaphore_signal",
+    "semaphore_wait", "transpose", "vector_load", "vector_store", "wait", "wgmma",
     "wgmma_wait", "with_transforms",
 ]
 
@@ -49,6 +50,10 @@ class Ref(Value):
         self.strides = strides
         self.offset = offset
         self.smem = smem
+        # A kernel argument marked `symmetric` (mosaic_gpu.kernel), and a
+        # view of another device's copy of one (remote_ref).
+        self.symmetric = False
+        self.is_remote = False
 
     def _strides(self) -> tuple[int, ...]:
         if self.strides is not None:
@@ -101,6 +106,11 @@ class Ref(Value):
     def _sliced(self, handle: _mosaic.Value, shape: Sequence[int], strides: Sequence[int],
                 offset: int | None) -> Ref:
         return Ref(handle, shape, self.dtype, strides, offset, self.smem)
+
+    def remote(self, device: int | Scalar) -> Ref:
+        """``remote_ref(self, device)``: device ``device``'s copy of this
+        symmetric argument."""
+        return remote_ref(self, device)
 
     @property
     def T(self) -> Ref:
@@ -372,3 +382,73 @@ def wgmma_wait(pending: int) -> None:
     if not 0 <= pending < 2 ** 31:
         raise ValueError(f"`pending` must be a non-negative number of wgmma groups, got {pending}")
     _K.wgmma_wait(current(), location(), pending)
+
+
+def _i32(value: int | Scalar, what: str) -> _mosaic.Value:
+    """An int or an i32/index Scalar as an i32 value."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not -(2 ** 31) <= value < 2 ** 31:
+            raise ValueError(f"`{what}` must fit in an i32, got {value}")
+        return constant(value, "i32").handle
+    if isinstance(value, Scalar) and value.dtype in (i32, index):
+        return value.astype("i32").handle
+    raise TypeError(f"`{what}` must be an int or an i32/index Scalar, got {value!r}")
+
+
+def remote_ref(ref: Ref, device: int | Scalar) -> Ref:
+    """Device ``device``'s copy of ``ref``, a kernel argument marked
+    symmetric (``mosaic_gpu.kernel(..., symmetric=[...])``), as this device
+    addresses it (``mosaic_gpu.remote_ref``). ``async_load``,
+    ``async_store``, ``vector_load``, ``vector_store`` and
+    ``semaphore_signal`` accept it; ``semaphore_wait`` does not."""
+    check_type(ref, Ref, "ref")
+    if ref.is_remote:
+        raise ValueError("`ref` is already a remote view; take remote_ref of the symmetric "
+                         "argument itself")
+    if not ref.symmetric:
+        raise ValueError("`ref` must be a kernel argument marked symmetric "
+                         "(mosaic_gpu.kernel(..., symmetric=[position]))")
+    handle = _K.remote_ref(current(), location(), ref.handle, _i32(device, "device"))
+    remote = Ref(handle, ref.shape, ref.dtype, ref.strides, ref.offset, ref.smem)
+    remote.is_remote = True
+    return remote
+
+
+def _semaphore(sems: Ref, index: int | Scalar | Sequence[int | Scalar]) -> list[_mosaic.Value]:
+    """The semaphore array's handle checks and ``index`` as its indices."""
+    check_type(sems, Ref, "sems")
+    if sems.dtype != i32:
+        raise TypeError(f"`sems` must hold i32 semaphores, but it holds {sems.dtype}")
+    if not (sems.symmetric or sems.is_remote):
+        raise ValueError("`sems` must be a kernel argument marked symmetric "
+                         "(mosaic_gpu.kernel(..., symmetric=[position])) or a remote_ref of one")
+    indices = list(index) if isinstance(index, (tuple, list)) else [index]
+    if len(indices) != len(sems.shape):
+        raise ValueError(f"`index` has {len(indices)} entries for the rank-{len(sems.shape)} "
+                         "`sems`")
+    return [_i32(i, "index") for i in indices]
+
+
+def semaphore_signal(sems: Ref, index: int | Scalar | Sequence[int | Scalar],
+                     value: int | Scalar = 1, device: int | Scalar | None = None) -> None:
+    """Adds ``value`` to the semaphore ``sems[index]`` with release
+    semantics at system scope (``mosaic_gpu.semaphore_signal``): the
+    warpgroup's earlier writes are visible to whoever waits for it. With
+    ``device`` it is the semaphore of that device's copy; ``sems`` may also
+    be a ``remote_ref`` (then without ``device``)."""
+    indices = _semaphore(sems, index)
+    if device is not None and sems.is_remote:
+        raise ValueError("`device` is given, but `sems` is already a remote view")
+    _K.semaphore_signal(current(), location(), sems.handle, indices, _i32(value, "value"),
+                        None if device is None else _i32(device, "device"))
+
+
+def semaphore_wait(sems: Ref, index: int | Scalar | Sequence[int | Scalar],
+                   count: int | Scalar = 1) -> None:
+    """Waits until this device's semaphore ``sems[index]`` holds at least
+    ``count``, then subtracts ``count``, with acquire semantics at system
+    scope (``mosaic_gpu.semaphore_wait``)."""
+    indices = _semaphore(sems, index)
+    if sems.is_remote:
+        raise ValueError("`sems` is a remote view; a device waits on its own semaphores only")
+    _K.semaphore_wait(current(), location(), sems.handle, indices, _i32(count, "count"))

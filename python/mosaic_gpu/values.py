@@ -13,12 +13,12 @@ from typing import Callable, Sequence, Union
 
 from . import _mosaic
 from .builder import check_shape, check_type, current, location
-from .dtypes import DType, DTypeLike, as_dtype, i1, index
+from .dtypes import DType, DTypeLike, as_dtype, i1, i32, index
 from .layouts import Layout
 
 __all__ = [
     "Scalar", "Value", "Vector", "block_id", "broadcast_in_dim", "cluster_block_id",
-    "constant", "exp", "exp2", "iota", "log2", "select", "layout_cast", "maximum", "minimum", "reduce",
+    "constant", "device_count", "device_id", "exp", "exp2", "iota", "log2", "select", "layout_cast", "maximum", "minimum", "reduce",
     "thread_id", "warpgroup_id",
 ]
 
@@ -253,6 +253,19 @@ def warpgroup_id() -> Scalar:
     thread index divided by 128 (``mosaic_gpu.warpgroup_id``). Uniform
     across each warp, so branching on it gives warpgroups roles."""
     return Scalar(_K.warpgroup_id(current(), location()), index)
+
+
+def device_id() -> Scalar:
+    """The logical id of the device running this instance of a kernel that
+    spans devices, an i32 in 0 .. device_count() - 1
+    (``mosaic_gpu.device_id``)."""
+    return Scalar(_K.device_id(current(), location()), i32)
+
+
+def device_count() -> Scalar:
+    """The number of devices the kernel runs on, an i32
+    (``mosaic_gpu.device_count``)."""
+    return Scalar(_K.device_count(current(), location()), i32)
 
 
 def exp(x: Vector) -> Vector:

@@ -92,6 +92,9 @@ struct FinalizeKernelsPass
               << "parameters: " << entry;
           return WalkResult::interrupt();
         }
+        // A peer map is in the collective table, not a parameter.
+        if (map->peer)
+          continue;
         unsigned index = map->parameter;
         function.setArgAttr(
             index, LLVM::LLVMDialect::getByValAttrName(),

@@ -91,6 +91,8 @@ DictionaryAttr mosaic::tensorMapAttribute(MLIRContext *context,
                                       map.l2PromotionBytes, kL2Promotions)));
   if (map.oobFillNan)
     fields.append("oob_fill", builder.getStringAttr("nan"));
+  if (map.peer)
+    fields.append("peer", builder.getUnitAttr());
   if (withPosition) {
     fields.append("parameter", builder.getI64IntegerAttr(map.parameter));
     fields.append("index", builder.getI64IntegerAttr(map.index));
@@ -137,6 +139,7 @@ mosaic::tensorMapFromAttribute(DictionaryAttr attribute) {
       return failure();
     map.oobFillNan = true;
   }
+  map.peer = bool(attribute.get("peer"));
   map.index = *index;
   map.parameter = *parameter;
   map.buffer = *buffer;

@@ -28,21 +28,38 @@ using namespace mlir;
 using namespace mosaic;
 using layout::SmemTransforms;
 
-/// The kernel argument `ref` views, through view-like ops, if any.
-static BlockArgument kernelArgumentOf(Value ref) {
+namespace {
+/// The kernel argument a global view reaches, and the device whose copy it
+/// is when the view goes through a remote_ref.
+struct GlobalOrigin {
+  BlockArgument argument;
+  Value device;
+};
+} // namespace
+
+/// The kernel argument `ref` views, through view-like ops and remote_ref,
+/// if any.
+static GlobalOrigin globalOriginOf(Value ref) {
+  GlobalOrigin origin;
   while (true) {
-    if (auto argument = dyn_cast<BlockArgument>(ref))
-      return isa<gpu::GPUFuncOp>(argument.getOwner()->getParentOp())
-                 ? argument
-                 : BlockArgument();
+    if (auto argument = dyn_cast<BlockArgument>(ref)) {
+      if (isa<gpu::GPUFuncOp>(argument.getOwner()->getParentOp()))
+        origin.argument = argument;
+      return origin;
+    }
     Operation *producer = ref.getDefiningOp();
     if (isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp,
-                        memref::TransposeOp, memref::CastOp>(producer))
+                        memref::TransposeOp, memref::CastOp>(producer)) {
       ref = producer->getOperand(0);
-    else if (auto view = dyn_cast_or_null<ViewLikeOpInterface>(producer))
+    } else if (auto remote =
+                   dyn_cast_or_null<mosaic_gpu::RemoteRefOp>(producer)) {
+      origin.device = remote.getDevice();
+      ref = remote.getRef();
+    } else if (auto view = dyn_cast_or_null<ViewLikeOpInterface>(producer)) {
       ref = view.getViewSource();
-    else
-      return BlockArgument();
+    } else {
+      return origin;
+    }
   }
 }
 
@@ -68,19 +85,37 @@ namespace {
 /// shared memory are not waited for.
 struct TMAState : GroupState {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TMAState)
-  /// Tensor maps already added, per kernel, keyed by their description.
+  /// Tensor maps already added, per kernel, keyed by their description:
+  /// the parameter of a map passed by value, and the position among the
+  /// kernel's peer maps of a map in the collective table.
   DenseMap<std::pair<Operation *, Attribute>, Value> tensorMaps;
+  DenseMap<std::pair<Operation *, Attribute>, int64_t> peerMaps;
+  DenseMap<Operation *, int64_t> peerMapCounts;
   llvm::SetVector<Operation *> deferredStoreKernels;
 };
 } // namespace
 
-/// The kernel parameter holding the tensor map for `op`'s global `ref`
-/// with box `sliceLengths`, added on first use.
+/// Adds `map` to the kernel's list (kTensorMapsAttr), as its next index.
+static void appendTensorMap(gpu::GPUFuncOp function, TensorMapDescription map) {
+  MLIRContext *context = function.getContext();
+  SmallVector<Attribute> maps;
+  if (auto existing = function->getAttrOfType<ArrayAttr>(kTensorMapsAttr))
+    maps.append(existing.begin(), existing.end());
+  map.index = maps.size();
+  maps.push_back(tensorMapAttribute(context, map));
+  function->setAttr(kTensorMapsAttr, ArrayAttr::get(context, maps));
+}
+
+/// The tensor map for `op`'s global `ref` with box `sliceLengths`: a
+/// kernel parameter, added on first use, or, when `ref` is a remote view,
+/// the map of its device in the collective table (built at `builder`).
 static FailureOr<Value> tensorMap(LoweringContext &lowering, Operation *op,
                                   Value ref, ArrayRef<int64_t> sliceLengths,
-                                  const SmemTransforms &transforms) {
+                                  const SmemTransforms &transforms,
+                                  OpBuilder &builder) {
   auto type = cast<MemRefType>(ref.getType());
-  BlockArgument argument = kernelArgumentOf(ref);
+  GlobalOrigin origin = globalOriginOf(ref);
+  BlockArgument argument = origin.argument;
   if (!argument)
     return op->emitOpError()
            << "transfers from or to a global buffer that is not a kernel "
@@ -116,6 +151,7 @@ static FailureOr<Value> tensorMap(LoweringContext &lowering, Operation *op,
   int64_t elementBytes = type.getElementTypeBitWidth() / 8;
   TensorMapDescription map;
   map.buffer = argument.getArgNumber();
+  map.peer = bool(origin.device);
   map.elementType = *element;
   map.rank = rank;
   if (auto store = dyn_cast<mosaic_gpu::AsyncStoreOp>(op))
@@ -161,12 +197,26 @@ static FailureOr<Value> tensorMap(LoweringContext &lowering, Operation *op,
   auto function = cast<gpu::GPUFuncOp>(argument.getOwner()->getParentOp());
   MLIRContext *context = op->getContext();
   DictionaryAttr key = tensorMapAttribute(context, map, /*withPosition=*/false);
-  Value &parameter = lowering.state<TMAState>().tensorMaps[{function, key}];
+  TMAState &state = lowering.state<TMAState>();
+  BlockArgument table = collectiveTable(lowering, function);
+  if (map.peer) {
+    auto [entry, added] = state.peerMaps.try_emplace(
+        {function, key}, state.peerMapCounts[function]);
+    if (added) {
+      ++state.peerMapCounts[function];
+      // The table's position is final once the walk is done; the
+      // collective lowering records it in the entry then.
+      map.parameter = table.getArgNumber();
+      appendTensorMap(function, map);
+    }
+    return peerTensorMap(lowering, op, entry->second, origin.device, builder);
+  }
+  Value &parameter = state.tensorMaps[{function, key}];
   if (parameter)
     return parameter;
 
-  // A new kernel parameter, after every other.
-  unsigned index = function.getNumArguments();
+  // A new kernel parameter, after every other but the collective table.
+  unsigned index = table ? table.getArgNumber() : function.getNumArguments();
   // The parameter becomes a by-value, 64-byte aligned grid constant once
   // the kernel is an LLVM function (mosaic-gpu-finalize-kernels finds it in
   // the kernel's tensor-map list).
@@ -176,14 +226,8 @@ static FailureOr<Value> tensorMap(LoweringContext &lowering, Operation *op,
     return op->emitOpError()
            << "cannot add a tensor-map parameter to " << function.getName();
   parameter = function.getArgument(index);
-
-  SmallVector<Attribute> maps;
-  if (auto existing = function->getAttrOfType<ArrayAttr>(kTensorMapsAttr))
-    maps.append(existing.begin(), existing.end());
   map.parameter = index;
-  map.index = maps.size();
-  maps.push_back(tensorMapAttribute(context, map));
-  function->setAttr(kTensorMapsAttr, ArrayAttr::get(context, maps));
+  appendTensorMap(function, map);
   return parameter;
 }
 
@@ -194,10 +238,8 @@ static SmallVector<Value> coordinates(OperandRange indices) {
   return reversed;
 }
 
-/// Runs `body` in the warpgroup's leader thread only, and only where the
-/// op's optional predicate holds.
-static void inLeader(OpBuilder &builder, Location loc, Value leader,
-                     Value predicate, function_ref<void(OpBuilder &)> body) {
+void mosaic::inLeader(OpBuilder &builder, Location loc, Value leader,
+                      Value predicate, function_ref<void(OpBuilder &)> body) {
   Value condition = predicate
                         ? arith::AndIOp::create(builder, loc, leader, predicate)
                         : leader;
@@ -371,8 +413,8 @@ static LogicalResult lowerAsyncLoad(LoweringContext &lowering,
       collectiveShare(op, op.getCollective(), sliceLengths, builder);
   if (failed(share))
     return failure();
-  FailureOr<Value> map =
-      tensorMap(lowering, op, op.getSource(), sliceLengths, *transforms);
+  FailureOr<Value> map = tensorMap(lowering, op, op.getSource(), sliceLengths,
+                                   *transforms, builder);
   if (failed(map))
     return failure();
   MemRefType destination = op.getDestination().getType();
@@ -484,12 +526,12 @@ static LogicalResult lowerAsyncStore(LoweringContext &lowering,
   std::optional<NVVM::TMAReduxKind> reduction;
   if (std::optional<mosaic_gpu::TMAReduction> kind = op.getReductionOp())
     reduction = reductionKind(*kind);
-  FailureOr<Value> map = tensorMap(lowering, op, op.getDestination(),
-                                   op.getSliceLengths(), *transforms);
-  if (failed(map))
-    return failure();
   OpBuilder builder(op);
   Location loc = op.getLoc();
+  FailureOr<Value> map = tensorMap(lowering, op, op.getDestination(),
+                                   op.getSliceLengths(), *transforms, builder);
+  if (failed(map))
+    return failure();
   // The warpgroup's threads wrote the source with ordinary stores; TMA
   // reads it through the async proxy.
   fenceSharedWritesForAsyncProxy(lowering, op, builder);
@@ -573,7 +615,7 @@ static LogicalResult lowerAsyncPrefetch(LoweringContext &lowering,
   if (failed(share))
     return failure();
   FailureOr<Value> map = tensorMap(lowering, op, op.getSource(), sliceLengths,
-                                   SmemTransforms::none());
+                                   SmemTransforms::none(), builder);
   if (failed(map))
     return failure();
   SmallVector<Value> coords = coordinates(op.getIndices());

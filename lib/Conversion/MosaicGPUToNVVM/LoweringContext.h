@@ -237,6 +237,7 @@ void populateBarrierLowerings(LoweringRegistry &registry);
 void populateTMALowerings(LoweringRegistry &registry);
 void populateWgmmaLowerings(LoweringRegistry &registry);
 void populateReductionLowerings(LoweringRegistry &registry);
+void populateCollectiveLowerings(LoweringRegistry &registry);
 
 //===----------------------------------------------------------------------===//
 // Helpers one group defines for the others
@@ -277,6 +278,12 @@ threadOffsets(LoweringContext &lowering, mlir::Operation *op,
 
 // LowerTMA.cpp.
 
+/// Runs `body` (built at the start of an scf.if) in the warpgroup's leader
+/// thread (`leader`, LoweringContext::isWarpgroupLeader) only, and only
+/// where `predicate` holds when it is given.
+void inLeader(mlir::OpBuilder &builder, mlir::Location loc, mlir::Value leader,
+              mlir::Value predicate,
+              llvm::function_ref<void(mlir::OpBuilder &)> body);
 /// bar.sync over the 128 threads of the executing warpgroup.
 void warpgroupBarrier(LoweringContext &lowering, mlir::Operation *op,
                       mlir::OpBuilder &builder);
@@ -285,6 +292,20 @@ void warpgroupBarrier(LoweringContext &lowering, mlir::Operation *op,
 void fenceSharedWritesForAsyncProxy(LoweringContext &lowering,
                                     mlir::Operation *op,
                                     mlir::OpBuilder &builder);
+
+// LowerCollectives.cpp.
+
+/// The collective-table parameter of `op`'s kernel (or of `op`, a kernel),
+/// or null when the kernel has none. Parameters added during the walk go
+/// before it: it stays the kernel's last.
+mlir::BlockArgument collectiveTable(LoweringContext &lowering,
+                                    mlir::Operation *op);
+/// The generic address (`!llvm.ptr`) of maps[peerMap][device] in the
+/// collective table of `op`'s kernel: peer tensor map `peerMap` (its
+/// position among the kernel's peer maps) for device `device` (an i32).
+mlir::Value peerTensorMap(LoweringContext &lowering, mlir::Operation *op,
+                          int64_t peerMap, mlir::Value device,
+                          mlir::OpBuilder &builder);
 
 } // namespace mosaic
 

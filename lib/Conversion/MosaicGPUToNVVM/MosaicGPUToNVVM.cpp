@@ -338,6 +338,7 @@ static const LoweringRegistry &loweringRegistry() {
     populateBarrierLowerings(registry);
     populateWgmmaLowerings(registry);
     populateReductionLowerings(registry);
+    populateCollectiveLowerings(registry);
     return registry;
   }();
   return registry;

@@ -22,6 +22,10 @@ namespace mosaic {
 /// Kernel attribute listing the tensor maps the lowering added as kernel
 /// parameters, in parameter order; mosaic-compile copies it to the manifest.
 inline constexpr llvm::StringLiteral kTensorMapsAttr = "mosaic_gpu.tensor_maps";
+/// Kernel attribute: the index of the collective-table parameter the
+/// lowering added (docs/RationaleMultiDevice.md), on kernels that have one.
+inline constexpr llvm::StringLiteral kCollectiveTableAttr =
+    "mosaic_gpu.collective_table";
 /// Kernel attribute: the dynamic shared memory the kernel needs, its slices
 /// and the lowering's scratch space included.
 inline constexpr llvm::StringLiteral kDynamicSharedBytesAttr =
@@ -29,7 +33,8 @@ inline constexpr llvm::StringLiteral kDynamicSharedBytesAttr =
 
 /// `map` as one entry of kTensorMapsAttr: its fields as a dictionary
 /// (`buffer`, `element_type`, `rank`, `global_dims`, `global_strides`,
-/// `box_dims`, `element_strides`, `swizzle`, and `data_type` when named),
+/// `box_dims`, `element_strides`, `swizzle`, `data_type` when named, and
+/// `peer` for a map in the collective table),
 /// with `parameter` and `index` unless `withPosition` is false (the key by
 /// which the lowering shares one map among equal transfers). Interleave, L2
 /// promotion and NaN fill appear only when they are not the default.

@@ -35,11 +35,19 @@ def MosaicGPU_Dialect : Dialect {
       each `ex2.approx.f32` in a test and two multiplications that keep
       subnormal results, about a quarter of an attention softmax's
       instructions.
+
+    Kernel argument attributes:
+    - `mosaic_gpu.symmetric`: the buffer exists, with the same type, on
+      every device of a multi-device launch; `remote_ref` reaches the other
+      devices' copies (docs/RationaleMultiDevice.md). Only global-memory
+      memref arguments of a kernel carry it.
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   // `mosaic_gpu.cluster` and `mosaic_gpu.flush_denormals` on kernels.
   let hasOperationAttrVerify = 1;
+  // `mosaic_gpu.symmetric` on kernel arguments.
+  let hasRegionArgAttrVerify = 1;
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect"];
   let extraClassDeclaration = [{
     // Defined next to the attribute storage classes it instantiates.

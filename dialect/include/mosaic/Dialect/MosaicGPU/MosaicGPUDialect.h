@@ -35,6 +35,13 @@ inline constexpr llvm::StringLiteral kClusterAttr = "mosaic_gpu.cluster";
 inline constexpr llvm::StringLiteral kFlushDenormalsAttr =
     "mosaic_gpu.flush_denormals";
 
+/// Kernel argument attribute (unit): the buffer is symmetric, one copy on
+/// every device of a multi-device launch.
+inline constexpr llvm::StringLiteral kSymmetricAttr = "mosaic_gpu.symmetric";
+
+/// The kernel argument `value` is, when it is one marked kSymmetricAttr.
+mlir::BlockArgument symmetricArgument(mlir::Value value);
+
 /// The logical shape of shared-memory operand `ref` of `op`: its type's
 /// shape, or, once mosaic-gpu-apply-transforms has tiled it, the shape
 /// before tiling (read from the op's `in_transforms`). Fails when the tiled

@@ -515,6 +515,134 @@ def MosaicGPU_WGMMAWaitOp : MosaicGPU_Op<"wgmma_wait"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Multiple devices
+//===----------------------------------------------------------------------===//
+
+// A semaphore array: an i32 buffer (a symmetric kernel argument, or a remote
+// view of one; the verifiers check where it comes from).
+def MosaicGPU_SemaphoreRef : MemRefOf<[I32]>;
+
+def MosaicGPU_DeviceIdOp : MosaicGPU_Op<"device_id", [Pure]> {
+  let summary = "The logical id of the device that runs this kernel instance";
+  let description = [{
+    A kernel that spans devices runs once on each of D devices; this is the
+    instance's device, 0 .. D-1, read from the kernel's collective table
+    (docs/RationaleMultiDevice.md). It is the same for the whole launch.
+
+    ```mlir
+    %id = mosaic_gpu.device_id : i32
+    ```
+  }];
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def MosaicGPU_DeviceCountOp : MosaicGPU_Op<"device_count", [Pure]> {
+  let summary = "The number of devices the kernel runs on";
+  let description = [{
+    D, read from the kernel's collective table. The same CUBIN runs for any
+    D: nothing is compiled per device count.
+
+    ```mlir
+    %n = mosaic_gpu.device_count : i32
+    ```
+  }];
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def MosaicGPU_RemoteRefOp : MosaicGPU_Op<"remote_ref",
+    [Pure, AllTypesMatch<["ref", "result"]>]> {
+  let summary = "The copy of a symmetric buffer on another device";
+  let description = [{
+    `ref` is a kernel argument marked `mosaic_gpu.symmetric`: a buffer that
+    exists, with the same type, on every device. The result is the copy of
+    device `device` (a logical id, 0 .. D-1), as this device addresses it:
+    the pointer the runtime put in the collective table. TMA transfers
+    (`async_load`, `async_store`), `vector_load`, `vector_store` and
+    `semaphore_signal` accept the view; `semaphore_wait` does not (a device
+    waits on its own semaphores). A remote view of a remote view is refused:
+    take the view of the argument again.
+
+    ```mlir
+    gpu.func @k(%x: memref<128x64xf32> {mosaic_gpu.symmetric}) kernel {
+      %next = ...
+      %peer = mosaic_gpu.remote_ref %x, %next : memref<128x64xf32>
+      mosaic_gpu.vector_store %v, %peer : vector<128x64xf32>, memref<128x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$ref, I32:$device);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "$ref `,` $device attr-dict `:` type($ref)";
+  let hasVerifier = 1;
+}
+
+// The release (signal) and acquire (wait) order every other memory access
+// of the warpgroup around the op, so both also read and write all memory.
+def MosaicGPU_SemaphoreSignalOp : MosaicGPU_Op<"semaphore_signal",
+    [AttrSizedOperandSegments, MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Adds to a semaphore, releasing the warpgroup's writes";
+  let description = [{
+    Adds `value` to the semaphore `semaphores[indices]` at system scope with
+    release semantics: every write of every thread of the warpgroup before
+    the op (vector stores, completed TMA stores) is visible to whoever
+    acquires the semaphore after reading the addition. With `on %device`
+    it is the semaphore of that device's copy of the symmetric buffer, and
+    `semaphores` may also be a `remote_ref` view (then without `on`).
+
+    The lowering synchronizes the warpgroup (`bar.sync`), then its first
+    thread performs `red.release.sys.global.add.u32`.
+
+    ```mlir
+    mosaic_gpu.semaphore_signal %sems[%c0], %one : memref<4xi32>
+    mosaic_gpu.semaphore_signal %sems[%c0], %one on %next : memref<4xi32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<MosaicGPU_SemaphoreRef, "", [MemRead, MemWrite]>:$semaphores,
+    Variadic<I32>:$indices,
+    I32:$value,
+    Optional<I32>:$device
+  );
+  let assemblyFormat = [{
+    $semaphores `[` $indices `]` `,` $value (`on` $device^)? attr-dict `:`
+    type($semaphores)
+  }];
+  let hasVerifier = 1;
+}
+
+def MosaicGPU_SemaphoreWaitOp : MosaicGPU_Op<"semaphore_wait",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Waits until a semaphore reaches a count, then consumes it";
+  let description = [{
+    Waits until the semaphore `semaphores[indices]` of this device holds at
+    least `count`, then subtracts `count`, with acquire semantics at system
+    scope: every write that the signals it read released is visible to every
+    thread of the warpgroup after the op. `semaphores` is a symmetric
+    argument, never a remote view. A kernel leaves its semaphores as it
+    found them when every signal is consumed by a wait.
+
+    The lowering makes the warpgroup's first thread poll with
+    `ld.acquire.sys.global.u32`, subtract with
+    `red.relaxed.sys.global.add.u32` of -count, then synchronizes the
+    warpgroup (`bar.sync`).
+
+    ```mlir
+    mosaic_gpu.semaphore_wait %sems[%c0], %one : memref<4xi32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<MosaicGPU_SemaphoreRef, "", [MemRead, MemWrite]>:$semaphores,
+    Variadic<I32>:$indices,
+    I32:$count
+  );
+  let assemblyFormat = [{
+    $semaphores `[` $indices `]` `,` $count attr-dict `:` type($semaphores)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Layout and shape
 //===----------------------------------------------------------------------===//
 
