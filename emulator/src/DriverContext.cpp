@@ -1,7 +1,8 @@
 //===- DriverContext.cpp - Contexts ---------------------------------------===//
 //
-// cuda.h's primary context management and context management: contexts
-// are handles on the one device memory, current per host thread.
+// cuda.h's primary context management and context management: one
+// primary context per device and any number of created ones, current per
+// host thread. A context's memory belongs to its device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +19,8 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx,
   Lock lock(s.mutex);
   MOSAIC_EMU_TRY(requireDevice(__func__, dev));
   MOSAIC_EMU_TRY(nonNull(__func__, pctx, "pctx"));
-  ++s.primaryRetains;
-  *pctx = reinterpret_cast<CUcontext>(&s.primary);
+  ++s.primaryRetains[dev];
+  *pctx = reinterpret_cast<CUcontext>(&primaryContext(dev));
   return CUDA_SUCCESS;
 }
 
@@ -27,12 +28,16 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) {
   State &s = state();
   Lock lock(s.mutex);
   MOSAIC_EMU_TRY(requireDevice(__func__, dev));
-  if (s.primaryRetains == 0)
+  if (s.primaryRetains[dev] == 0)
     return fail(CUDA_ERROR_INVALID_CONTEXT, __func__,
-                "the primary context is not retained");
-  // The last release destroys the primary context's resources, as on a GPU.
-  if (--s.primaryRetains == 0)
-    destroyResources(&s.primary);
+                "the primary context of device " + std::to_string(dev) +
+                    " is not retained");
+  // The last release destroys the primary context's resources, as on a GPU,
+  // once its queued work ran.
+  if (s.primaryRetains[dev] == 1)
+    runQueuedWork();
+  if (--s.primaryRetains[dev] == 0)
+    destroyResources(&primaryContext(dev));
   return CUDA_SUCCESS;
 }
 
@@ -40,7 +45,7 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev) {
   State &s = state();
   Lock lock(s.mutex);
   MOSAIC_EMU_TRY(requireDevice(__func__, dev));
-  destroyResources(&s.primary);
+  destroyResources(&primaryContext(dev));
   return CUDA_SUCCESS;
 }
 
@@ -51,8 +56,8 @@ cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
   MOSAIC_EMU_TRY(requireDevice(__func__, dev));
   MOSAIC_EMU_TRY(nonNull(__func__, flags, "flags"));
   MOSAIC_EMU_TRY(nonNull(__func__, active, "active"));
-  *flags = s.primary.flags;
-  *active = s.primaryRetains > 0;
+  *flags = primaryContext(dev).flags;
+  *active = s.primaryRetains[dev] > 0;
   return CUDA_SUCCESS;
 }
 
@@ -61,7 +66,7 @@ cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
   State &s = state();
   Lock lock(s.mutex);
   MOSAIC_EMU_TRY(requireDevice(__func__, dev));
-  s.primary.flags = flags;
+  primaryContext(dev).flags = flags;
   return CUDA_SUCCESS;
 }
 
@@ -77,6 +82,7 @@ cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
     return fail(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY, __func__,
                 "the emulator has no execution affinity or CIG contexts");
   auto context = std::make_unique<Context>();
+  context->device = static_cast<uint32_t>(dev);
   context->flags = flags;
   Context *handle = context.get();
   s.contexts.emplace(handle, std::move(context));
@@ -90,11 +96,11 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuCtxDestroy(CUcontext ctx) {
   Lock lock(s.mutex);
   MOSAIC_EMU_TRY(requireInit(__func__));
   Context *context = reinterpret_cast<Context *>(ctx);
-  if (context == &s.primary)
+  auto found = s.contexts.find(context);
+  if (found == s.contexts.end() && live(context))
     return fail(CUDA_ERROR_INVALID_CONTEXT, __func__,
                 "the primary context is released with "
                 "cuDevicePrimaryCtxRelease, not destroyed");
-  auto found = s.contexts.find(context);
   if (found == s.contexts.end())
     return fail(CUDA_ERROR_INVALID_CONTEXT, __func__,
                 "context " + hex(reinterpret_cast<uint64_t>(ctx)) +
@@ -110,11 +116,8 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuCtxDestroy(CUcontext ctx) {
 MOSAIC_EMU_EXPORT CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) {
   Lock lock(state().mutex);
   MOSAIC_EMU_TRY(requireInit(__func__));
-  Context *context = reinterpret_cast<Context *>(ctx);
-  if (!context || !live(context))
-    return fail(CUDA_ERROR_INVALID_CONTEXT, __func__,
-                "context " + hex(reinterpret_cast<uint64_t>(ctx)) +
-                    " is not a live context");
+  Context *context = nullptr;
+  MOSAIC_EMU_TRY(findContext(__func__, ctx, context));
   contextStack.push_back(context);
   return CUDA_SUCCESS;
 }
@@ -165,7 +168,7 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice *device) {
   Context *context = nullptr;
   MOSAIC_EMU_TRY(current(__func__, context));
   MOSAIC_EMU_TRY(nonNull(__func__, device, "device"));
-  *device = 0;
+  *device = static_cast<CUdevice>(context->device);
   return CUDA_SUCCESS;
 }
 
@@ -180,18 +183,20 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice *device,
     MOSAIC_EMU_TRY(current(__func__, context));
   }
   MOSAIC_EMU_TRY(nonNull(__func__, device, "device"));
-  *device = 0;
+  *device = static_cast<CUdevice>(context->device);
   return CUDA_SUCCESS;
 }
 
 MOSAIC_EMU_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
   Lock lock(state().mutex);
+  MOSAIC_EMU_TRY(observeQueuedWork(__func__));
   Context *context = nullptr;
   return current(__func__, context);
 }
 
 MOSAIC_EMU_EXPORT CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx) {
   Lock lock(state().mutex);
+  MOSAIC_EMU_TRY(observeQueuedWork(__func__));
   Context *context = reinterpret_cast<Context *>(ctx);
   if (!context)
     return current(__func__, context);

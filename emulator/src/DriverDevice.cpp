@@ -1,7 +1,8 @@
 //===- DriverDevice.cpp - Initialization and devices ----------------------===//
 //
-// cuda.h's initialization, version management and device management: one
-// device, "Mosaic PTX emulator (sm_90a)", with the limits of an H100 SXM.
+// cuda.h's initialization, version management and device management:
+// MOSAIC_EMULATOR_DEVICES devices, each "Mosaic PTX emulator (sm_90a)" with
+// the limits of an H100 SXM, told apart by their ordinals and UUIDs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +17,8 @@ using namespace mosaic::emulator::driver;
 
 namespace {
 
-std::optional<int> deviceAttribute(CUdevice_attribute attribute) {
+std::optional<int> deviceAttribute(CUdevice_attribute attribute,
+                                   CUdevice device) {
   switch (attribute) {
   case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
     return kMaxThreadsPerBlock;
@@ -59,6 +61,9 @@ std::optional<int> deviceAttribute(CUdevice_attribute attribute) {
   case CU_DEVICE_ATTRIBUTE_ECC_ENABLED:
     return 1;
   case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
+    // One bus per device, so that tools telling devices apart by their PCI
+    // address see different ones.
+    return device;
   case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID:
   case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID:
   case CU_DEVICE_ATTRIBUTE_TCC_DRIVER:
@@ -102,14 +107,19 @@ std::optional<int> deviceAttribute(CUdevice_attribute attribute) {
     return 1;
   case CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT:
     return 4;
+  // Virtual memory management, with POSIX file descriptors to share it
+  // (DriverVirtualMemory.cpp).
+  case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+  case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
+    return 1;
   // What the emulator does not provide: no managed memory, memory pools,
-  // virtual memory management, cooperative launches, host registration,
-  // IPC or multi-GPU boards.
+  // cooperative launches, host registration, legacy IPC, fabric handles
+  // or multi-GPU boards.
   case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
   case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
   case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
   case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
-  case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+  case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED:
   case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
   case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:
   case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED:
@@ -153,7 +163,7 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuDeviceGetCount(int *count) {
   Lock lock(state().mutex);
   MOSAIC_EMU_TRY(requireInit(__func__));
   MOSAIC_EMU_TRY(nonNull(__func__, count, "count"));
-  *count = 1;
+  *count = static_cast<int>(deviceCount());
   return CUDA_SUCCESS;
 }
 
@@ -184,7 +194,7 @@ cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
   Lock lock(state().mutex);
   MOSAIC_EMU_TRY(requireDevice(__func__, dev));
   MOSAIC_EMU_TRY(nonNull(__func__, pi, "pi"));
-  std::optional<int> value = deviceAttribute(attrib);
+  std::optional<int> value = deviceAttribute(attrib, dev);
   if (!value)
     return fail(CUDA_ERROR_INVALID_VALUE, __func__,
                 "device attribute " + std::to_string(int(attrib)) +
@@ -218,6 +228,9 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) {
   Lock lock(state().mutex);
   MOSAIC_EMU_TRY(requireDevice(__func__, dev));
   MOSAIC_EMU_TRY(nonNull(__func__, uuid, "uuid"));
-  std::memcpy(uuid->bytes, "MosaicEmulator90", sizeof(uuid->bytes));
+  // 14 bytes of name, then the ordinal (big-endian): one UUID per device.
+  std::memcpy(uuid->bytes, "MosaicEmu sm90", 14);
+  uuid->bytes[14] = static_cast<char>(dev >> 8);
+  uuid->bytes[15] = static_cast<char>(dev & 0xff);
   return CUDA_SUCCESS;
 }

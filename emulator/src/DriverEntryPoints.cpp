@@ -319,6 +319,10 @@ const Procedure kProcedures[] = {
     MOSAIC_EMU_PROC("cuCtxGetDevice", 13000, cuCtxGetDevice_v2),
     MOSAIC_EMU_PROC("cuCtxSynchronize", 2000, cuCtxSynchronize),
     MOSAIC_EMU_PROC("cuCtxSynchronize", 13000, cuCtxSynchronize_v2),
+    MOSAIC_EMU_PROC("cuDeviceCanAccessPeer", 4000, cuDeviceCanAccessPeer),
+    MOSAIC_EMU_PROC("cuDeviceGetP2PAttribute", 8000, cuDeviceGetP2PAttribute),
+    MOSAIC_EMU_PROC("cuCtxEnablePeerAccess", 4000, cuCtxEnablePeerAccess),
+    MOSAIC_EMU_PROC("cuCtxDisablePeerAccess", 4000, cuCtxDisablePeerAccess),
     MOSAIC_EMU_PROC("cuMemAlloc", 2000, cuMemAlloc),
     MOSAIC_EMU_PROC("cuMemAlloc", 3020, cuMemAlloc_v2),
     MOSAIC_EMU_PROC("cuMemFree", 2000, cuMemFree),
@@ -331,6 +335,27 @@ const Procedure kProcedures[] = {
     MOSAIC_EMU_PROC("cuMemGetAddressRange", 2000, cuMemGetAddressRange),
     MOSAIC_EMU_PROC("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2),
     MOSAIC_EMU_PROC("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
+    MOSAIC_EMU_PROC("cuPointerGetAttributes", 7000, cuPointerGetAttributes),
+    MOSAIC_EMU_PROC("cuMemcpyPeer", 4000, cuMemcpyPeer),
+    MOSAIC_EMU_PROC("cuMemcpyPeerAsync", 4000, cuMemcpyPeerAsync),
+    MOSAIC_EMU_PROC("cuMemGetAllocationGranularity", 10020,
+                    cuMemGetAllocationGranularity),
+    MOSAIC_EMU_PROC("cuMemCreate", 10020, cuMemCreate),
+    MOSAIC_EMU_PROC("cuMemRelease", 10020, cuMemRelease),
+    MOSAIC_EMU_PROC("cuMemAddressReserve", 10020, cuMemAddressReserve),
+    MOSAIC_EMU_PROC("cuMemAddressFree", 10020, cuMemAddressFree),
+    MOSAIC_EMU_PROC("cuMemMap", 10020, cuMemMap),
+    MOSAIC_EMU_PROC("cuMemUnmap", 10020, cuMemUnmap),
+    MOSAIC_EMU_PROC("cuMemSetAccess", 10020, cuMemSetAccess),
+    MOSAIC_EMU_PROC("cuMemGetAccess", 10020, cuMemGetAccess),
+    MOSAIC_EMU_PROC("cuMemExportToShareableHandle", 10020,
+                    cuMemExportToShareableHandle),
+    MOSAIC_EMU_PROC("cuMemImportFromShareableHandle", 10020,
+                    cuMemImportFromShareableHandle),
+    MOSAIC_EMU_PROC("cuMemGetAllocationPropertiesFromHandle", 10020,
+                    cuMemGetAllocationPropertiesFromHandle),
+    MOSAIC_EMU_PROC("cuMemRetainAllocationHandle", 11000,
+                    cuMemRetainAllocationHandle),
     MOSAIC_EMU_PROC("cuMemcpy", 4000, cuMemcpy),
     MOSAIC_EMU_PROC("cuMemcpyAsync", 4000, cuMemcpyAsync),
     MOSAIC_EMU_PROC("cuMemcpyHtoD", 2000, cuMemcpyHtoD),
@@ -398,7 +423,8 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(
   MOSAIC_EMU_TRY(nonNull(__func__, symbol, "symbol"));
   MOSAIC_EMU_TRY(nonNull(__func__, pfn, "pfn"));
   // The per-thread default stream variants are the same functions here:
-  // every stream is synchronous.
+  // every default stream handle is the context's one default stream
+  // (DriverQueue.cpp).
   (void)flags;
   *pfn = nullptr;
   const Procedure *best = nullptr;

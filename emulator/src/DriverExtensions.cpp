@@ -1,6 +1,8 @@
 //===- DriverExtensions.cpp - The emulator's own entry points -------------===//
 //
 // What Extensions.h declares: the last report, error and launch counts.
+// The report and the counts are of launches: asking for them runs the
+// queued work first, as a synchronization would.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,8 +14,16 @@ using namespace mosaic::emulator::driver;
 
 MOSAIC_EMU_EXPORT int mosaicEmulatorIsEmulator(void) { return 1; }
 
+namespace {
+void runQueuedWorkIfInitialized() {
+  if (state().options && state().options->ok())
+    runQueuedWork();
+}
+} // namespace
+
 MOSAIC_EMU_EXPORT const char *mosaicEmulatorLastReport(void) {
   Lock lock(state().mutex);
+  runQueuedWorkIfInitialized();
   return state().lastReport.c_str();
 }
 
@@ -28,6 +38,7 @@ mosaicEmulatorLastLaunchCounts(unsigned long long *warpInstructions,
                                double *seconds) {
   const State &s = state();
   Lock lock(state().mutex);
+  runQueuedWorkIfInitialized();
   if (warpInstructions)
     *warpInstructions = s.lastWarpInstructions;
   if (threadInstructions)

@@ -1,8 +1,8 @@
 //===- DriverLaunch.cpp - Kernel launches ---------------------------------===//
 //
 // cuda.h's execution control: cuLaunchKernel and cuLaunchKernelEx check
-// the launch against the device and the kernel, then run it to completion
-// on the emulator.
+// the launch against the device and the kernel, then queue it on its
+// stream (DriverQueue.cpp), to run on the context's device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -193,32 +193,22 @@ CUresult clusterShape(const char *function, const Function &f,
   return CUDA_SUCCESS;
 }
 
-/// The error a GPU reports for a fault of this kind.
-CUresult faultCode(FaultKind kind) {
-  switch (kind) {
-  case FaultKind::IllegalAddress:
-    return CUDA_ERROR_ILLEGAL_ADDRESS;
-  case FaultKind::MisalignedAddress:
-    return CUDA_ERROR_MISALIGNED_ADDRESS;
-  case FaultKind::IllegalInstruction:
-    return CUDA_ERROR_ILLEGAL_INSTRUCTION;
-  case FaultKind::Configuration:
-  case FaultKind::Unspecified:
-  case FaultKind::Hazard:
-    break;
-  }
-  return CUDA_ERROR_LAUNCH_FAILED;
-}
-
 CUresult launchFunction(const char *function, CUfunction handle,
                         const LaunchRequest &request, void **kernelParams,
                         void **extra) {
-  State &s = state();
   Context *context = nullptr;
   MOSAIC_EMU_TRY(current(function, context));
   Function *f = nullptr;
   MOSAIC_EMU_TRY(findFunction(function, handle, f));
   MOSAIC_EMU_TRY(checkStream(function, request.stream));
+  if (Stream *stream = streamKey(request.stream);
+      stream && stream->context != context)
+    return fail(CUDA_ERROR_INVALID_HANDLE, function,
+                "stream " + hex(reinterpret_cast<uint64_t>(request.stream)) +
+                    " belongs to a context of device " +
+                    std::to_string(stream->context->device) +
+                    ", not to the current context (device " +
+                    std::to_string(context->device) + ")");
   MOSAIC_EMU_TRY(checkShape(function, *f, request));
   LaunchConfig config;
   MOSAIC_EMU_TRY(clusterShape(function, *f, request, config.cluster));
@@ -228,24 +218,20 @@ CUresult launchFunction(const char *function, CUfunction handle,
   config.block = request.block;
   config.dynamicSharedBytes = request.sharedBytes;
 
-  LaunchReport report =
-      launch(*f->module->module, f->info->name, config, s.memory, **s.options);
-  s.lastWarpInstructions = report.warpInstructions;
-  s.lastThreadInstructions = report.threadInstructions;
-  s.lastSeconds = report.seconds;
-  if (!report.ok) {
-    s.lastReport = report.message;
-    CUresult code = faultCode(report.kind);
-    context->fault = Context::StickyFault{code, report.message};
-    failLoudly(code, function, report.message);
-    // A kernel's fault surfaces at the next call, as on a GPU, where the
-    // launch returns before the kernel runs.
-    if (report.kind != FaultKind::Configuration)
-      return CUDA_SUCCESS;
-    return code;
+  QueuedWork work;
+  work.context = context;
+  work.function = function;
+  work.module = f->module->module;
+  work.launch.module = work.module.get();
+  work.launch.kernel = f->info->name;
+  work.launch.config = std::move(config);
+  work.launch.device = context->device;
+  work.completionEvents = request.completionEvents;
+  uint64_t sequence = queueWork(request.stream, std::move(work));
+  for (Event *event : request.completionEvents) {
+    event->recorded.reset();
+    event->pending = sequence;
   }
-  for (Event *event : request.completionEvents)
-    event->recorded = Clock::now();
   return CUDA_SUCCESS;
 }
 
@@ -309,10 +295,10 @@ cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
                     "device-updatable kernel nodes belong to graphs, which "
                     "the emulator does not have");
       break;
-    // Hints and orderings that a synchronous, one-launch-at-a-time device
-    // satisfies as it is: the regular cluster shape is a valid choice for a
-    // preferred one, and a launch that waits for its predecessor is a valid
-    // programmatic serialization.
+    // Hints and orderings that a device running each stream's launches one
+    // after another satisfies as it is: the regular cluster shape is a valid
+    // choice for a preferred one, and a launch that waits for its predecessor
+    // is a valid programmatic serialization.
     case CU_LAUNCH_ATTRIBUTE_IGNORE:
     case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
     case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:

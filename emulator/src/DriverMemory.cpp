@@ -1,13 +1,16 @@
 //===- DriverMemory.cpp - Memory ------------------------------------------===//
 //
 // cuda.h's memory management: device and pinned host allocations in the
-// emulator's DeviceMemory, copies and memsets (complete on return).
+// emulator's DeviceMemory, owned by the current context's device; copies
+// and memsets, including between devices, which run the queued work first
+// and complete on return.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Driver.h"
 
 #include <cstring>
+#include <optional>
 
 using namespace mosaic::emulator;
 using namespace mosaic::emulator::driver;
@@ -63,17 +66,22 @@ CUresult allocate(const char *function, Context *context, MemoryKind kind,
   State &s = state();
   if (bytes == 0)
     return fail(CUDA_ERROR_INVALID_VALUE, function, "cannot allocate 0 bytes");
-  Expected<uint64_t> block = s.memory.allocate(bytes);
+  Expected<uint64_t> block = s.memory.allocate(bytes, context->device);
   if (!block.ok())
     return fail(CUDA_ERROR_OUT_OF_MEMORY, function, block.message());
   address = *block;
-  s.allocations[address] = Allocation{context, kind, s.nextBufferId++};
+  s.allocations[address] =
+      Allocation{context, kind, s.nextBufferId++, context->device};
   return CUDA_SUCCESS;
 }
 
 CUresult release(const char *function, uint64_t address, MemoryKind kind) {
   State &s = state();
   auto found = s.allocations.find(address);
+  if (found != s.allocations.end() && found->second.kind == MemoryKind::Mapping)
+    return fail(CUDA_ERROR_INVALID_VALUE, function,
+                hex(address) + " is a virtual-memory mapping: unmap it with "
+                               "cuMemUnmap");
   if (found != s.allocations.end() && found->second.kind != kind)
     return fail(CUDA_ERROR_INVALID_VALUE, function,
                 hex(address) +
@@ -91,6 +99,7 @@ CUresult release(const char *function, uint64_t address, MemoryKind kind) {
 CUresult copy(const char *function, uint64_t destination, uint64_t source,
               size_t bytes, bool destinationOnDevice, bool sourceOnDevice,
               CUstream stream) {
+  MOSAIC_EMU_TRY(observeQueuedWork(function));
   Context *context = nullptr;
   MOSAIC_EMU_TRY(current(function, context));
   MOSAIC_EMU_TRY(checkStream(function, stream));
@@ -112,6 +121,7 @@ CUresult copy(const char *function, uint64_t destination, uint64_t source,
 
 CUresult unifiedCopy(const char *function, CUdeviceptr destination,
                      CUdeviceptr source, size_t bytes, CUstream stream) {
+  MOSAIC_EMU_TRY(observeQueuedWork(function));
   Context *context = nullptr;
   MOSAIC_EMU_TRY(current(function, context));
   MOSAIC_EMU_TRY(checkStream(function, stream));
@@ -131,6 +141,7 @@ CUresult unifiedCopy(const char *function, CUdeviceptr destination,
 template <typename T>
 CUresult fill(const char *function, CUdeviceptr destination, T value,
               size_t count, CUstream stream) {
+  MOSAIC_EMU_TRY(observeQueuedWork(function));
   Context *context = nullptr;
   MOSAIC_EMU_TRY(current(function, context));
   MOSAIC_EMU_TRY(checkStream(function, stream));
@@ -168,6 +179,7 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr,
 
 MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr dptr) {
   Lock lock(state().mutex);
+  MOSAIC_EMU_TRY(observeQueuedWork(__func__));
   Context *context = nullptr;
   MOSAIC_EMU_TRY(current(__func__, context));
   return release(__func__, dptr, MemoryKind::Device);
@@ -187,6 +199,7 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemAllocHost(void **pp, size_t bytesize) {
 
 MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemFreeHost(void *p) {
   Lock lock(state().mutex);
+  MOSAIC_EMU_TRY(observeQueuedWork(__func__));
   Context *context = nullptr;
   MOSAIC_EMU_TRY(current(__func__, context));
   return release(__func__, reinterpret_cast<uint64_t>(p),
@@ -214,7 +227,7 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *pbase,
   Context *context = nullptr;
   MOSAIC_EMU_TRY(current(__func__, context));
   auto block = s.memory.range(dptr);
-  if (!block || s.allocations.at(block->first).kind != MemoryKind::Device)
+  if (!block || s.allocations.at(block->first).kind == MemoryKind::PinnedHost)
     return fail(CUDA_ERROR_NOT_FOUND, __func__,
                 hex(dptr) + " is in no device allocation");
   if (pbase)
@@ -223,6 +236,68 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *pbase,
     *psize = block->second;
   return CUDA_SUCCESS;
 }
+
+namespace {
+
+/// One pointer attribute of the allocation `block` (null when `ptr` is in
+/// none, for cuPointerGetAttributes' defaults) into `data`.
+CUresult
+pointerAttribute(const char *function, void *data,
+                 CUpointer_attribute attribute, CUdeviceptr ptr,
+                 const std::optional<std::pair<uint64_t, uint64_t>> &block) {
+  const Allocation *allocation =
+      block ? &state().allocations.at(block->first) : nullptr;
+  bool device = allocation && allocation->kind != MemoryKind::PinnedHost;
+  switch (attribute) {
+  case CU_POINTER_ATTRIBUTE_CONTEXT:
+    *static_cast<CUcontext *>(data) =
+        reinterpret_cast<CUcontext>(allocation ? allocation->context : nullptr);
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+    *static_cast<unsigned int *>(data) = !allocation ? 0u
+                                         : device
+                                             ? unsigned(CU_MEMORYTYPE_DEVICE)
+                                             : unsigned(CU_MEMORYTYPE_HOST);
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+    // Unified addressing: pinned host memory has the same device address.
+    *static_cast<CUdeviceptr *>(data) = allocation ? ptr : 0;
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+    if (device)
+      return fail(CUDA_ERROR_INVALID_VALUE, function,
+                  hex(ptr) + " is device memory, which the host cannot "
+                             "access directly");
+    *static_cast<void **>(data) =
+        allocation ? reinterpret_cast<void *>(ptr) : nullptr;
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+    *static_cast<unsigned long long *>(data) =
+        allocation ? allocation->bufferId : 0;
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+    *static_cast<int *>(data) = allocation ? int(allocation->device) : -2;
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+    *static_cast<CUdeviceptr *>(data) = block ? block->first : 0;
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+    *static_cast<size_t *>(data) = block ? block->second : 0;
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_MAPPED:
+    *static_cast<bool *>(data) = allocation != nullptr;
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+    *static_cast<bool *>(data) = false;
+    return CUDA_SUCCESS;
+  default:
+    return fail(CUDA_ERROR_INVALID_VALUE, function,
+                "pointer attribute " + std::to_string(int(attribute)) +
+                    " is not modelled by the emulator");
+  }
+}
+
+} // namespace
 
 MOSAIC_EMU_EXPORT CUresult CUDAAPI cuPointerGetAttribute(
     void *data, CUpointer_attribute attribute, CUdeviceptr ptr) {
@@ -235,45 +310,33 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuPointerGetAttribute(
   if (!block)
     return fail(CUDA_ERROR_INVALID_VALUE, __func__,
                 hex(ptr) + " is in no allocation of the driver");
-  const Allocation &allocation = s.allocations.at(block->first);
-  bool device = allocation.kind == MemoryKind::Device;
-  switch (attribute) {
-  case CU_POINTER_ATTRIBUTE_CONTEXT:
-    *static_cast<CUcontext *>(data) =
-        reinterpret_cast<CUcontext>(allocation.context);
-    return CUDA_SUCCESS;
-  case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-    *static_cast<unsigned int *>(data) =
-        device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
-    return CUDA_SUCCESS;
-  case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-    // Unified addressing: pinned host memory has the same device address.
-    *static_cast<CUdeviceptr *>(data) = ptr;
-    return CUDA_SUCCESS;
-  case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-    if (device)
-      return fail(CUDA_ERROR_INVALID_VALUE, __func__,
-                  hex(ptr) + " is device memory, which the host cannot "
-                             "access directly");
-    *static_cast<void **>(data) = reinterpret_cast<void *>(ptr);
-    return CUDA_SUCCESS;
-  case CU_POINTER_ATTRIBUTE_BUFFER_ID:
-    *static_cast<unsigned long long *>(data) = allocation.bufferId;
-    return CUDA_SUCCESS;
-  case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-    *static_cast<int *>(data) = 0;
-    return CUDA_SUCCESS;
-  case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-    *static_cast<CUdeviceptr *>(data) = block->first;
-    return CUDA_SUCCESS;
-  case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-    *static_cast<size_t *>(data) = block->second;
-    return CUDA_SUCCESS;
-  default:
-    return fail(CUDA_ERROR_INVALID_VALUE, __func__,
-                "pointer attribute " + std::to_string(int(attribute)) +
-                    " is not modelled by the emulator");
+  return pointerAttribute(__func__, data, attribute, ptr, block);
+}
+
+MOSAIC_EMU_EXPORT CUresult CUDAAPI cuPointerGetAttributes(
+    unsigned int numAttributes, CUpointer_attribute *attributes, void **data,
+    CUdeviceptr ptr) {
+  State &s = state();
+  Lock lock(s.mutex);
+  Context *context = nullptr;
+  MOSAIC_EMU_TRY(current(__func__, context));
+  if (numAttributes > 0) {
+    MOSAIC_EMU_TRY(nonNull(__func__, attributes, "attributes"));
+    MOSAIC_EMU_TRY(nonNull(__func__, data, "data"));
   }
+  // Unlike cuPointerGetAttribute, a pointer in no allocation is no error:
+  // every attribute gets its null value.
+  auto block = s.memory.range(ptr);
+  for (unsigned i = 0; i < numAttributes; ++i) {
+    MOSAIC_EMU_TRY(nonNull(__func__, data[i], "data[i]"));
+    if (!block && attributes[i] == CU_POINTER_ATTRIBUTE_HOST_POINTER) {
+      *static_cast<void **>(data[i]) = nullptr;
+      continue;
+    }
+    MOSAIC_EMU_TRY(
+        pointerAttribute(__func__, data[i], attributes[i], ptr, block));
+  }
+  return CUDA_SUCCESS;
 }
 
 MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src,
@@ -376,4 +439,40 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice,
                                                     CUstream hStream) {
   Lock lock(state().mutex);
   return fill(__func__, dstDevice, ui, N, hStream);
+}
+
+namespace {
+
+/// cuMemcpyPeer(Async): both contexts must be usable; addresses are unified,
+/// so the copy itself is a device-to-device copy.
+CUresult peerCopy(const char *function, CUdeviceptr destination,
+                  CUcontext destinationContext, CUdeviceptr source,
+                  CUcontext sourceContext, size_t bytes, CUstream stream) {
+  MOSAIC_EMU_TRY(observeQueuedWork(function));
+  for (CUcontext handle : {destinationContext, sourceContext}) {
+    Context *context = nullptr;
+    MOSAIC_EMU_TRY(findContext(function, handle, context));
+    MOSAIC_EMU_TRY(usable(function, context));
+  }
+  return copy(function, destination, source, bytes, true, true, stream);
+}
+
+} // namespace
+
+MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice,
+                                                CUcontext dstContext,
+                                                CUdeviceptr srcDevice,
+                                                CUcontext srcContext,
+                                                size_t ByteCount) {
+  Lock lock(state().mutex);
+  return peerCopy(__func__, dstDevice, dstContext, srcDevice, srcContext,
+                  ByteCount, nullptr);
+}
+
+MOSAIC_EMU_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync(
+    CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+    CUcontext srcContext, size_t ByteCount, CUstream hStream) {
+  Lock lock(state().mutex);
+  return peerCopy(__func__, dstDevice, dstContext, srcDevice, srcContext,
+                  ByteCount, hStream);
 }

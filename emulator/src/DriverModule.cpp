@@ -172,6 +172,7 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuModuleLoad(CUmodule *module,
 MOSAIC_EMU_EXPORT CUresult CUDAAPI cuModuleUnload(CUmodule hmod) {
   State &s = state();
   Lock lock(s.mutex);
+  MOSAIC_EMU_TRY(observeQueuedWork(__func__));
   Context *context = nullptr;
   MOSAIC_EMU_TRY(current(__func__, context));
   LoadedModule *module = nullptr;

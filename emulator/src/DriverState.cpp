@@ -73,20 +73,57 @@ CUresult requireInit(const char *function) {
   return CUDA_SUCCESS;
 }
 
+uint32_t deviceCount() { return (*state().options)->devices; }
+
 CUresult requireDevice(const char *function, CUdevice device) {
   MOSAIC_EMU_TRY(requireInit(function));
-  if (device != 0)
+  uint32_t count = deviceCount();
+  if (device < 0 || uint32_t(device) >= count)
     return fail(CUDA_ERROR_INVALID_DEVICE, function,
                 "device " + std::to_string(device) +
-                    " does not exist; the emulator has one device, 0");
+                    " does not exist; the emulator has " +
+                    (count == 1 ? std::string("one device, 0")
+                                : std::to_string(count) + " devices, 0 to " +
+                                      std::to_string(count - 1)) +
+                    " (MOSAIC_EMULATOR_DEVICES)");
   return CUDA_SUCCESS;
 }
 
+Context &primaryContext(CUdevice device) {
+  return state().primaries[static_cast<size_t>(device)];
+}
+
+namespace {
+/// The device whose primary context `context` is, if it is one. Compares
+/// addresses only: `context` may be any handle a program passed.
+std::optional<uint32_t> primaryOf(const Context *context) {
+  const State &s = state();
+  auto address = reinterpret_cast<uintptr_t>(context);
+  auto first = reinterpret_cast<uintptr_t>(s.primaries.data());
+  auto end =
+      reinterpret_cast<uintptr_t>(s.primaries.data() + s.primaries.size());
+  if (address < first || address >= end ||
+      (address - first) % sizeof(Context) != 0)
+    return std::nullopt;
+  return static_cast<uint32_t>((address - first) / sizeof(Context));
+}
+} // namespace
+
 bool live(const Context *context) {
   const State &s = state();
-  if (context == &s.primary)
-    return s.primaryRetains > 0;
+  if (auto device = primaryOf(context))
+    return s.primaryRetains[*device] > 0;
   return s.contexts.count(const_cast<Context *>(context)) != 0;
+}
+
+CUresult findContext(const char *function, CUcontext handle, Context *&out) {
+  Context *context = reinterpret_cast<Context *>(handle);
+  if (!context || !live(context))
+    return fail(CUDA_ERROR_INVALID_CONTEXT, function,
+                "context " + hex(reinterpret_cast<uint64_t>(handle)) +
+                    " is not a live context");
+  out = context;
+  return CUDA_SUCCESS;
 }
 
 CUresult usable(const char *function, Context *context) {
@@ -166,6 +203,7 @@ CUresult findModule(const char *function, CUmodule handle, LoadedModule *&out) {
 
 void destroyResources(Context *context) {
   State &s = state();
+  runQueuedWork();
   for (auto it = s.allocations.begin(); it != s.allocations.end();) {
     if (it->second.context == context) {
       (void)s.memory.free(it->first);
@@ -187,7 +225,33 @@ void destroyResources(Context *context) {
     it = it->second->context == context ? s.streams.erase(it) : std::next(it);
   for (auto it = s.events.begin(); it != s.events.end();)
     it = it->second->context == context ? s.events.erase(it) : std::next(it);
+  context->peers.clear();
+  for (auto &[handle, other] : s.contexts)
+    other->peers.erase(context);
+  for (Context &other : s.primaries)
+    other.peers.erase(context);
+  updatePeerAccess();
   context->fault.reset();
+}
+
+void updatePeerAccess() {
+  State &s = state();
+  uint32_t count = deviceCount();
+  std::set<std::pair<uint32_t, uint32_t>> enabled;
+  auto collect = [&](const Context &context) {
+    if (!live(&context))
+      return;
+    for (const Context *peer : context.peers)
+      enabled.insert({context.device, peer->device});
+  };
+  for (const Context &primary : s.primaries)
+    collect(primary);
+  for (const auto &[handle, context] : s.contexts)
+    collect(*context);
+  for (uint32_t from = 0; from < count; ++from)
+    for (uint32_t to = 0; to < count; ++to)
+      if (from != to)
+        s.memory.setPeerAccess(from, to, enabled.count({from, to}) != 0);
 }
 
 } // namespace mosaic::emulator::driver

@@ -1,7 +1,8 @@
 //===- DriverStream.cpp - Streams and events ------------------------------===//
 //
-// cuda.h's stream management and event management: every stream is
-// synchronous, so streams and events are bookkeeping and timestamps.
+// cuda.h's stream management and event management: streams hold queued
+// launches and event records (DriverQueue.cpp); synchronizing and querying
+// run the queued work of every stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,12 +50,17 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream hStream) {
     return fail(CUDA_ERROR_INVALID_HANDLE, __func__,
                 "stream " + hex(reinterpret_cast<uint64_t>(hStream)) +
                     " is not a stream created by cuStreamCreate");
+  // The stream's work still runs, as on a GPU; run it now, while the
+  // stream's flags still order it.
+  runQueuedWork();
+  s.streamWaits.erase({found->second->context, found->first});
   s.streams.erase(found);
   return CUDA_SUCCESS;
 }
 
 MOSAIC_EMU_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
   Lock lock(state().mutex);
+  MOSAIC_EMU_TRY(observeQueuedWork(__func__));
   Context *context = nullptr;
   MOSAIC_EMU_TRY(current(__func__, context));
   return checkStream(__func__, hStream);
@@ -62,6 +68,7 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
 
 MOSAIC_EMU_EXPORT CUresult CUDAAPI cuStreamQuery(CUstream hStream) {
   Lock lock(state().mutex);
+  MOSAIC_EMU_TRY(observeQueuedWork(__func__));
   Context *context = nullptr;
   MOSAIC_EMU_TRY(current(__func__, context));
   return checkStream(__func__, hStream);
@@ -76,7 +83,10 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream,
   MOSAIC_EMU_TRY(checkStream(__func__, hStream));
   Event *event = nullptr;
   MOSAIC_EMU_TRY(findEvent(__func__, hEvent, event));
-  (void)Flags;
+  if (Flags & ~unsigned(CU_EVENT_WAIT_EXTERNAL))
+    return fail(CUDA_ERROR_INVALID_VALUE, __func__,
+                "`Flags` " + hex(Flags) + " has unknown bits");
+  waitForEvent(context, hStream, event);
   return CUDA_SUCCESS;
 }
 
@@ -111,6 +121,7 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuEventDestroy(CUevent hEvent) {
   MOSAIC_EMU_TRY(current(__func__, context));
   Event *event = nullptr;
   MOSAIC_EMU_TRY(findEvent(__func__, hEvent, event));
+  forgetEvent(event);
   s.events.erase(event);
   return CUDA_SUCCESS;
 }
@@ -127,7 +138,7 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent,
   if (flags & ~unsigned(CU_EVENT_RECORD_EXTERNAL))
     return fail(CUDA_ERROR_INVALID_VALUE, __func__,
                 "`flags` " + hex(flags) + " has unknown bits");
-  event->recorded = Clock::now();
+  recordEvent(event, context, hStream);
   return CUDA_SUCCESS;
 }
 
@@ -138,6 +149,7 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuEventRecord(CUevent hEvent,
 
 MOSAIC_EMU_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
   Lock lock(state().mutex);
+  MOSAIC_EMU_TRY(observeQueuedWork(__func__));
   Context *context = nullptr;
   MOSAIC_EMU_TRY(current(__func__, context));
   Event *event = nullptr;
@@ -146,6 +158,7 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
 
 MOSAIC_EMU_EXPORT CUresult CUDAAPI cuEventQuery(CUevent hEvent) {
   Lock lock(state().mutex);
+  MOSAIC_EMU_TRY(observeQueuedWork(__func__));
   Context *context = nullptr;
   MOSAIC_EMU_TRY(current(__func__, context));
   Event *event = nullptr;
@@ -156,6 +169,7 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds,
                                                       CUevent hStart,
                                                       CUevent hEnd) {
   Lock lock(state().mutex);
+  MOSAIC_EMU_TRY(observeQueuedWork(__func__));
   Context *context = nullptr;
   MOSAIC_EMU_TRY(current(__func__, context));
   MOSAIC_EMU_TRY(nonNull(__func__, pMilliseconds, "pMilliseconds"));

@@ -6,6 +6,10 @@
 // The runtime uses them through dlsym only, so it runs unchanged on a real
 // driver, which lacks them.
 //
+// Launches are queued on their streams; mosaicEmulatorLastReport and
+// mosaicEmulatorLastLaunchCounts first run every queued launch, as a
+// synchronization would, so that they describe the launches made so far.
+//
 // Strings returned stay valid until the next call into the driver that
 // fails (mosaicEmulatorLastError) or the next launch that fails
 // (mosaicEmulatorLastReport).
@@ -38,7 +42,9 @@ MOSAIC_EMULATOR_EXTENSION const char *mosaicEmulatorLastError(void);
 
 /* What the last launch (successful or not) executed: warp instructions,
    thread instructions (one per active thread of each warp instruction) and
-   host seconds. Any pointer may be null. */
+   host seconds. When the last launches ran as one co-scheduled group
+   (several streams or devices), the instruction counts are the group's
+   sums and the seconds its longest launch's. Any pointer may be null. */
 MOSAIC_EMULATOR_EXTENSION void
 mosaicEmulatorLastLaunchCounts(unsigned long long *warpInstructions,
                                unsigned long long *threadInstructions,
