@@ -171,12 +171,17 @@ using GroupArgument = std::variant<BufferArgument, SymmetricArgument>;
 /// waited on.
 class GroupLaunch {
 public:
+  GroupLaunch(GroupLaunch &&) = default;
+  GroupLaunch(const GroupLaunch &) = delete;
+  GroupLaunch &operator=(const GroupLaunch &) = delete;
+
   /// Launches each local device's instance on its stream, then waits for
   /// every stream; an error names the device (the first that failed).
   Status run() const;
 
 private:
   friend class GroupKernel;
+  GroupLaunch() = default;
   const DeviceGroup *group = nullptr;
   std::vector<Launch> launches; // One per local device.
 };
@@ -187,6 +192,10 @@ public:
   /// must outlive it.
   static Expected<GroupKernel> load(const DeviceGroup &group,
                                     const Manifest &manifest);
+
+  GroupKernel(GroupKernel &&) = default;
+  GroupKernel(const GroupKernel &) = delete;
+  GroupKernel &operator=(const GroupKernel &) = delete;
 
   const Manifest &manifest() const { return kernels.front().manifest(); }
 
