@@ -107,8 +107,7 @@ py::buffer_info hostBuffer(const rt::DeviceBuffer &device, py::buffer host,
 /// A kernel loaded from its manifest into one device's context on a
 /// backend (on the emulator, the manifest's PTX).
 struct LoadedKernel {
-  LoadedKernel(const std::string &manifestPath, rt::Backend backend,
-               int device)
+  LoadedKernel(const std::string &manifestPath, rt::Backend backend, int device)
       : backend(backend), device(device),
         kernel(load(manifestPath, backend, device)) {}
 
@@ -127,8 +126,8 @@ struct LoadedKernel {
       const std::vector<std::tuple<uint64_t, std::string, std::vector<int64_t>>>
           &buffers,
       uint64_t stream,
-      const std::optional<std::tuple<uint32_t, uint32_t,
-                                     std::vector<std::vector<uint64_t>>>>
+      const std::optional<
+          std::tuple<uint32_t, uint32_t, std::vector<std::vector<uint64_t>>>>
           &collective) {
     std::vector<rt::BufferArgument> arguments;
     for (const auto &[pointer, type, shape] : buffers)
@@ -180,8 +179,7 @@ struct Group {
     if (device >= group->deviceCount())
       throw py::value_error("`device` is " + std::to_string(device) +
                             ", but the group has " +
-                            std::to_string(group->deviceCount()) +
-                            " devices");
+                            std::to_string(group->deviceCount()) + " devices");
     if (!group->isLocal(device))
       throw py::value_error("`device` " + std::to_string(device) +
                             " belongs to another process (rank " +
@@ -227,8 +225,7 @@ struct GroupLoadedKernel {
         if (argument.size() != 3)
           throw py::type_error("each argument is (memory or pointer, element "
                                "type, shape)");
-        mosaic::ElementType type =
-            elementType(argument[1].cast<std::string>());
+        mosaic::ElementType type = elementType(argument[1].cast<std::string>());
         auto shape = argument[2].cast<std::vector<int64_t>>();
         if (py::isinstance<SymmetricMemory>(argument[0]))
           row.push_back(rt::SymmetricArgument{
@@ -334,23 +331,21 @@ void mosaic::python::registerRuntime(py::module_ &m) {
                               "A buffer at the same offset of every device's "
                               "allocation of a group's symmetric heap.")
       .def_property_readonly(
-          "size", [](const SymmetricMemory &memory) {
-            return memory.buffer.size();
-          })
-      .def_property_readonly("pointers",
-                             [](const SymmetricMemory &memory) {
-                               return std::vector<uint64_t>(
-                                   memory.buffer.allPointers().begin(),
-                                   memory.buffer.allPointers().end());
-                             },
-                             "Each device's copy, as this process addresses "
-                             "it.")
+          "size",
+          [](const SymmetricMemory &memory) { return memory.buffer.size(); })
+      .def_property_readonly(
+          "pointers",
+          [](const SymmetricMemory &memory) {
+            return std::vector<uint64_t>(memory.buffer.allPointers().begin(),
+                                         memory.buffer.allPointers().end());
+          },
+          "Each device's copy, as this process addresses "
+          "it.")
       .def(
           "upload",
           [](const SymmetricMemory &memory, unsigned device, py::buffer host) {
             memory.owner->checkLocal(device);
-            py::buffer_info info =
-                hostBytes(host, memory.buffer.size(), false);
+            py::buffer_info info = hostBytes(host, memory.buffer.size(), false);
             py::gil_scoped_release released;
             check(memory.buffer.upload(device, info.ptr));
           },
@@ -378,11 +373,13 @@ void mosaic::python::registerRuntime(py::module_ &m) {
           "pointer",
           [](const LocalMemory &memory) { return memory.buffer->pointer(); })
       .def_property_readonly(
-          "size", [](const LocalMemory &memory) { return memory.buffer->size(); })
+          "size",
+          [](const LocalMemory &memory) { return memory.buffer->size(); })
       .def(
           "upload",
           [](const LocalMemory &memory, py::buffer host) {
-            py::buffer_info info = hostBytes(host, memory.buffer->size(), false);
+            py::buffer_info info =
+                hostBytes(host, memory.buffer->size(), false);
             check(memory.owner->group->context(memory.device).makeCurrent());
             py::gil_scoped_release released;
             check(memory.buffer->upload(info.ptr));
@@ -467,18 +464,19 @@ void mosaic::python::registerRuntime(py::module_ &m) {
           "path (MOSAIC_GPU_RENDEZVOUS, else derived from "
           "TORCHELASTIC_RUN_ID or MASTER_PORT). Raises RuntimeError naming "
           "a missing or malformed variable.")
-      .def_property_readonly("backend",
-                             [](const Group &group) {
-                               return rt::backendName(group.backend);
-                             })
+      .def_property_readonly(
+          "backend",
+          [](const Group &group) { return rt::backendName(group.backend); })
       .def_property_readonly(
           "device_count",
           [](const Group &group) { return group.group->deviceCount(); })
       .def_property_readonly(
           "local_devices",
           [](const Group &group) { return group.group->localDevices(); })
-      .def("describe", [](const Group &group,
-                          unsigned device) { return group.group->describe(device); })
+      .def("describe",
+           [](const Group &group, unsigned device) {
+             return group.group->describe(device);
+           })
       .def(
           "allocate_symmetric",
           [](const std::shared_ptr<Group> &group, size_t bytes,

@@ -52,15 +52,15 @@ encodeCollectiveTable(uint32_t deviceId, uint32_t deviceCount,
     for (size_t i = 0; i < rows.size(); ++i)
       if (rows[i].size() != deviceCount)
         return Error{std::string(what) + " " + std::to_string(i) + " has " +
-                     std::to_string(rows[i].size()) + " entries, one per device " +
-                     "expected (" + std::to_string(deviceCount) + ")"};
+                     std::to_string(rows[i].size()) +
+                     " entries, one per device " + "expected (" +
+                     std::to_string(deviceCount) + ")"};
     return Status();
   };
   MOSAIC_RETURN_IF_ERROR(checkRows(peers, "symmetric buffer"));
   MOSAIC_RETURN_IF_ERROR(checkRows(maps, "peer tensor map"));
 
-  CollectiveTableLayout layout{deviceCount,
-                               static_cast<uint32_t>(peers.size()),
+  CollectiveTableLayout layout{deviceCount, static_cast<uint32_t>(peers.size()),
                                static_cast<uint32_t>(maps.size())};
   std::vector<uint8_t> bytes(layout.bytes(), 0);
   store32(bytes, CollectiveTableLayout::kDeviceIdOffset, deviceId);

@@ -201,7 +201,7 @@ std::optional<EmulatorCounts> Driver::emulatorCounts() const {
 Status Driver::requireMultiDevice(const std::string &what) const {
 #define MOSAIC_REQUIRE(name)                                                   \
   if (!name)                                                                   \
-    return Error{what + " needs `" MOSAIC_STRINGIFY(name) "`, which " +         \
+    return Error{what + " needs `" MOSAIC_STRINGIFY(name) "`, which " +        \
                  libraryName + " does not export"};
   MOSAIC_DRIVER_MULTI_DEVICE_FUNCTIONS(MOSAIC_REQUIRE)
 #undef MOSAIC_REQUIRE

@@ -255,9 +255,8 @@ Kernel::prepare(const std::vector<BufferArgument> &arguments) const {
   return prepareWith(arguments, nullptr);
 }
 
-Expected<Launch>
-Kernel::prepare(const std::vector<BufferArgument> &arguments,
-                const CollectiveArguments &collective) const {
+Expected<Launch> Kernel::prepare(const std::vector<BufferArgument> &arguments,
+                                 const CollectiveArguments &collective) const {
   return prepareWith(arguments, &collective);
 }
 
@@ -273,15 +272,13 @@ static Status checkCollective(const Manifest &m,
                  " devices"};
   std::vector<unsigned> symmetric = m.symmetricBuffers();
   if (collective.peers.size() != symmetric.size())
-    return Error{"`" + m.entry + "` has " +
-                 std::to_string(symmetric.size()) +
+    return Error{"`" + m.entry + "` has " + std::to_string(symmetric.size()) +
                  " symmetric buffer parameters, but the launch gives peers "
                  "for " +
                  std::to_string(collective.peers.size())};
   for (size_t s = 0; s < symmetric.size(); ++s) {
     const BufferParameter &buffer = m.buffers[symmetric[s]];
-    std::string what = "symmetric parameter " +
-                       std::to_string(buffer.index);
+    std::string what = "symmetric parameter " + std::to_string(buffer.index);
     const std::vector<CUdeviceptr> &row = collective.peers[s];
     if (row.size() != collective.deviceCount)
       return Error{what + " has " + std::to_string(row.size()) +
@@ -292,8 +289,7 @@ static Status checkCollective(const Manifest &m,
         return Error{what + ": device " + std::to_string(q) + "'s copy " +
                      formatAddress(row[q]) +
                      (row[q] ? " is not aligned to " +
-                                   std::to_string(buffer.alignment) +
-                                   " bytes"
+                                   std::to_string(buffer.alignment) + " bytes"
                              : " is null")};
     if (arguments[symmetric[s]].pointer != row[collective.deviceId])
       return Error{what + ": the argument " +
@@ -326,8 +322,7 @@ Kernel::prepareWith(const std::vector<BufferArgument> &arguments,
   for (const BufferArgument &argument : arguments)
     launch.pointers.push_back(argument.pointer);
   auto encode = [&](const TensorMapDescription &map, CUdeviceptr address,
-                    CUtensorMap &out,
-                    const std::string &where) -> Status {
+                    CUtensorMap &out, const std::string &where) -> Status {
     const BufferParameter &buffer = *m.bufferAt(map.buffer);
     Expected<TensorMapEncodeArgs> args =
         tensorMapEncodeArgs(map, buffer, address);
@@ -336,12 +331,10 @@ Kernel::prepareWith(const std::vector<BufferArgument> &arguments,
         cuda.cuTensorMapEncodeTiled(
             &out, args->dataType, args->rank, args->globalAddress,
             args->globalDim.data(), args->globalStrides.data(),
-            args->boxDim.data(), args->elementStrides.data(),
-            args->interleave, args->swizzle, args->l2Promotion,
-            args->oobFill),
+            args->boxDim.data(), args->elementStrides.data(), args->interleave,
+            args->swizzle, args->l2Promotion, args->oobFill),
         "tensor map " + std::to_string(map.index) + " for parameter " +
-            std::to_string(buffer.index) + where +
-            ": cuTensorMapEncodeTiled");
+            std::to_string(buffer.index) + where + ": cuTensorMapEncodeTiled");
   };
   launch.tensorMaps.resize(m.tensorMaps.size());
   for (const TensorMapDescription &map : m.tensorMaps)

@@ -3,8 +3,8 @@
 #include "mosaic/Runtime/Rendezvous.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <poll.h>
@@ -94,8 +94,8 @@ Status sendMessage(int socket, const Header &header, const std::string &bytes,
     return Error{systemError("sending to " + who)};
   size_t sent = 0;
   while (sent < bytes.size()) {
-    ssize_t n = ::send(socket, bytes.data() + sent, bytes.size() - sent,
-                       MSG_NOSIGNAL);
+    ssize_t n =
+        ::send(socket, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
@@ -152,8 +152,7 @@ Expected<Received> receiveMessage(int socket, Clock::time_point deadline,
   received.contribution.fd = fd;
   received.contribution.bytes.resize(received.header.length);
   Status body = receiveExactly(socket, received.contribution.bytes.data(),
-                               received.header.length, nullptr, deadline,
-                               who);
+                               received.header.length, nullptr, deadline, who);
   if (!body.ok()) {
     if (fd >= 0)
       ::close(fd);
@@ -276,7 +275,8 @@ Rendezvous::connect(const ProcessGroupOptions &options) {
         break;
       }
       uint32_t rank = hello->header.rank;
-      if (rank == 0 || rank >= options.worldSize || result->sockets[rank] >= 0 ||
+      if (rank == 0 || rank >= options.worldSize ||
+          result->sockets[rank] >= 0 ||
           hello->contribution.bytes != std::to_string(options.worldSize)) {
         ::close(peer);
         status = Error{where + ": a process connected as rank " +
@@ -353,8 +353,8 @@ Rendezvous::allGather(const std::string &bytes, int fd) {
       for (unsigned from = 0; from < world && status.ok(); ++from) {
         Header forward{from, static_cast<uint32_t>(all[from].bytes.size()),
                        all[from].fd >= 0 ? 1u : 0u};
-        status = sendMessage(sockets[r], forward, all[from].bytes,
-                             all[from].fd, rankName(r) + where);
+        status = sendMessage(sockets[r], forward, all[from].bytes, all[from].fd,
+                             rankName(r) + where);
       }
     if (!status.ok()) {
       closeReceived();

@@ -1,4 +1,4 @@
-//===- Symmetric.cpp - Devices, symmetric memory, launches that span devices ===//
+//===- Symmetric.cpp - Symmetric memory and launches on devices --------===//
 
 #include "mosaic/Runtime/Symmetric.h"
 
@@ -74,8 +74,7 @@ Expected<std::unique_ptr<DeviceGroup>> DeviceGroup::open(const Driver &driver,
 Expected<std::unique_ptr<DeviceGroup>>
 DeviceGroup::join(const Driver &driver, const ProcessGroupOptions &options) {
   if (options.worldSize > 1)
-    MOSAIC_RETURN_IF_ERROR(
-        driver.requireMultiDevice("the multi-process form"));
+    MOSAIC_RETURN_IF_ERROR(driver.requireMultiDevice("the multi-process form"));
   std::unique_ptr<DeviceGroup> group(new DeviceGroup());
   group->cuda = &driver;
   group->count = options.worldSize;
@@ -115,15 +114,14 @@ DeviceGroup::join(const Driver &driver, const ProcessGroupOptions &options) {
 
 Status DeviceGroup::checkPeerAccess(unsigned from, unsigned to) const {
   CUdevice a = 0, b = 0;
-  MOSAIC_RETURN_IF_ERROR(cuda->check(
-      cuda->cuDeviceGet(&a, deviceOrdinals[from]), "cuDeviceGet"));
+  MOSAIC_RETURN_IF_ERROR(
+      cuda->check(cuda->cuDeviceGet(&a, deviceOrdinals[from]), "cuDeviceGet"));
   MOSAIC_RETURN_IF_ERROR(
       cuda->check(cuda->cuDeviceGet(&b, deviceOrdinals[to]), "cuDeviceGet"));
   int can = 0;
   MOSAIC_RETURN_IF_ERROR(cuda->check(cuda->cuDeviceCanAccessPeer(&can, a, b),
-                                     "cuDeviceCanAccessPeer(" +
-                                         describe(from) + ", " + describe(to) +
-                                         ")"));
+                                     "cuDeviceCanAccessPeer(" + describe(from) +
+                                         ", " + describe(to) + ")"));
   if (!can)
     return Error{describe(from) + " cannot access the memory of " +
                  describe(to) +
@@ -219,10 +217,10 @@ SymmetricHeap::create(const DeviceGroup &group, size_t segmentBytes) {
   for (unsigned d : group.localDevices()) {
     CUmemAllocationProp prop = allocationProperties(group.ordinals()[d]);
     size_t grain = 0;
-    MOSAIC_RETURN_IF_ERROR(cuda.check(
-        cuda.cuMemGetAllocationGranularity(
-            &grain, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
-        group.describe(d) + ": cuMemGetAllocationGranularity"));
+    MOSAIC_RETURN_IF_ERROR(
+        cuda.check(cuda.cuMemGetAllocationGranularity(
+                       &grain, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+                   group.describe(d) + ": cuMemGetAllocationGranularity"));
     heap->grain = std::max(heap->grain, grain);
   }
   if (Rendezvous *others = group.rendezvous()) {
@@ -250,20 +248,20 @@ SymmetricHeap::createSegment(size_t bytes) {
   std::string size = std::to_string(bytes) + " bytes";
   for (unsigned d : group->localDevices()) {
     CUmemAllocationProp prop = allocationProperties(group->ordinals()[d]);
-    MOSAIC_RETURN_IF_ERROR(cuda.check(
-        cuda.cuMemCreate(&segment->handles[d], bytes, &prop, 0),
-        group->describe(d) + ": cuMemCreate(" + size + ")"));
+    MOSAIC_RETURN_IF_ERROR(
+        cuda.check(cuda.cuMemCreate(&segment->handles[d], bytes, &prop, 0),
+                   group->describe(d) + ": cuMemCreate(" + size + ")"));
   }
 
   if (Rendezvous *others = group->rendezvous()) {
     unsigned rank = others->rank();
     int exported = -1;
-    MOSAIC_RETURN_IF_ERROR(cuda.check(
-        cuda.cuMemExportToShareableHandle(
-            &exported, segment->handles[rank],
-            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-        group->describe(rank) + ": cuMemExportToShareableHandle(" + size +
-            ")"));
+    MOSAIC_RETURN_IF_ERROR(
+        cuda.check(cuda.cuMemExportToShareableHandle(
+                       &exported, segment->handles[rank],
+                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                   group->describe(rank) + ": cuMemExportToShareableHandle(" +
+                       size + ")"));
     Expected<std::vector<Contribution>> all =
         others->allGather(std::to_string(bytes), exported);
     ::close(exported);
@@ -274,18 +272,18 @@ SymmetricHeap::createSegment(size_t bytes) {
       if (q == rank)
         continue;
       if (status.ok() && (peer.fd < 0 || peer.bytes != std::to_string(bytes)))
-        status = Error{"rank " + std::to_string(q) + " shared " +
-                       (peer.fd < 0 ? "no allocation" : peer.bytes + " bytes") +
-                       " where rank " + std::to_string(rank) + " shared " +
-                       size};
+        status =
+            Error{"rank " + std::to_string(q) + " shared " +
+                  (peer.fd < 0 ? "no allocation" : peer.bytes + " bytes") +
+                  " where rank " + std::to_string(rank) + " shared " + size};
       if (status.ok())
         status = cuda.check(
             cuda.cuMemImportFromShareableHandle(
                 &segment->handles[q],
                 reinterpret_cast<void *>(static_cast<uintptr_t>(peer.fd)),
                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
-            "cuMemImportFromShareableHandle(rank " + std::to_string(q) +
-                "'s " + size + ")");
+            "cuMemImportFromShareableHandle(rank " + std::to_string(q) + "'s " +
+                size + ")");
       if (peer.fd >= 0)
         ::close(peer.fd);
     }
@@ -295,8 +293,7 @@ SymmetricHeap::createSegment(size_t bytes) {
   segment->reserved = bytes * count;
   MOSAIC_RETURN_IF_ERROR(cuda.check(
       cuda.cuMemAddressReserve(&segment->base, segment->reserved, grain, 0, 0),
-      "cuMemAddressReserve(" + std::to_string(segment->reserved) +
-          " bytes)"));
+      "cuMemAddressReserve(" + std::to_string(segment->reserved) + " bytes)"));
   std::vector<CUmemAccessDesc> access;
   for (unsigned d : group->localDevices()) {
     CUmemAccessDesc desc = {};
@@ -312,10 +309,10 @@ SymmetricHeap::createSegment(size_t bytes) {
                    "cuMemMap(" + group->describe(q) + "'s " + size + " at " +
                        formatAddress(at) + ")"));
     segment->mapped[q] = true;
-    MOSAIC_RETURN_IF_ERROR(cuda.check(
-        cuda.cuMemSetAccess(at, bytes, access.data(), access.size()),
-        "cuMemSetAccess(" + group->describe(q) + "'s " + size + " for " +
-            plural(access.size(), "device") + ")"));
+    MOSAIC_RETURN_IF_ERROR(
+        cuda.check(cuda.cuMemSetAccess(at, bytes, access.data(), access.size()),
+                   "cuMemSetAccess(" + group->describe(q) + "'s " + size +
+                       " for " + plural(access.size(), "device") + ")"));
   }
   return segment;
 }
@@ -331,8 +328,8 @@ Expected<SymmetricBuffer> SymmetricHeap::allocate(size_t bytes,
                  " is not a power of two up to the granularity " +
                  std::to_string(grain)};
   if (Rendezvous *others = group->rendezvous()) {
-    std::string request =
-        std::to_string(bytes) + " bytes aligned to " + std::to_string(alignment);
+    std::string request = std::to_string(bytes) + " bytes aligned to " +
+                          std::to_string(alignment);
     Expected<std::vector<Contribution>> all = others->allGather(request);
     MOSAIC_RETURN_IF_ERROR(all);
     for (unsigned q = 0; q < all->size(); ++q)
@@ -377,8 +374,8 @@ Expected<const Context *> localContext(const DeviceGroup &group,
                  plural(group.deviceCount(), "device")};
   if (!group.isLocal(device))
     return Error{"device " + std::to_string(device) +
-                 " belongs to another process (rank " +
-                 std::to_string(device) + "); copy from that process"};
+                 " belongs to another process (rank " + std::to_string(device) +
+                 "); copy from that process"};
   const Context &context = group.context(device);
   MOSAIC_RETURN_IF_ERROR(context.makeCurrent());
   return &context;
@@ -438,8 +435,9 @@ Expected<GroupLaunch> GroupKernel::prepare(
   const std::vector<unsigned> &local = group->localDevices();
   if (arguments.size() != local.size())
     return Error{"the launch gives arguments for " +
-                 plural(arguments.size(), "device") + ", but this process runs " +
-                 plural(local.size(), "device") + " of the group"};
+                 plural(arguments.size(), "device") +
+                 ", but this process runs " + plural(local.size(), "device") +
+                 " of the group"};
   const Manifest &m = manifest();
   bool spansDevices = m.collectiveParameter().has_value();
   std::vector<unsigned> symmetric = m.symmetricBuffers();

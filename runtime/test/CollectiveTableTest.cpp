@@ -69,9 +69,9 @@ TEST(CollectiveTable, Bytes) {
   ASSERT_TRUE(bytes.ok()) << bytes.message();
   CollectiveTableLayout layout{3, 2, 1};
   ASSERT_EQ(bytes->size(), layout.bytes());
-  EXPECT_EQ(load32(*bytes, 0), 2u);   // device_id
-  EXPECT_EQ(load32(*bytes, 4), 3u);   // device_count
-  EXPECT_EQ(load32(*bytes, 8), 2u);   // symmetric_count
+  EXPECT_EQ(load32(*bytes, 0), 2u);    // device_id
+  EXPECT_EQ(load32(*bytes, 4), 3u);    // device_count
+  EXPECT_EQ(load32(*bytes, 8), 2u);    // symmetric_count
   EXPECT_EQ(load32(*bytes, 12), 128u); // tensor_maps_offset
   for (uint32_t s = 0; s < 2; ++s)
     for (uint32_t q = 0; q < 3; ++q)

@@ -303,8 +303,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
   int fd = memfd_create("mosaic-fake-cuda", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0)
     return CUDA_ERROR_OUT_OF_MEMORY;
-  *handle = reinterpret_cast<uintptr_t>(
-      new Physical{fd, size, prop->location.id});
+  *handle =
+      reinterpret_cast<uintptr_t>(new Physical{fd, size, prop->location.id});
   return CUDA_SUCCESS;
 }
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
@@ -314,7 +314,8 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemAddressReserve(CUdeviceptr *pointer, size_t size,
-                             size_t alignment, CUdeviceptr, unsigned long long) {
+                             size_t alignment, CUdeviceptr,
+                             unsigned long long) {
   if (size == 0 || size % kGranularity)
     return CUDA_ERROR_INVALID_VALUE;
   alignment = alignment ? alignment : kGranularity;
@@ -342,9 +343,9 @@ CUresult cuMemMap(CUdeviceptr pointer, size_t size, size_t offset,
   auto *physical = reinterpret_cast<Physical *>(handle);
   if (offset + size > physical->size)
     return CUDA_ERROR_INVALID_VALUE;
-  void *at = mmap(reinterpret_cast<void *>(pointer), size, PROT_NONE,
-                  MAP_SHARED | MAP_FIXED, physical->fd,
-                  static_cast<off_t>(offset));
+  void *at =
+      mmap(reinterpret_cast<void *>(pointer), size, PROT_NONE,
+           MAP_SHARED | MAP_FIXED, physical->fd, static_cast<off_t>(offset));
   if (at == MAP_FAILED)
     return CUDA_ERROR_INVALID_VALUE;
   owners[pointer] = physical->device;

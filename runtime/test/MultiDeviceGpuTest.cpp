@@ -184,12 +184,14 @@ TEST_F(MultiDeviceGpu, TheKernelSeesItsCollectiveTable) {
     copies.push_back(std::make_unique<DeviceBuffer>(std::move(copy)));
   }
   CollectiveArguments collective{
-      1, 3, {{copies[0]->pointer(), copies[1]->pointer(), copies[2]->pointer()}}};
-  ASSIGN_OR_FAIL(launch,
-                 kernel.prepare({{out.pointer(), ElementType::I32, {128}},
-                                 {copies[1]->pointer(), ElementType::BF16,
-                                  {256, 64}}},
-                                collective));
+      1,
+      3,
+      {{copies[0]->pointer(), copies[1]->pointer(), copies[2]->pointer()}}};
+  ASSIGN_OR_FAIL(
+      launch,
+      kernel.prepare({{out.pointer(), ElementType::I32, {128}},
+                      {copies[1]->pointer(), ElementType::BF16, {256, 64}}},
+                     collective));
   ASSERT_TRUE(launch.run(nullptr).ok());
   ASSERT_TRUE(driver->check(driver->cuCtxSynchronize(), "sync").ok());
   std::vector<uint8_t> seen(512);
@@ -249,8 +251,9 @@ TEST_F(MultiDeviceGpu, RingRank) {
   ASSERT_TRUE(group->rendezvous()->allGather("zeroed").ok());
   ASSIGN_OR_FAIL(manifest, parseManifest(kRingManifest, testing::TempDir()));
   ASSIGN_OR_FAIL(kernel, GroupKernel::load(*group, manifest));
-  ASSIGN_OR_FAIL(launch, kernel.prepare({{SymmetricArgument{
-                             &buffer, ElementType::I32, {8}}}}));
+  ASSIGN_OR_FAIL(
+      launch,
+      kernel.prepare({{SymmetricArgument{&buffer, ElementType::I32, {8}}}}));
   Status ran = launch.run();
   ASSERT_TRUE(ran.ok()) << ran.message();
   // Every kernel finished before anyone reads.
@@ -262,8 +265,8 @@ TEST_F(MultiDeviceGpu, RingThroughPeersAcrossProcesses) {
   if (!needDevices(2))
     GTEST_SKIP() << "needs two devices, the driver reports " << devices;
   unsigned count = std::min(devices, 3u);
-  std::string path = testing::TempDir() + "ring." + std::to_string(getpid()) +
-                     ".sock";
+  std::string path =
+      testing::TempDir() + "ring." + std::to_string(getpid()) + ".sock";
   std::vector<pid_t> children;
   for (unsigned rank = 0; rank < count; ++rank) {
     pid_t child = fork();
@@ -293,12 +296,12 @@ TEST_F(MultiDeviceGpu, SingleDeviceLaunchOfACollectiveKernel) {
   ASSIGN_OR_FAIL(manifest, parseManifest(kRingManifest, testing::TempDir()));
   ASSIGN_OR_FAIL(kernel, Kernel::load(context, manifest));
   ASSIGN_OR_FAIL(buffer, DeviceBuffer::allocate(context, 32));
-  EXPECT_EQ(kernel.prepare({{buffer.pointer(), ElementType::I32, {8}}})
-                .message(),
-            "`ring` spans devices (parameter 1 is its collective table): "
-            "launch it on every device with a multi-device launch "
-            "(DeviceGroup, or Python's mosaic_gpu.Devices), not on one "
-            "device");
+  EXPECT_EQ(
+      kernel.prepare({{buffer.pointer(), ElementType::I32, {8}}}).message(),
+      "`ring` spans devices (parameter 1 is its collective table): "
+      "launch it on every device with a multi-device launch "
+      "(DeviceGroup, or Python's mosaic_gpu.Devices), not on one "
+      "device");
 }
 
 } // namespace

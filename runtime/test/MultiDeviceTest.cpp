@@ -306,8 +306,8 @@ ProcessGroupOptions options(const std::string &name, unsigned rank,
   result.rank = rank;
   result.worldSize = world;
   result.ordinal = static_cast<int>(rank);
-  result.rendezvous = testing::TempDir() + name + "." +
-                      std::to_string(kTestProcess) + ".sock";
+  result.rendezvous =
+      testing::TempDir() + name + "." + std::to_string(kTestProcess) + ".sock";
   result.timeout = std::chrono::milliseconds(timeoutMs);
   return result;
 }
@@ -388,10 +388,10 @@ TEST(Rendezvous, TimeoutsAndDepartures) {
 }
 
 TEST(Rendezvous, OptionsFromTheEnvironment) {
-  for (const char *name : {"RANK", "WORLD_SIZE", "LOCAL_RANK",
-                           "LOCAL_WORLD_SIZE", "MOSAIC_GPU_RENDEZVOUS",
-                           "TORCHELASTIC_RUN_ID", "MASTER_PORT", "TMPDIR",
-                           "MOSAIC_GPU_RENDEZVOUS_TIMEOUT"})
+  for (const char *name :
+       {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+        "MOSAIC_GPU_RENDEZVOUS", "TORCHELASTIC_RUN_ID", "MASTER_PORT", "TMPDIR",
+        "MOSAIC_GPU_RENDEZVOUS_TIMEOUT"})
     unsetenv(name);
   EXPECT_EQ(ProcessGroupOptions::fromEnvironment().message(),
             "the multi-process form needs RANK (as torchrun sets it), which "
@@ -432,10 +432,10 @@ TEST(Rendezvous, OptionsFromTheEnvironment) {
   setenv("RANK", "4", 1);
   EXPECT_EQ(ProcessGroupOptions::fromEnvironment().message(),
             "RANK is 4, WORLD_SIZE 4: RANK must be below WORLD_SIZE");
-  for (const char *name : {"RANK", "WORLD_SIZE", "LOCAL_RANK",
-                           "LOCAL_WORLD_SIZE", "MOSAIC_GPU_RENDEZVOUS",
-                           "TORCHELASTIC_RUN_ID", "MASTER_PORT", "TMPDIR",
-                           "MOSAIC_GPU_RENDEZVOUS_TIMEOUT"})
+  for (const char *name :
+       {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+        "MOSAIC_GPU_RENDEZVOUS", "TORCHELASTIC_RUN_ID", "MASTER_PORT", "TMPDIR",
+        "MOSAIC_GPU_RENDEZVOUS_TIMEOUT"})
     unsetenv(name);
 }
 
@@ -475,8 +475,7 @@ TEST(MultiProcess, HeapSharedAcrossProcesses) {
     if (!(*group)->rendezvous()->allGather("written").ok())
       return "barrier failed";
     for (unsigned q = 0; q < 3; ++q) {
-      const auto *bytes =
-          reinterpret_cast<const uint8_t *>(buffer->pointer(q));
+      const auto *bytes = reinterpret_cast<const uint8_t *>(buffer->pointer(q));
       for (size_t i = 0; i < 4096; ++i)
         if (bytes[i] != 0x40 + q)
           return "device " + std::to_string(q) + "'s copy holds " +
@@ -512,13 +511,12 @@ TEST(MultiProcess, HeapSharedAcrossProcesses) {
     // A rank that asks for another size is named.
     Expected<SymmetricBuffer> mismatched =
         (*heap)->allocate(rank == 1 ? 8192 : 4096);
-    std::string want = "symmetric allocation 1: rank " + std::to_string(rank) +
-                       " asks for " + (rank == 1 ? "8192" : "4096") +
-                       " bytes aligned to 256, rank " +
-                       (rank == 1 ? "0" : "1") + " for " +
-                       (rank == 1 ? "4096" : "8192") +
-                       " bytes aligned to 256: every process must allocate "
-                       "the same buffers in the same order";
+    std::string want =
+        "symmetric allocation 1: rank " + std::to_string(rank) + " asks for " +
+        (rank == 1 ? "8192" : "4096") + " bytes aligned to 256, rank " +
+        (rank == 1 ? "0" : "1") + " for " + (rank == 1 ? "4096" : "8192") +
+        " bytes aligned to 256: every process must allocate "
+        "the same buffers in the same order";
     if (mismatched.message() != want)
       return "mismatched allocation: " + mismatched.message();
     return "";

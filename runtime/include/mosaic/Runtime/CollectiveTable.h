@@ -1,4 +1,4 @@
-//===- CollectiveTable.h - The table of a kernel that spans devices -*- C++ -*-===//
+//===- CollectiveTable.h - A multi-device kernel's table -----*- C++ -*-===//
 //
 // A kernel that spans devices takes one more parameter after the user's: an
 // 8-byte pointer to its *collective table*, which the runtime fills in each
@@ -53,7 +53,8 @@ struct CollectiveTableLayout {
   size_t tensorMapsOffset() const;
   /// maps[p][q].
   size_t mapOffset(uint32_t p, uint32_t q) const {
-    return tensorMapsOffset() + sizeof(CUtensorMap) * (size_t(p) * deviceCount + q);
+    return tensorMapsOffset() +
+           sizeof(CUtensorMap) * (size_t(p) * deviceCount + q);
   }
   /// The table's size in bytes.
   size_t bytes() const;

@@ -14,10 +14,10 @@
 #ifndef MOSAIC_RUNTIME_KERNEL_H
 #define MOSAIC_RUNTIME_KERNEL_H
 
-#include "mosaic/Runtime/Arguments.h"
-#include "mosaic/Runtime/Device.h"
 #include "mosaic/Contracts/Manifest.h"
 #include "mosaic/Contracts/Status.h"
+#include "mosaic/Runtime/Arguments.h"
+#include "mosaic/Runtime/Device.h"
 
 #include <cuda.h>
 

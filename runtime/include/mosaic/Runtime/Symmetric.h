@@ -1,4 +1,4 @@
-//===- Symmetric.h - Devices, symmetric memory, launches that span devices -*- C++ -*-===//
+//===- Symmetric.h - Symmetric memory and launches on devices -*- C++ -*-===//
 //
 // A kernel that spans devices runs once on each of D devices and reaches
 // its peers' copies of its *symmetric* buffers (docs/RationaleMultiDevice.md).
