@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 namespace mosaic::runtime {
@@ -31,6 +32,17 @@ CUmemAllocationProp allocationProperties(int ordinal) {
 
 size_t alignUp(size_t value, size_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
+}
+
+/// A number another rank sent, or an error naming the rank.
+Expected<unsigned long long> received(const Contribution &from, unsigned rank,
+                                      const char *what) {
+  char *end = nullptr;
+  unsigned long long value = std::strtoull(from.bytes.c_str(), &end, 10);
+  if (from.bytes.empty() || *end)
+    return Error{"rank " + std::to_string(rank) + " sent \"" + from.bytes +
+                 "\" as its " + what + ", not a number"};
+  return value;
 }
 
 } // namespace
@@ -94,7 +106,10 @@ DeviceGroup::join(const Driver &driver, const ProcessGroupOptions &options) {
       group->meeting->allGather(std::to_string(options.ordinal));
   MOSAIC_RETURN_IF_ERROR(ordinals);
   for (unsigned q = 0; q < options.worldSize; ++q) {
-    int ordinal = std::stoi((*ordinals)[q].bytes);
+    Expected<unsigned long long> sent =
+        received((*ordinals)[q], q, "device ordinal");
+    MOSAIC_RETURN_IF_ERROR(sent);
+    int ordinal = static_cast<int>(*sent);
     if (q != options.rank && ordinal == options.ordinal)
       return Error{"ranks " + std::to_string(std::min(q, options.rank)) +
                    " and " + std::to_string(std::max(q, options.rank)) +
@@ -227,8 +242,12 @@ SymmetricHeap::create(const DeviceGroup &group, size_t segmentBytes) {
     Expected<std::vector<Contribution>> grains =
         others->allGather(std::to_string(heap->grain));
     MOSAIC_RETURN_IF_ERROR(grains);
-    for (const Contribution &grain : *grains)
-      heap->grain = std::max<size_t>(heap->grain, std::stoull(grain.bytes));
+    for (unsigned q = 0; q < grains->size(); ++q) {
+      Expected<unsigned long long> grain =
+          received((*grains)[q], q, "granularity");
+      MOSAIC_RETURN_IF_ERROR(grain);
+      heap->grain = std::max<size_t>(heap->grain, *grain);
+    }
   }
   heap->segmentBytes = alignUp(std::max<size_t>(segmentBytes, 1), heap->grain);
   return heap;
