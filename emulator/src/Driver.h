@@ -20,12 +20,13 @@
 //   configuration the driver refuses fails the launch call itself. The
 //   queued work of every stream of every context runs when a call must
 //   observe it (`runQueuedWork`): synchronizations, event queries, copies,
-//   memsets, frees and unmaps, module unloads, context destruction and
-//   resets, and the extensions' queries. Each step runs the oldest ready
-//   launch of every stream as one co-scheduled group (`launchTogether`), so
-//   that kernels on different devices that wait for each other progress.
-//   Copies and memsets are synchronous: they run the queue, then complete
-//   before they return.
+//   memsets, frees and unmaps, releases of physical memory, module
+//   unloads, stream and context destruction, resets, disabling peer
+//   access, the extensions' queries, and process exit. Each step runs the
+//   oldest ready launch of every stream as one co-scheduled group
+//   (`launchTogether`), so that kernels on different devices that wait for
+//   each other progress. Copies and memsets are synchronous: they run the
+//   queue, then complete before they return.
 // - Contexts are handles; each host thread has its own stack of current
 //   contexts. A kernel that faults makes its context's error sticky, as on
 //   a GPU: the launch itself returns CUDA_SUCCESS (the kernel runs after
@@ -283,6 +284,8 @@ CUresult usable(const char *function, Context *context);
 CUresult current(const char *function, Context *&out);
 CUresult nonNull(const char *function, const void *pointer,
                  const char *operand);
+/// Null, CU_STREAM_LEGACY or CU_STREAM_PER_THREAD.
+bool isDefaultStream(CUstream stream);
 CUresult checkStream(const char *function, CUstream stream);
 CUresult findEvent(const char *function, CUevent handle, Event *&out);
 CUresult findFunction(const char *function, CUfunction handle, Function *&out);
@@ -305,15 +308,19 @@ void runQueuedWork();
 /// blocking streams, each other's queued work.
 /// Returns the work's sequence number.
 uint64_t queueWork(CUstream stream, QueuedWork work);
+/// `runQueuedWork` at process exit, unless another thread is inside the
+/// driver.
+void runQueuedWorkAtExit();
 /// `requireInit`, then `runQueuedWork`: for a call that observes the
 /// queued work's results.
 CUresult observeQueuedWork(const char *function);
-/// Records `event` when the work queued so far on `stream` of `context`
-/// completes, or now if none is queued.
+/// Records `event` when the work queued so far on `stream` (of `context`,
+/// for a default stream) completes, or now if none is queued.
 void recordEvent(Event *event, Context *context, CUstream stream);
-/// Makes the next work queued on `stream` wait for `event`'s work.
+/// Makes the next work queued on `stream` (of `context`, for a default
+/// stream) wait for `event`'s work.
 void waitForEvent(Context *context, CUstream stream, const Event *event);
-/// Forgets `event` in the queued work (it is destroyed).
+/// Forgets `event` in the queued work (it is destroyed or recorded again).
 void forgetEvent(const Event *event);
 /// The stream's key in `State::queues`: null for every default stream.
 Stream *streamKey(CUstream stream);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace mosaic::emulator;
@@ -146,6 +147,8 @@ MOSAIC_EMU_EXPORT CUresult CUDAAPI cuInit(unsigned int Flags) {
     if (!s.options->ok())
       std::fprintf(stderr, "mosaic emulator: %s\n",
                    s.options->message().c_str());
+    else
+      std::atexit(runQueuedWorkAtExit);
   }
   if (!s.options->ok())
     return fail(CUDA_ERROR_INVALID_VALUE, __func__, s.options->message());

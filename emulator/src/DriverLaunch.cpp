@@ -226,6 +226,8 @@ CUresult launchFunction(const char *function, CUfunction handle,
   work.launch.kernel = f->info->name;
   work.launch.config = std::move(config);
   work.launch.device = context->device;
+  for (Event *event : request.completionEvents)
+    forgetEvent(event);
   work.completionEvents = request.completionEvents;
   uint64_t sequence = queueWork(request.stream, std::move(work));
   for (Event *event : request.completionEvents) {

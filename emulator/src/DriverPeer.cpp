@@ -45,6 +45,8 @@ cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib,
     return CUDA_SUCCESS;
   case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED:
     // The emulator has no CUDA arrays.
+  case CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED:
+    // All of them are.
     *value = 0;
     return CUDA_SUCCESS;
   default:

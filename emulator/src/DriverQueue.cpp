@@ -6,6 +6,10 @@
 // records complete at once; launches run together as one co-scheduled group
 // (`launchTogether`), whatever their devices.
 //
+// Work still queued when the process exits runs then (an atexit handler
+// cuInit registers), so that what a kernel writes to memory shared with
+// another process, and what it faults with, is not lost.
+//
 // What orders work: a stream's own order; cuStreamWaitEvent; and the legacy
 // default stream, which waits for the context's blocking streams and which
 // they wait for. Every default stream handle (null, CU_STREAM_LEGACY,
@@ -20,11 +24,6 @@
 namespace mosaic::emulator::driver {
 
 namespace {
-
-bool isDefault(CUstream stream) {
-  return stream == nullptr || stream == CU_STREAM_LEGACY ||
-         stream == CU_STREAM_PER_THREAD;
-}
 
 /// The work queued on `stream` of `context` must wait for, besides the
 /// stream's own.
@@ -104,7 +103,7 @@ bool settleHeads(const std::set<uint64_t> &pending) {
 } // namespace
 
 Stream *streamKey(CUstream stream) {
-  return isDefault(stream) ? nullptr : reinterpret_cast<Stream *>(stream);
+  return isDefaultStream(stream) ? nullptr : reinterpret_cast<Stream *>(stream);
 }
 
 uint64_t queueWork(CUstream stream, QueuedWork work) {
@@ -119,7 +118,11 @@ uint64_t queueWork(CUstream stream, QueuedWork work) {
 
 void recordEvent(Event *event, Context *context, CUstream stream) {
   State &s = state();
+  // A record replaces the previous one, queued or not.
+  forgetEvent(event);
   Stream *key = streamKey(stream);
+  if (key)
+    context = key->context;
   auto queue = s.queues.find({context, key});
   bool queued = queue != s.queues.end() && !queue->second.empty();
   std::vector<uint64_t> after = dependencies(context, key);
@@ -138,9 +141,11 @@ void recordEvent(Event *event, Context *context, CUstream stream) {
 }
 
 void waitForEvent(Context *context, CUstream stream, const Event *event) {
+  Stream *key = streamKey(stream);
+  if (key)
+    context = key->context;
   if (event->pending)
-    state().streamWaits[{context, streamKey(stream)}].push_back(
-        *event->pending);
+    state().streamWaits[{context, key}].push_back(*event->pending);
 }
 
 void forgetEvent(const Event *event) {
@@ -150,6 +155,14 @@ void forgetEvent(const Event *event) {
                                               work.completionEvents.end(),
                                               event),
                                   work.completionEvents.end());
+}
+
+void runQueuedWorkAtExit() {
+  // A thread still inside the driver holds the lock: its call is cut short
+  // by the exit, and so is the queued work.
+  std::unique_lock<std::mutex> lock(state().mutex, std::try_to_lock);
+  if (lock && state().options && state().options->ok())
+    runQueuedWork();
 }
 
 CUresult observeQueuedWork(const char *function) {

@@ -17,12 +17,15 @@
 //   marked shared with other processes (DeviceMemory::markShared).
 //
 // Every device has the granularity of an H100: 2 MiB, minimum and
-// recommended. Sizes and mapped addresses are multiples of it.
+// recommended. Physical sizes and mappings are multiples of it;
+// reservations, as cuda.h says, multiples of the host page size, aligned to
+// at least 2 MiB.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Driver.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -251,13 +254,25 @@ cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
   Lock lock(s.mutex);
   MOSAIC_EMU_TRY(requireInit(__func__));
   MOSAIC_EMU_TRY(nonNull(__func__, ptr, "ptr"));
-  MOSAIC_EMU_TRY(checkGranular(__func__, "size", size));
-  if (alignment == 0)
-    alignment = kGranularity;
-  if ((alignment & (alignment - 1)) != 0 || alignment % kGranularity != 0)
+  // As cuda.h says: the size and the address are multiples of the host
+  // page size, the alignment a power of two or zero. Reservations are at
+  // least 2 MiB aligned, so that mappings can start where they start.
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (size == 0 || size % page != 0)
+    return fail(CUDA_ERROR_INVALID_VALUE, __func__,
+                "`size` " + std::to_string(size) +
+                    " is not a positive multiple of the host page size, " +
+                    std::to_string(page));
+  if (addr % page != 0)
+    return fail(CUDA_ERROR_INVALID_VALUE, __func__,
+                "`addr` " + hex(addr) +
+                    " is not a multiple of the host page size, " +
+                    std::to_string(page));
+  if ((alignment & (alignment - 1)) != 0)
     return fail(CUDA_ERROR_INVALID_VALUE, __func__,
                 "`alignment` " + std::to_string(alignment) +
-                    " is not a power of two and a multiple of 2 MiB");
+                    " is not a power of two (or 0)");
+  alignment = std::max<size_t>(alignment, kGranularity);
   if (flags != 0)
     return fail(CUDA_ERROR_INVALID_VALUE, __func__,
                 "`flags` must be 0, not " + std::to_string(flags));

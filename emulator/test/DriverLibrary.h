@@ -122,7 +122,8 @@ namespace mosaic::emulator::test {
   X(cuMemImportFromShareableHandle)                                            \
   X(cuMemGetAllocationPropertiesFromHandle)                                    \
   X(cuMemRetainAllocationHandle)                                               \
-  X(cuStreamWaitEvent)
+  X(cuStreamWaitEvent)                                                         \
+  X(cuDevicePrimaryCtxGetState)
 
 /// Unversioned symbols the real driver exports beside the versioned ones.
 const char *const kLegacySymbols[] = {

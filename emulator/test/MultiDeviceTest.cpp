@@ -21,6 +21,7 @@ TEST(MultiDevice, NeedsTheDriverLibrary) {
 
 #include "DriverLibrary.h"
 
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -195,6 +196,22 @@ TEST_F(MultiDevice, DescribesEachDevice) {
     EXPECT_EQ(vmm, 1);
   }
   EXPECT_NE(std::memcmp(uuids[0].bytes, uuids[1].bytes, 16), 0);
+  unsigned flags = 1;
+  int active = 0;
+  ASSERT_EQ(api.cuDevicePrimaryCtxGetState(1, &flags, &active), CUDA_SUCCESS);
+  EXPECT_EQ(active, 1);
+  // Every new entry point is found by cuGetProcAddress too.
+  for (const char *name :
+       {"cuDeviceCanAccessPeer", "cuCtxEnablePeerAccess", "cuMemcpyPeer",
+        "cuMemCreate", "cuMemMap", "cuMemSetAccess",
+        "cuMemImportFromShareableHandle", "cuMemRetainAllocationHandle",
+        "cuPointerGetAttributes"}) {
+    void *address = nullptr;
+    EXPECT_EQ(api.cuGetProcAddress(name, &address, 12000, 0, nullptr),
+              CUDA_SUCCESS)
+        << name;
+    EXPECT_EQ(address, dlsym(api.handle, name)) << name;
+  }
   EXPECT_NE(buses[0], buses[1]);
   CUuuid none;
   EXPECT_EQ(api.cuDeviceGetUuid(&none, 2), CUDA_ERROR_INVALID_DEVICE);
@@ -418,6 +435,16 @@ TEST_F(MultiDevice, RunsEachStreamInOrder) {
   EXPECT_GT(warps, 0u);
   EXPECT_EQ(peek(memory), 500u);
 
+  // Unloading a module runs its queued launches first.
+  CUmodule module = nullptr;
+  ASSERT_EQ(api.cuModuleLoadData(&module, kStore), CUDA_SUCCESS);
+  CUfunction unloaded = nullptr;
+  ASSERT_EQ(api.cuModuleGetFunction(&unloaded, module, "store"), CUDA_SUCCESS);
+  ASSERT_EQ(store(unloaded, memory, 700, second), CUDA_SUCCESS);
+  EXPECT_EQ(peek(memory), 500u);
+  ASSERT_EQ(api.cuModuleUnload(module), CUDA_SUCCESS);
+  EXPECT_EQ(peek(memory), 700u);
+
   // A stream of another context cannot take the current context's launch.
   use(1);
   EXPECT_EQ(store(function, memory, 600, first), CUDA_ERROR_INVALID_HANDLE);
@@ -494,6 +521,21 @@ TEST_F(MultiDevice, ChecksAllocationProperties) {
             CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(api.cuMemRelease(handle), CUDA_SUCCESS);
 
+  EXPECT_EQ(api.cuMemGetAllocationGranularity(
+                &granularity, &prop, CUmemAllocationGranularity_flags(2)),
+            CUDA_ERROR_INVALID_VALUE);
+
+  // Memory of a device this process does not have.
+  int foreign = memfd_create("mosaic-emulator-device-5", MFD_CLOEXEC);
+  ASSERT_GE(foreign, 0);
+  ASSERT_EQ(ftruncate(foreign, kGranularity), 0);
+  EXPECT_EQ(api.cuMemImportFromShareableHandle(
+                &handle, reinterpret_cast<void *>(intptr_t(foreign)),
+                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+            CUDA_ERROR_INVALID_DEVICE);
+  EXPECT_NE(lastError().find("device 5"), std::string::npos) << lastError();
+  close(foreign);
+
   // Only what the emulator exported can be imported.
   int pipeEnds[2];
   ASSERT_EQ(pipe(pipeEnds), 0);
@@ -519,6 +561,10 @@ TEST_F(MultiDevice, MapsVirtualMemory) {
   EXPECT_EQ(
       api.cuMemAddressReserve(&base, kGranularity, 3 * kGranularity, 0, 0),
       CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(api.cuMemAddressReserve(&base, kGranularity, 0, 1, 0),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(api.cuMemAddressReserve(&base, kGranularity, 0, 0, 1),
+            CUDA_ERROR_INVALID_VALUE);
   ASSERT_EQ(
       api.cuMemAddressReserve(&base, 4 * kGranularity, 4 * kGranularity, 0, 0),
       CUDA_SUCCESS)
@@ -534,6 +580,10 @@ TEST_F(MultiDevice, MapsVirtualMemory) {
   EXPECT_NE(lastError().find("cuMemAddressReserve"), std::string::npos)
       << lastError();
   EXPECT_EQ(api.cuMemMap(base, kGranularity, 0, handle + 8, 0),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(api.cuMemMap(base + 4096, kGranularity, 0, handle, 0),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(api.cuMemMap(base, kGranularity, 0, handle, 1),
             CUDA_ERROR_INVALID_VALUE);
   ASSERT_EQ(api.cuMemMap(base, kGranularity, 0, handle, 0), CUDA_SUCCESS)
       << lastError();
@@ -562,6 +612,9 @@ TEST_F(MultiDevice, MapsVirtualMemory) {
   CUmemAccessDesc wrong = access(2, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
   EXPECT_EQ(api.cuMemSetAccess(base, kGranularity, &wrong, 1),
             CUDA_ERROR_INVALID_DEVICE);
+  CUmemAccessDesc unknown = access(0, CUmemAccess_flags(2));
+  EXPECT_EQ(api.cuMemSetAccess(base, kGranularity, &unknown, 1),
+            CUDA_ERROR_INVALID_VALUE);
   ASSERT_EQ(api.cuMemSetAccess(base, kGranularity, &grant, 1), CUDA_SUCCESS)
       << lastError();
   unsigned long long flags = 7;
@@ -571,6 +624,8 @@ TEST_F(MultiDevice, MapsVirtualMemory) {
   ASSERT_EQ(api.cuMemGetAccess(&flags, &device0, base + kGranularity),
             CUDA_SUCCESS);
   EXPECT_EQ(flags, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+  EXPECT_EQ(api.cuMemGetAccess(&flags, &device0, base + 3 * kGranularity),
+            CUDA_ERROR_INVALID_VALUE);
 
   // Device 0 writes the granted mapping; the other mapping faults.
   CUfunction function = kernel("store");
@@ -666,7 +721,8 @@ int receiveDescriptor(int channel) {
 
 /// The child of SharesMemoryWithAnotherProcess, on its own copy of the
 /// driver: imports the descriptor, maps it and has a kernel on device 1 (the
-/// memory's owner) write to it. The exit status says which step failed.
+/// memory's owner) write to it, then queues a second kernel it does not
+/// wait for. The result says which step failed.
 int importAndWrite(int channel) {
   FreshDriver child;
   const Api &api = *child;
@@ -709,9 +765,12 @@ int importAndWrite(int channel) {
                          nullptr) != CUDA_SUCCESS ||
       api.cuCtxSynchronize() != CUDA_SUCCESS)
     return 8;
-  if (api.cuMemUnmap(base, kGranularity) != CUDA_SUCCESS ||
-      api.cuMemRelease(handle) != CUDA_SUCCESS ||
-      api.cuMemAddressFree(base, kGranularity) != CUDA_SUCCESS)
+  // Left queued: it runs when the child exits.
+  CUdeviceptr unsynchronized = base + 32 * 4;
+  value = 2000;
+  void *later[] = {&unsynchronized, &value};
+  if (api.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, nullptr, later,
+                         nullptr) != CUDA_SUCCESS)
     return 9;
   return 0;
 }
@@ -738,7 +797,11 @@ TEST_F(MultiDevice, SharesMemoryWithAnotherProcess) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     close(channel[0]);
-    _exit(importAndWrite(channel[1]));
+    int failedStep = importAndWrite(channel[1]);
+    // exit, not _exit: the driver runs the queued kernel at exit.
+    if (failedStep == 0)
+      std::exit(0);
+    _exit(failedStep);
   }
   close(channel[1]);
   ASSERT_TRUE(sendDescriptor(channel[0], fd));
@@ -751,10 +814,13 @@ TEST_F(MultiDevice, SharesMemoryWithAnotherProcess) {
       << "the child failed at step " << WEXITSTATUS(status);
 
   use(1);
-  std::vector<uint32_t> values(32);
-  ASSERT_EQ(api.cuMemcpyDtoH(values.data(), base, 32 * 4), CUDA_SUCCESS);
-  for (uint32_t t = 0; t < 32; ++t)
+  std::vector<uint32_t> values(64);
+  ASSERT_EQ(api.cuMemcpyDtoH(values.data(), base, 64 * 4), CUDA_SUCCESS);
+  for (uint32_t t = 0; t < 32; ++t) {
     EXPECT_EQ(values[t], 1000 + t) << "thread " << t;
+    EXPECT_EQ(values[32 + t], 2000 + t)
+        << "thread " << t << " of the kernel run at the child's exit";
+  }
   EXPECT_EQ(api.cuMemUnmap(base, kGranularity), CUDA_SUCCESS);
   EXPECT_EQ(api.cuMemRelease(handle), CUDA_SUCCESS);
   EXPECT_EQ(api.cuMemAddressFree(base, kGranularity), CUDA_SUCCESS);

@@ -9,6 +9,8 @@
 // Launches are queued on their streams; mosaicEmulatorLastReport and
 // mosaicEmulatorLastLaunchCounts first run every queued launch, as a
 // synchronization would, so that they describe the launches made so far.
+// mosaicEmulatorLastError does not: it explains the last call that failed,
+// which a queued launch running would overwrite.
 //
 // Strings returned stay valid until the next call into the driver that
 // fails (mosaicEmulatorLastError) or the next launch that fails
