@@ -86,6 +86,62 @@ DONE:
   st.global.u32 [%rd5], %r2;
   ret;
 }
+
+.shared .align 128 .b8 tile[8192];
+.shared .align 8 .b64 bar;
+
+// out = the next device's 64x32 f32 buffer, read by TMA through the peer
+// tensor map maps[0][(id + 1) % D] of the collective table.
+.visible .entry peer_load(.param .u64 out, .param .u64 sym, .param .u64 table)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<16>;
+  .reg .f32 %f1;
+  .reg .b64 %rd<10>;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, tile;
+  mov.u32 %r3, bar;
+  setp.eq.u32 %p1, %r1, 0;
+  @!%p1 bra INIT_DONE;
+  mbarrier.init.shared::cta.b64 [%r3], 1;
+  fence.mbarrier_init.release.cluster;
+INIT_DONE:
+  bar.sync 0;
+  @!%p1 bra WAIT;
+  ld.param.u64 %rd1, [table];
+  cvta.to.global.u64 %rd2, %rd1;
+  ld.global.u32 %r4, [%rd2];
+  ld.global.u32 %r5, [%rd2+4];
+  ld.global.u32 %r6, [%rd2+12];
+  add.u32 %r7, %r4, 1;
+  rem.u32 %r7, %r7, %r5;
+  shl.b32 %r8, %r7, 7;
+  add.u32 %r8, %r8, %r6;
+  cvt.u64.u32 %rd3, %r8;
+  add.u64 %rd4, %rd1, %rd3;
+  mov.u32 %r9, 0;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %rd5, [%r3], 8192;
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2], [%rd4, {%r9, %r9}], [%r3];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], 0;
+  @!%p2 bra WAIT;
+  ld.param.u64 %rd6, [out];
+  cvta.to.global.u64 %rd6, %rd6;
+  mov.u32 %r10, 0;
+COPY:
+  shl.b32 %r11, %r10, 5;
+  add.u32 %r11, %r11, %r1;
+  shl.b32 %r12, %r11, 2;
+  add.u32 %r13, %r12, %r2;
+  ld.shared.f32 %f1, [%r13];
+  cvt.u64.u32 %rd7, %r12;
+  add.u64 %rd8, %rd6, %rd7;
+  st.global.f32 [%rd8], %f1;
+  add.u32 %r10, %r10, 1;
+  setp.lt.u32 %p2, %r10, 64;
+  @%p2 bra COPY;
+  ret;
+}
 )";
 
 const char *kRingManifest = R"({
@@ -112,6 +168,22 @@ const char *kDumpManifest = R"({
     {"index": 0, "parameter": 2, "buffer": 1, "element_type": "bf16", "rank": 2,
      "global_dims": [64, 256], "global_strides": [128], "box_dims": [64, 128],
      "element_strides": [1, 1], "swizzle": 128, "interleave": "none",
+     "l2_promotion": "128B", "oob_fill": "none", "peer": true}]
+})";
+
+// Reads the next device's buffer with TMA through a peer tensor map.
+const char *kPeerLoadManifest = R"({
+  "arch": "sm_90a", "block": [32, 1, 1], "cluster": [1, 1, 1],
+  "cubin": "mosaic_gpu_collective.ptx", "dynamic_smem_bytes": 0,
+  "entry": "peer_load", "grid": [1, 1, 1],
+  "parameters": [
+    {"alignment": 16, "element_type": "f32", "index": 0, "kind": "buffer", "shape": [64, 32]},
+    {"alignment": 16, "element_type": "f32", "index": 1, "kind": "buffer", "shape": [64, 32], "symmetric": true},
+    {"index": 2, "kind": "collective"}],
+  "tensor_maps": [
+    {"index": 0, "parameter": 2, "buffer": 1, "element_type": "f32", "rank": 2,
+     "global_dims": [32, 64], "global_strides": [128], "box_dims": [32, 64],
+     "element_strides": [1, 1], "swizzle": 0, "interleave": "none",
      "l2_promotion": "128B", "oob_fill": "none", "peer": true}]
 })";
 
@@ -235,6 +307,41 @@ TEST_F(MultiDeviceGpu, RingThroughPeersInOneProcess) {
   ASSERT_TRUE(ran.ok()) << ran.message();
   for (unsigned q = 0; q < count; ++q)
     expectRing(buffer, q, count);
+}
+
+TEST_F(MultiDeviceGpu, TmaThroughAPeerTensorMap) {
+  if (!needDevices(2))
+    GTEST_SKIP() << "needs two devices, the driver reports " << devices;
+  unsigned count = std::min(devices, 3u);
+  ASSIGN_OR_FAIL(group, DeviceGroup::open(*driver, count));
+  ASSIGN_OR_FAIL(heap, SymmetricHeap::create(*group));
+  ASSIGN_OR_FAIL(buffer, heap->allocate(64 * 32 * 4));
+  std::vector<std::vector<float>> values(count, std::vector<float>(64 * 32));
+  for (unsigned q = 0; q < count; ++q) {
+    for (size_t i = 0; i < values[q].size(); ++i)
+      values[q][i] = static_cast<float>(q * 10000 + i);
+    ASSERT_TRUE(buffer.upload(q, values[q].data()).ok());
+  }
+  ASSIGN_OR_FAIL(manifest,
+                 parseManifest(kPeerLoadManifest, testing::TempDir()));
+  ASSIGN_OR_FAIL(kernel, GroupKernel::load(*group, manifest));
+  std::vector<std::unique_ptr<DeviceBuffer>> outs;
+  std::vector<std::vector<GroupArgument>> arguments;
+  for (unsigned d = 0; d < count; ++d) {
+    ASSIGN_OR_FAIL(out, DeviceBuffer::allocate(group->context(d), 8192));
+    outs.push_back(std::make_unique<DeviceBuffer>(std::move(out)));
+    arguments.push_back(
+        {BufferArgument{outs.back()->pointer(), ElementType::F32, {64, 32}},
+         SymmetricArgument{&buffer, ElementType::F32, {64, 32}}});
+  }
+  ASSIGN_OR_FAIL(launch, kernel.prepare(arguments));
+  Status ran = launch.run();
+  ASSERT_TRUE(ran.ok()) << ran.message();
+  for (unsigned d = 0; d < count; ++d) {
+    std::vector<float> seen(64 * 32);
+    ASSERT_TRUE(outs[d]->download(seen.data()).ok());
+    EXPECT_EQ(seen, values[(d + 1) % count]) << "device " << d;
+  }
 }
 
 // One rank of the multi-process ring, when RANK is set (the test below runs
