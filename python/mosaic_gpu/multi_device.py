@@ -193,6 +193,7 @@ class Devices:
         _count(segment_bytes, "segment_bytes")
         self.backend = _launch.backend(backend)
         self._group = _runtime().DeviceGroup(count, self.backend, segment_bytes)
+        self._kernels: dict[str, Any] = {}  # manifest path -> loaded on every device
 
     @property
     def device_count(self) -> int:
@@ -269,10 +270,9 @@ class Devices:
                     host[...] = contiguous
 
     def _loaded(self, path: str) -> Any:
-        cache = self.__dict__.setdefault("_kernels", {})
-        if path not in cache:
-            cache[path] = self._group.load(path)
-        return cache[path]
+        if path not in self._kernels:
+            self._kernels[path] = self._group.load(path)
+        return self._kernels[path]
 
     def barrier(self) -> None:
         """Waits for this process's devices (and, in a process group, for
@@ -309,6 +309,7 @@ class ProcessGroup(Devices):
         self._group = _runtime().DeviceGroup.join(rank, world_size, local_rank,
                                                   os.fspath(rendezvous), float(timeout),
                                                   self.backend, segment_bytes)
+        self._kernels = {}
 
     @classmethod
     def from_environment(cls, backend: str | None = None, **kwargs: Any) -> ProcessGroup:

@@ -316,3 +316,25 @@ def test_ring_across_processes(kernels, tmp_path):
         assert record["local"] == [record["rank"]]
     assert rows == {0: [0, 0, 3, 0, 0, 0, 0, 0], 1: [1, 0, 0, 0, 0, 0, 0, 0],
                     2: [0, 2, 0, 0, 0, 0, 0, 0]}
+
+
+@needs_emulator
+def test_a_python_kernel_on_every_device(ptxas, tmp_path):
+    """An mgpu.Kernel is compiled once and launched on each device, with
+    NumPy arrays copied to that device and back."""
+    result = run("""
+        import json, numpy as np, mosaic_gpu as mgpu
+
+        @mgpu.kernel(grid=(4, 1, 1), block=(128, 1, 1),
+                     inputs=[((256, 128), "f32")], outputs=[((256, 128), "f32")])
+        def double(x, out):
+            rows = mgpu.ds(mgpu.block_id("x") * 64, 64)
+            mgpu.vector_store(mgpu.vector_load(x[rows, :]) * 2.0, out[rows, :])
+
+        devs = mgpu.Devices(2, backend="emulator")
+        xs = [np.full((256, 128), d + 1, np.float32) for d in range(2)]
+        outs = [np.zeros((256, 128), np.float32) for _ in range(2)]
+        devs.launch(double, [[xs[d], outs[d]] for d in range(2)])
+        print(json.dumps([float(o.min()) for o in outs] + [float(o.max()) for o in outs]))
+    """, MOSAIC_GPU_CACHE_DIR=str(tmp_path))
+    assert result == [2.0, 4.0, 2.0, 4.0]

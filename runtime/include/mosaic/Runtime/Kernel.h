@@ -101,8 +101,6 @@ public:
   Expected<Launch> prepare(const std::vector<BufferArgument> &arguments,
                            const CollectiveArguments &collective) const;
 
-  const Context &deviceContext() const { return *context; }
-
 private:
   Kernel() = default;
 
