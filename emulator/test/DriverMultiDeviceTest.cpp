@@ -1,4 +1,4 @@
-//===- MultiDeviceTest.cpp - The driver with several devices -------------===//
+//===- DriverMultiDeviceTest.cpp - The driver with several devices -------===//
 //
 // A private copy of the emulator's driver library, initialized with
 // MOSAIC_EMULATOR_DEVICES=2, driven through the CUDA driver API: devices
@@ -13,7 +13,7 @@
 
 #ifndef MOSAIC_EMULATOR_DRIVER
 
-TEST(MultiDevice, NeedsTheDriverLibrary) {
+TEST(DriverMultiDevice, NeedsTheDriverLibrary) {
   GTEST_SKIP() << "the emulator's driver library was not built (no cuda.h)";
 }
 
@@ -66,6 +66,43 @@ const char *const kStore = R"(.version 8.0
 }
 )";
 
+/// One thread signals the peer's flag and polls its own, bounded, in the
+/// order `signalFirst` says; `mine[1]` says whether its flag was seen set.
+/// Signals and polls are the contract's release and acquire at system
+/// scope (docs/RationaleMultiDevice.md, "The memory model").
+const char *const kHandshake = R"(.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry handshake(.param .u64 mine, .param .u64 peer,
+                          .param .u32 signalFirst)
+{
+  .reg .b64 %rd<3>;
+  .reg .b32 %r<5>;
+  .reg .pred %p<3>;
+  ld.param.u64 %rd1, [mine];
+  ld.param.u64 %rd2, [peer];
+  ld.param.u32 %r1, [signalFirst];
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 red.release.sys.global.add.u32 [%rd2], 1;
+  mov.u32 %r2, 0;
+  mov.u32 %r4, 0;
+WAIT:
+  ld.acquire.sys.global.u32 %r3, [%rd1];
+  setp.ne.u32 %p2, %r3, 0;
+  @%p2 bra SEEN;
+  add.u32 %r2, %r2, 1;
+  setp.lt.u32 %p2, %r2, 100000;
+  @%p2 bra WAIT;
+  bra.uni DONE;
+SEEN:
+  mov.u32 %r4, 1;
+DONE:
+  st.global.u32 [%rd1+4], %r4;
+  @!%p1 red.release.sys.global.add.u32 [%rd2], 1;
+  ret;
+}
+)";
+
 constexpr size_t kGranularity = 2 << 20;
 
 /// Sets an environment variable for the object's lifetime.
@@ -88,7 +125,7 @@ private:
   std::optional<std::string> previous;
 };
 
-class MultiDevice : public testing::Test {
+class DriverMultiDevice : public testing::Test {
 protected:
   void SetUp() override {
     ASSERT_TRUE(api.complete()) << dlerror();
@@ -167,7 +204,7 @@ protected:
   CUcontext contexts[2] = {nullptr, nullptr};
 };
 
-TEST_F(MultiDevice, DescribesEachDevice) {
+TEST_F(DriverMultiDevice, DescribesEachDevice) {
   int count = 0;
   ASSERT_EQ(api.cuDeviceGetCount(&count), CUDA_SUCCESS);
   EXPECT_EQ(count, 2);
@@ -217,7 +254,7 @@ TEST_F(MultiDevice, DescribesEachDevice) {
   EXPECT_EQ(api.cuDeviceGetUuid(&none, 2), CUDA_ERROR_INVALID_DEVICE);
 }
 
-TEST_F(MultiDevice, EachContextBelongsToItsDevice) {
+TEST_F(DriverMultiDevice, EachContextBelongsToItsDevice) {
   EXPECT_NE(contexts[0], contexts[1]);
   for (int d = 0; d < 2; ++d) {
     use(d);
@@ -269,7 +306,7 @@ TEST_F(MultiDevice, EachContextBelongsToItsDevice) {
   EXPECT_EQ(api.cuMemFree(memory), CUDA_SUCCESS);
 }
 
-TEST_F(MultiDevice, EnablesPeerAccess) {
+TEST_F(DriverMultiDevice, EnablesPeerAccess) {
   int can = -1;
   ASSERT_EQ(api.cuDeviceCanAccessPeer(&can, 0, 1), CUDA_SUCCESS);
   EXPECT_EQ(can, 1);
@@ -308,7 +345,7 @@ TEST_F(MultiDevice, EnablesPeerAccess) {
             CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
 }
 
-TEST_F(MultiDevice, CopiesBetweenDevices) {
+TEST_F(DriverMultiDevice, CopiesBetweenDevices) {
   CUdeviceptr memory[2];
   for (int d = 0; d < 2; ++d) {
     use(d);
@@ -340,7 +377,7 @@ TEST_F(MultiDevice, CopiesBetweenDevices) {
 
 // Two kernels on two devices, each writing into the other's memory, both
 // launched before either stream is synchronized.
-TEST_F(MultiDevice, KernelsOnTwoDevicesWriteEachOthersMemory) {
+TEST_F(DriverMultiDevice, KernelsOnTwoDevicesWriteEachOthersMemory) {
   CUdeviceptr memory[2];
   CUfunction functions[2];
   CUstream streams[2];
@@ -374,7 +411,45 @@ TEST_F(MultiDevice, KernelsOnTwoDevicesWriteEachOthersMemory) {
   }
 }
 
-TEST_F(MultiDevice, AKernelReadingAPeerWithoutAccessFaults) {
+// Device 0 waits for device 1's signal before it signals back: only
+// launches that run together get through; one after another, device 0's
+// poll gives up. Skipped then (the sequential launchTogether stand-in).
+TEST_F(DriverMultiDevice, KernelsOnTwoDevicesWaitForEachOther) {
+  CUdeviceptr flags[2];
+  CUfunction functions[2];
+  CUstream streams[2];
+  for (int d = 0; d < 2; ++d) {
+    use(d);
+    ASSERT_EQ(api.cuMemAlloc(&flags[d], 8), CUDA_SUCCESS);
+    ASSERT_EQ(api.cuMemsetD32(flags[d], 0, 2), CUDA_SUCCESS);
+    CUmodule module = nullptr;
+    ASSERT_EQ(api.cuModuleLoadData(&module, kHandshake), CUDA_SUCCESS)
+        << lastError();
+    ASSERT_EQ(api.cuModuleGetFunction(&functions[d], module, "handshake"),
+              CUDA_SUCCESS);
+    ASSERT_EQ(api.cuStreamCreate(&streams[d], CU_STREAM_NON_BLOCKING),
+              CUDA_SUCCESS);
+    ASSERT_EQ(api.cuCtxEnablePeerAccess(contexts[1 - d], 0), CUDA_SUCCESS);
+  }
+  for (int d = 0; d < 2; ++d) {
+    use(d);
+    uint32_t signalFirst = d;
+    void *params[] = {&flags[d], &flags[1 - d], &signalFirst};
+    ASSERT_EQ(api.cuLaunchKernel(functions[d], 1, 1, 1, 1, 1, 1, 0, streams[d],
+                                 params, nullptr),
+              CUDA_SUCCESS)
+        << lastError();
+  }
+  use(0);
+  ASSERT_EQ(api.cuCtxSynchronize(), CUDA_SUCCESS) << api.lastReport();
+  if (peek(flags[0], 1) == 0)
+    GTEST_SKIP() << "launchTogether ran the launches one after another";
+  EXPECT_EQ(peek(flags[1], 1), 1u);
+  EXPECT_EQ(peek(flags[0]), 1u);
+  EXPECT_EQ(peek(flags[1]), 1u);
+}
+
+TEST_F(DriverMultiDevice, AKernelReadingAPeerWithoutAccessFaults) {
   use(1);
   CUdeviceptr remote = 0;
   ASSERT_EQ(api.cuMemAlloc(&remote, 256), CUDA_SUCCESS);
@@ -399,7 +474,7 @@ TEST_F(MultiDevice, AKernelReadingAPeerWithoutAccessFaults) {
   EXPECT_EQ(api.cuCtxSynchronize(), CUDA_SUCCESS) << api.lastReport();
 }
 
-TEST_F(MultiDevice, RunsEachStreamInOrder) {
+TEST_F(DriverMultiDevice, RunsEachStreamInOrder) {
   CUfunction function = kernel("store");
   CUdeviceptr memory = 0;
   ASSERT_EQ(api.cuMemAlloc(&memory, 32 * 4), CUDA_SUCCESS);
@@ -454,7 +529,7 @@ TEST_F(MultiDevice, RunsEachStreamInOrder) {
     EXPECT_EQ(api.cuStreamDestroy(stream), CUDA_SUCCESS);
 }
 
-TEST_F(MultiDevice, ChecksAllocationProperties) {
+TEST_F(DriverMultiDevice, ChecksAllocationProperties) {
   size_t granularity = 0;
   CUmemAllocationProp prop = deviceProperties(1);
   ASSERT_EQ(api.cuMemGetAllocationGranularity(&granularity, &prop,
@@ -551,7 +626,7 @@ TEST_F(MultiDevice, ChecksAllocationProperties) {
   close(pipeEnds[1]);
 }
 
-TEST_F(MultiDevice, MapsVirtualMemory) {
+TEST_F(DriverMultiDevice, MapsVirtualMemory) {
   CUmemAllocationProp prop = deviceProperties(1);
   CUmemGenericAllocationHandle handle = 0;
   ASSERT_EQ(api.cuMemCreate(&handle, kGranularity, &prop, 0), CUDA_SUCCESS);
@@ -775,7 +850,7 @@ int importAndWrite(int channel) {
   return 0;
 }
 
-TEST_F(MultiDevice, SharesMemoryWithAnotherProcess) {
+TEST_F(DriverMultiDevice, SharesMemoryWithAnotherProcess) {
   CUmemAllocationProp prop = deviceProperties(1);
   CUmemGenericAllocationHandle handle = 0;
   ASSERT_EQ(api.cuMemCreate(&handle, kGranularity, &prop, 0), CUDA_SUCCESS);
