@@ -32,6 +32,7 @@ from . import dtypes as _dtypes
 from . import generic as _generic
 from . import kernels as _kernels
 from . import layouts as _layouts
+from . import multi_device as _multi_device
 from . import pipeline as _pipeline
 from . import refs as _refs
 from . import values as _values
@@ -53,6 +54,7 @@ from .control_flow import *  # noqa: F401,F403  (the authoring API)
 from .dtypes import *  # noqa: F401,F403
 from .kernels import *  # noqa: F401,F403
 from .layouts import *  # noqa: F401,F403
+from .multi_device import *  # noqa: F401,F403
 from .generic import *  # noqa: F401,F403
 from .launch import cache_dir, compile_cached
 from .pipeline import *  # noqa: F401,F403
@@ -81,4 +83,4 @@ __all__ = [
     "compile_cached",
     "__version__",
 ] + (_kernels.__all__ + _generic.__all__ + _values.__all__ + _refs.__all__ + _control_flow.__all__
-     + _dtypes.__all__ + _layouts.__all__ + _pipeline.__all__)
+     + _dtypes.__all__ + _layouts.__all__ + _pipeline.__all__ + _multi_device.__all__)

@@ -68,6 +68,8 @@ Status Context::makeCurrent() const {
 
 Expected<DeviceBuffer> DeviceBuffer::allocate(const Context &context,
                                               size_t bytes) {
+  // cuMemAlloc allocates on the current context's device.
+  MOSAIC_RETURN_IF_ERROR(context.makeCurrent());
   DeviceBuffer buffer;
   buffer.cuda = &context.driver();
   buffer.bytes = bytes;

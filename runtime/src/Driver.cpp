@@ -106,6 +106,11 @@ Expected<std::unique_ptr<Driver>> Driver::load(const std::string &library) {
   MOSAIC_RETURN_IF_ERROR(lookup(MOSAIC_STRINGIFY(name), driver->name));
   MOSAIC_DRIVER_FUNCTIONS(MOSAIC_LOOKUP)
 #undef MOSAIC_LOOKUP
+#define MOSAIC_LOOKUP_OPTIONAL(name)                                           \
+  driver->name = reinterpret_cast<decltype(driver->name)>(                     \
+      dlsym(driver->handle, MOSAIC_STRINGIFY(name)));
+  MOSAIC_DRIVER_MULTI_DEVICE_FUNCTIONS(MOSAIC_LOOKUP_OPTIONAL)
+#undef MOSAIC_LOOKUP_OPTIONAL
 
   // The emulator's extensions; a GPU's driver has none of them.
   auto isEmulator = reinterpret_cast<int (*)()>(
@@ -191,6 +196,16 @@ std::optional<EmulatorCounts> Driver::emulatorCounts() const {
   lastLaunchCounts(&counts.warpInstructions, &counts.threadInstructions,
                    &counts.seconds);
   return counts;
+}
+
+Status Driver::requireMultiDevice(const std::string &what) const {
+#define MOSAIC_REQUIRE(name)                                                   \
+  if (!name)                                                                   \
+    return Error{what + " needs `" MOSAIC_STRINGIFY(name) "`, which " +        \
+                 libraryName + " does not export"};
+  MOSAIC_DRIVER_MULTI_DEVICE_FUNCTIONS(MOSAIC_REQUIRE)
+#undef MOSAIC_REQUIRE
+  return Status();
 }
 
 Driver::~Driver() {

@@ -3,9 +3,11 @@
 #include "mosaic/Runtime/Kernel.h"
 
 #include "mosaic/Contracts/Format.h"
+#include "mosaic/Runtime/CollectiveTable.h"
 #include "mosaic/Runtime/TensorMap.h"
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace mosaic::runtime {
@@ -244,13 +246,74 @@ Kernel::~Kernel() {
 
 Expected<Launch>
 Kernel::prepare(const std::vector<BufferArgument> &arguments) const {
+  if (std::optional<unsigned> table = description->collectiveParameter())
+    return Error{"`" + description->entry + "` spans devices (parameter " +
+                 std::to_string(*table) +
+                 " is its collective table): launch it on every device with "
+                 "a multi-device launch (DeviceGroup, or Python's "
+                 "mosaic_gpu.Devices), not on one device"};
+  return prepareWith(arguments, nullptr);
+}
+
+Expected<Launch> Kernel::prepare(const std::vector<BufferArgument> &arguments,
+                                 const CollectiveArguments &collective) const {
+  return prepareWith(arguments, &collective);
+}
+
+/// Checks `collective` against the kernel's symmetric buffers and the
+/// arguments given for them.
+static Status checkCollective(const Manifest &m,
+                              const std::vector<BufferArgument> &arguments,
+                              const CollectiveArguments &collective) {
+  if (collective.deviceCount == 0 ||
+      collective.deviceId >= collective.deviceCount)
+    return Error{"device id " + std::to_string(collective.deviceId) +
+                 " of a launch on " + std::to_string(collective.deviceCount) +
+                 " devices"};
+  std::vector<unsigned> symmetric = m.symmetricBuffers();
+  if (collective.peers.size() != symmetric.size())
+    return Error{"`" + m.entry + "` has " + std::to_string(symmetric.size()) +
+                 " symmetric buffer parameters, but the launch gives peers "
+                 "for " +
+                 std::to_string(collective.peers.size())};
+  for (size_t s = 0; s < symmetric.size(); ++s) {
+    const BufferParameter &buffer = m.buffers[symmetric[s]];
+    std::string what = "symmetric parameter " + std::to_string(buffer.index);
+    const std::vector<CUdeviceptr> &row = collective.peers[s];
+    if (row.size() != collective.deviceCount)
+      return Error{what + " has " + std::to_string(row.size()) +
+                   " peer pointers, expected one per device (" +
+                   std::to_string(collective.deviceCount) + ")"};
+    for (uint32_t q = 0; q < row.size(); ++q)
+      if (row[q] == 0 || row[q] % buffer.alignment != 0)
+        return Error{what + ": device " + std::to_string(q) + "'s copy " +
+                     formatAddress(row[q]) +
+                     (row[q] ? " is not aligned to " +
+                                   std::to_string(buffer.alignment) + " bytes"
+                             : " is null")};
+    if (arguments[symmetric[s]].pointer != row[collective.deviceId])
+      return Error{what + ": the argument " +
+                   formatAddress(arguments[symmetric[s]].pointer) +
+                   " is not this device's copy of the symmetric buffer " +
+                   formatAddress(row[collective.deviceId])};
+  }
+  return Status();
+}
+
+Expected<Launch>
+Kernel::prepareWith(const std::vector<BufferArgument> &arguments,
+                    const CollectiveArguments *collective) const {
   const Manifest &m = *description;
   const Driver &cuda = context->driver();
   MOSAIC_RETURN_IF_ERROR(checkArguments(m, arguments));
+  bool spansDevices = m.collectiveParameter().has_value();
+  if (spansDevices)
+    MOSAIC_RETURN_IF_ERROR(checkCollective(m, arguments, *collective));
   MOSAIC_RETURN_IF_ERROR(context->makeCurrent());
   for (size_t i = 0; i < arguments.size(); ++i)
-    MOSAIC_RETURN_IF_ERROR(
-        checkDeviceMemory(*context, m.buffers[i], arguments[i].pointer));
+    if (!(spansDevices && m.buffers[i].symmetric))
+      MOSAIC_RETURN_IF_ERROR(
+          checkDeviceMemory(*context, m.buffers[i], arguments[i].pointer));
 
   Launch launch;
   launch.cuda = &cuda;
@@ -258,28 +321,63 @@ Kernel::prepare(const std::vector<BufferArgument> &arguments) const {
   launch.manifest = &m;
   for (const BufferArgument &argument : arguments)
     launch.pointers.push_back(argument.pointer);
-  launch.tensorMaps.resize(m.tensorMaps.size());
-  for (const TensorMapDescription &map : m.tensorMaps) {
+  auto encode = [&](const TensorMapDescription &map, CUdeviceptr address,
+                    CUtensorMap &out, const std::string &where) -> Status {
     const BufferParameter &buffer = *m.bufferAt(map.buffer);
-    CUdeviceptr address = launch.pointers[m.parameters[map.buffer].slot];
     Expected<TensorMapEncodeArgs> args =
         tensorMapEncodeArgs(map, buffer, address);
     MOSAIC_RETURN_IF_ERROR(args);
-    MOSAIC_RETURN_IF_ERROR(cuda.check(
+    return cuda.check(
         cuda.cuTensorMapEncodeTiled(
-            &launch.tensorMaps[map.index], args->dataType, args->rank,
-            args->globalAddress, args->globalDim.data(),
-            args->globalStrides.data(), args->boxDim.data(),
-            args->elementStrides.data(), args->interleave, args->swizzle,
-            args->l2Promotion, args->oobFill),
+            &out, args->dataType, args->rank, args->globalAddress,
+            args->globalDim.data(), args->globalStrides.data(),
+            args->boxDim.data(), args->elementStrides.data(), args->interleave,
+            args->swizzle, args->l2Promotion, args->oobFill),
         "tensor map " + std::to_string(map.index) + " for parameter " +
-            std::to_string(buffer.index) + ": cuTensorMapEncodeTiled"));
+            std::to_string(buffer.index) + where + ": cuTensorMapEncodeTiled");
+  };
+  launch.tensorMaps.resize(m.tensorMaps.size());
+  for (const TensorMapDescription &map : m.tensorMaps)
+    if (!map.peer)
+      MOSAIC_RETURN_IF_ERROR(
+          encode(map, launch.pointers[m.parameters[map.buffer].slot],
+                 launch.tensorMaps[map.index], ""));
+
+  if (spansDevices) {
+    // Peer map p over symmetric buffer s: one per device q, over peers[s][q].
+    std::vector<unsigned> symmetric = m.symmetricBuffers();
+    std::vector<std::vector<CUtensorMap>> peerMaps;
+    for (unsigned j : m.peerTensorMaps()) {
+      const TensorMapDescription &map = m.tensorMaps[j];
+      unsigned slot = m.parameters[map.buffer].slot;
+      size_t s = 0;
+      while (symmetric[s] != slot)
+        ++s;
+      std::vector<CUtensorMap> row(collective->deviceCount);
+      for (uint32_t q = 0; q < collective->deviceCount; ++q)
+        MOSAIC_RETURN_IF_ERROR(encode(map, collective->peers[s][q], row[q],
+                                      " on device " + std::to_string(q)));
+      peerMaps.push_back(std::move(row));
+    }
+    Expected<std::vector<uint8_t>> bytes =
+        encodeCollectiveTable(collective->deviceId, collective->deviceCount,
+                              collective->peers, peerMaps);
+    MOSAIC_RETURN_IF_ERROR(bytes);
+    Expected<DeviceBuffer> buffer =
+        DeviceBuffer::allocate(*context, bytes->size());
+    MOSAIC_RETURN_IF_ERROR(buffer);
+    MOSAIC_RETURN_IF_ERROR(buffer->upload(bytes->data()));
+    CUdeviceptr pointer = buffer->pointer();
+    launch.table = std::make_unique<Launch::Table>(
+        Launch::Table{std::move(*buffer), pointer});
   }
   for (const Parameter &parameter : m.parameters) {
     if (parameter.kind == Parameter::Kind::Buffer)
       launch.values.push_back(&launch.pointers[parameter.slot]);
-    else
+    else if (parameter.kind == Parameter::Kind::TensorMap)
       launch.values.push_back(&launch.tensorMaps[parameter.slot]);
+    else
+      launch.values.push_back(&launch.table->pointer);
   }
   return launch;
 }

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <optional>
 
@@ -57,6 +59,26 @@ TEST(Driver, StubDriverHasEveryEntryPoint) {
                                        MOSAIC_CUDA_STUB_DRIVER +
                                        " is present, but cuInit failed: "))
       << driver.message();
+#endif
+}
+
+// The multi-device entry points are looked up without failing the load, so
+// a misspelled one would only show on a GPU: the stub must export each.
+TEST(Driver, StubDriverHasEveryMultiDeviceEntryPoint) {
+#ifndef MOSAIC_CUDA_STUB_DRIVER
+  GTEST_SKIP() << "no stub libcuda.so beside cuda.h";
+#else
+  void *stub = dlopen(MOSAIC_CUDA_STUB_DRIVER, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(stub, nullptr) << dlerror();
+#define MOSAIC_NAME_EXPANDED(name) #name
+#define MOSAIC_NAME(name) MOSAIC_NAME_EXPANDED(name)
+#define MOSAIC_EXPECT_SYMBOL(name)                                             \
+  EXPECT_NE(dlsym(stub, MOSAIC_NAME(name)), nullptr) << MOSAIC_NAME(name);
+  MOSAIC_DRIVER_MULTI_DEVICE_FUNCTIONS(MOSAIC_EXPECT_SYMBOL)
+#undef MOSAIC_EXPECT_SYMBOL
+#undef MOSAIC_NAME
+#undef MOSAIC_NAME_EXPANDED
+  dlclose(stub);
 #endif
 }
 

@@ -174,7 +174,7 @@ TEST(Manifest, NamesMissingAndMistypedFields) {
       manifestError(replaceOnce(kElementwiseManifest, "\"kind\": \"buffer\"",
                                 "\"kind\": \"scalar\"")),
       "`parameters[0].kind` is \"scalar\", expected one of \"buffer\", "
-      "\"tensor_map\"");
+      "\"tensor_map\", \"collective\"");
   EXPECT_EQ(manifestError(replaceOnce(kElementwiseManifest, "\"index\": 1",
                                       "\"index\": 2")),
             "`parameters[1].index` is 2, expected 1 (entries are listed in "

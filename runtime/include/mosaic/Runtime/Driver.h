@@ -66,6 +66,25 @@ namespace mosaic::runtime {
   X(cuEventSynchronize)                                                        \
   X(cuEventElapsedTime)
 
+/// The entry points of kernels that span devices (runtime/include/mosaic/
+/// Runtime/Symmetric.h): peer queries, the virtual-memory API and its
+/// shareable handles. They are looked up without failing the load: a driver
+/// without them (an emulator built before it had them) still runs
+/// single-device kernels, and `Driver::requireMultiDevice` names the first
+/// one missing when a multi-device feature is used.
+#define MOSAIC_DRIVER_MULTI_DEVICE_FUNCTIONS(X)                                \
+  X(cuDeviceCanAccessPeer)                                                     \
+  X(cuMemGetAllocationGranularity)                                             \
+  X(cuMemCreate)                                                               \
+  X(cuMemRelease)                                                              \
+  X(cuMemAddressReserve)                                                       \
+  X(cuMemAddressFree)                                                          \
+  X(cuMemMap)                                                                  \
+  X(cuMemUnmap)                                                                \
+  X(cuMemSetAccess)                                                            \
+  X(cuMemExportToShareableHandle)                                              \
+  X(cuMemImportFromShareableHandle)
+
 /// The library the CUDA backend opens unless MOSAIC_CUDA_DRIVER names
 /// another.
 constexpr const char *kDefaultDriverLibrary = "libcuda.so.1";
@@ -143,8 +162,14 @@ public:
   /// What the emulator counted in its last launch; nothing on a GPU.
   std::optional<EmulatorCounts> emulatorCounts() const;
 
+  /// Success when the driver exports every multi-device entry point
+  /// (MOSAIC_DRIVER_MULTI_DEVICE_FUNCTIONS); otherwise an error naming the
+  /// first one missing and `what` needed it for.
+  Status requireMultiDevice(const std::string &what) const;
+
 #define MOSAIC_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
   MOSAIC_DRIVER_FUNCTIONS(MOSAIC_DRIVER_MEMBER)
+  MOSAIC_DRIVER_MULTI_DEVICE_FUNCTIONS(MOSAIC_DRIVER_MEMBER)
 #undef MOSAIC_DRIVER_MEMBER
 
 private:

@@ -5,17 +5,19 @@
 // (architecture, block size and shared memory checked against the device,
 // the dynamic shared-memory limit raised). `Kernel::prepare` checks a set of
 // buffer arguments and encodes every tensor map, giving a `Launch` that can be
-// run many times.
+// run many times. A kernel that spans devices (docs/RationaleMultiDevice.md)
+// is prepared per device with `CollectiveArguments`, which also fills the
+// device's collective table.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MOSAIC_RUNTIME_KERNEL_H
 #define MOSAIC_RUNTIME_KERNEL_H
 
-#include "mosaic/Runtime/Arguments.h"
-#include "mosaic/Runtime/Device.h"
 #include "mosaic/Contracts/Manifest.h"
 #include "mosaic/Contracts/Status.h"
+#include "mosaic/Runtime/Arguments.h"
+#include "mosaic/Runtime/Device.h"
 
 #include <cuda.h>
 
@@ -24,6 +26,18 @@
 #include <vector>
 
 namespace mosaic::runtime {
+
+/// What one device of a multi-device launch adds to its buffer arguments:
+/// its logical id, the device count, and for each symmetric buffer
+/// parameter (in parameter order) every device's copy as this device
+/// addresses it: `peers[s][q]`. From a `SymmetricHeap` they are the heap's
+/// mappings; from PyTorch's symmetric memory its `buffer_ptrs` (or
+/// `signal_pad_ptrs`).
+struct CollectiveArguments {
+  uint32_t deviceId = 0;
+  uint32_t deviceCount = 1;
+  std::vector<std::vector<CUdeviceptr>> peers;
+};
 
 /// The kernel's parameter values, ready for cuLaunchKernelEx. Valid while
 /// the `Kernel` that prepared it lives.
@@ -47,6 +61,13 @@ private:
   std::vector<CUdeviceptr> pointers;   // One per buffer parameter.
   std::vector<CUtensorMap> tensorMaps; // 128-byte aligned, as TMA needs.
   std::vector<void *> values;          // One per kernel parameter.
+  /// The collective table in the device's memory, and the parameter value
+  /// that points to it (on the heap: `values` points at it).
+  struct Table {
+    DeviceBuffer buffer;
+    CUdeviceptr pointer;
+  };
+  std::unique_ptr<Table> table;
 };
 
 class Kernel {
@@ -66,11 +87,25 @@ public:
 
   /// Checks `arguments` (one per buffer parameter: count, element type,
   /// shape, null or misaligned pointers, device memory of this context with
-  /// room for the whole buffer) and encodes the tensor maps over them.
+  /// room for the whole buffer) and encodes the tensor maps over them. A
+  /// kernel with a collective table is refused: it needs the overload below.
   Expected<Launch> prepare(const std::vector<BufferArgument> &arguments) const;
+
+  /// Prepares one device's instance of a kernel that spans devices: checks
+  /// `arguments` as above (but a symmetric buffer's pointer must be
+  /// `collective.peers[s][deviceId]`, and is not asked of the driver: it is
+  /// virtual-memory mapped or PyTorch's), encodes the tensor maps, one per
+  /// device for each peer map (over `peers[s][q]`), and writes the
+  /// collective table into this device's memory. A kernel without a
+  /// collective table takes an empty `peers` and ignores the rest.
+  Expected<Launch> prepare(const std::vector<BufferArgument> &arguments,
+                           const CollectiveArguments &collective) const;
 
 private:
   Kernel() = default;
+
+  Expected<Launch> prepareWith(const std::vector<BufferArgument> &arguments,
+                               const CollectiveArguments *collective) const;
 
   const Context *context = nullptr;
   // On the heap, so that launches keep pointing at it when the kernel moves.
