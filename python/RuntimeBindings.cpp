@@ -411,15 +411,28 @@ void mosaic::python::registerRuntime(py::module_ &m) {
       .def(py::init([](unsigned count, std::optional<std::string> name,
                        size_t segmentBytes) {
              rt::Backend chosen = backend(name);
+             const rt::Driver &cuda = driver(chosen);
+             // More devices than there are is the caller's mistake, not the
+             // driver's failure: a ValueError, as for any bad argument.
+             int available = 0;
+             if (cuda.cuDeviceGetCount(&available) == CUDA_SUCCESS &&
+                 count > static_cast<unsigned>(available))
+               throw py::value_error(
+                   "`count` is " + std::to_string(count) + ", but the " +
+                   rt::backendName(chosen) + " driver reports " +
+                   std::to_string(available) + " device" +
+                   (available == 1 ? "" : "s") +
+                   (cuda.isEmulator() ? " (set MOSAIC_EMULATOR_DEVICES)" : ""));
              auto group = std::make_shared<Group>();
              group->backend = chosen;
              group->segmentBytes = segmentBytes;
-             group->group = take(rt::DeviceGroup::open(driver(chosen), count));
+             group->group = take(rt::DeviceGroup::open(cuda, count));
              return group;
            }),
            py::arg("count"), py::arg("backend") = py::none(),
            py::arg("segment_bytes") = size_t(64) << 20,
-           "Devices 0 to count - 1 of this process.")
+           "Devices 0 to count - 1 of this process; ValueError when the "
+           "driver has fewer.")
       .def_static(
           "join",
           [](unsigned rank, unsigned worldSize, int localRank,

@@ -818,15 +818,34 @@ bool Exec::bulkGroups(uint32_t mask) {
       groups.uncommitted.clear();
       continue;
     }
+    // wait_group N: all but the N most recent groups are complete; .read:
+    // all but the N most recent have read their sources. A group the .read
+    // form retired still counts for a later full wait (PTX ISA,
+    // cp.async.bulk.wait_group).
     uint64_t keep = read(in.operands[0], lane);
-    while (groups.committed.size() > keep) {
-      for (uint64_t id : groups.committed.front()) {
+    auto retire = [&](const std::vector<uint64_t> &group, bool writes) {
+      for (uint64_t id : group) {
         Status status = completeAsync(cluster, id);
         if (!status.ok())
           return fail(status.message(), static_cast<int>(lane),
                       cluster.faultKind);
-        cluster.hazards->onAsyncWait(warp, id, !in.read);
+        cluster.hazards->onAsyncWait(warp, id, writes);
       }
+      return true;
+    };
+    if (!in.read) {
+      while (!groups.readOnly.empty() &&
+             groups.readOnly.size() + groups.committed.size() > keep) {
+        if (!retire(groups.readOnly.front(), true))
+          return false;
+        groups.readOnly.pop_front();
+      }
+    }
+    while (groups.committed.size() > keep) {
+      if (!retire(groups.committed.front(), !in.read))
+        return false;
+      if (in.read)
+        groups.readOnly.push_back(std::move(groups.committed.front()));
       groups.committed.pop_front();
     }
   }

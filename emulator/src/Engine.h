@@ -113,6 +113,10 @@ struct Warp {
   struct BulkGroups {
     std::vector<uint64_t> uncommitted;
     std::deque<std::vector<uint64_t>> committed;
+    /// Groups a `cp.async.bulk.wait_group.read` retired: done reading
+    /// shared memory, but their writes are ordered before the thread only
+    /// once a full `wait_group` covers them too (older than `committed`).
+    std::deque<std::vector<uint64_t>> readOnly;
   };
   BulkGroups bulk[32];
 

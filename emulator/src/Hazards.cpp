@@ -891,9 +891,12 @@ void VectorClockChecker::onAsyncWait(const Warp &warp, uint64_t asyncId,
     return;
   Clock &mine = clockOf(warp);
   join(mine, it->second.issue);
-  if (performed)
-    mine[it->second.agent] =
-        std::max(mine[it->second.agent], it->second.epoch + 1);
+  // A wait for the reads only (.read) leaves the writes to a later full
+  // wait of the same group.
+  if (!performed)
+    return;
+  mine[it->second.agent] =
+      std::max(mine[it->second.agent], it->second.epoch + 1);
   asyncClocks.erase(it);
 }
 

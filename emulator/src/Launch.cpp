@@ -726,6 +726,12 @@ bool pollsSharedMemory(const std::vector<ClusterStepper> &steppers,
 std::vector<LaunchReport>
 launchTogether(const std::vector<DeviceLaunch> &launches, DeviceMemory &memory,
                const Options &options) {
+  // A launch alone needs no interleaving with another: it runs as an
+  // ordinary launch, its clusters on parallel host threads and global memory
+  // unshadowed (the driver queues every launch, most of them alone).
+  if (launches.size() == 1 && launches[0].module)
+    return {launch(*launches[0].module, launches[0].kernel, launches[0].config,
+                   memory, options, launches[0].device)};
   auto start = std::chrono::steady_clock::now();
   std::vector<LaunchReport> reports(launches.size());
   auto failAll = [&](const std::string &message, FaultKind kind) {

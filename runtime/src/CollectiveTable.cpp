@@ -20,23 +20,7 @@ void store64(std::vector<uint8_t> &bytes, size_t offset, uint64_t value) {
     bytes[offset + i] = static_cast<uint8_t>(value >> (8 * i));
 }
 
-size_t alignUp(size_t value, size_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
-
 } // namespace
-
-size_t CollectiveTableLayout::tensorMapsOffset() const {
-  if (peerMapCount == 0)
-    return 0;
-  return alignUp(peerOffset(symmetricCount, 0), kTensorMapAlignment);
-}
-
-size_t CollectiveTableLayout::bytes() const {
-  if (peerMapCount == 0)
-    return peerOffset(symmetricCount, 0);
-  return mapOffset(peerMapCount, 0);
-}
 
 Expected<std::vector<uint8_t>>
 encodeCollectiveTable(uint32_t deviceId, uint32_t deviceCount,

@@ -12,6 +12,7 @@
 #ifndef MOSAIC_RUNTIME_COLLECTIVETABLE_H
 #define MOSAIC_RUNTIME_COLLECTIVETABLE_H
 
+#include "mosaic/Contracts/CollectiveTable.h"
 #include "mosaic/Contracts/Status.h"
 
 #include <cuda.h>
@@ -23,23 +24,20 @@
 namespace mosaic::runtime {
 
 /// Where each field of one table lies, in bytes from its start, for D
-/// devices, S symmetric buffer parameters and P peer tensor maps:
-///
-///   0   u32 device_id
-///   4   u32 device_count                D
-///   8   u32 symmetric_count             S
-///   12  u32 tensor_maps_offset          128-byte aligned; 0 without maps
-///   16  u64 peers[S][D]
-///   tensor_maps_offset: CUtensorMap maps[P][D]
+/// devices, S symmetric buffer parameters and P peer tensor maps. The
+/// offsets are the contract's (mosaic/Contracts/CollectiveTable.h, which the
+/// lowering reads too); this names them for one table.
 struct CollectiveTableLayout {
-  static constexpr size_t kDeviceIdOffset = 0;
-  static constexpr size_t kDeviceCountOffset = 4;
-  static constexpr size_t kSymmetricCountOffset = 8;
-  static constexpr size_t kTensorMapsOffsetOffset = 12;
-  static constexpr size_t kPeersOffset = 16;
-  /// A CUtensorMap in global memory must be 64-byte aligned; the contract
-  /// asks for 128, the map's size, so no map straddles two cache lines.
-  static constexpr size_t kTensorMapAlignment = 128;
+  static constexpr size_t kDeviceIdOffset = collective_table::kDeviceIdOffset;
+  static constexpr size_t kDeviceCountOffset =
+      collective_table::kDeviceCountOffset;
+  static constexpr size_t kSymmetricCountOffset =
+      collective_table::kSymmetricCountOffset;
+  static constexpr size_t kTensorMapsOffsetOffset =
+      collective_table::kTensorMapsOffsetOffset;
+  static constexpr size_t kPeersOffset = collective_table::kPeersOffset;
+  static constexpr size_t kTensorMapAlignment =
+      collective_table::kTensorMapsAlignment;
 
   uint32_t deviceCount = 0;
   uint32_t symmetricCount = 0;
@@ -47,17 +45,23 @@ struct CollectiveTableLayout {
 
   /// peers[s][q].
   size_t peerOffset(uint32_t s, uint32_t q) const {
-    return kPeersOffset + 8 * (size_t(s) * deviceCount + q);
+    return collective_table::peerOffset(s, q, deviceCount);
   }
   /// Where the maps start: 0 when there are none.
-  size_t tensorMapsOffset() const;
+  size_t tensorMapsOffset() const {
+    return collective_table::tensorMapsOffset(symmetricCount, deviceCount,
+                                              peerMapCount);
+  }
   /// maps[p][q].
   size_t mapOffset(uint32_t p, uint32_t q) const {
     return tensorMapsOffset() +
            sizeof(CUtensorMap) * (size_t(p) * deviceCount + q);
   }
   /// The table's size in bytes.
-  size_t bytes() const;
+  size_t bytes() const {
+    return collective_table::tableBytes(symmetricCount, deviceCount,
+                                        peerMapCount);
+  }
 };
 
 /// The bytes of device `deviceId`'s table: `peers[s][q]` is symmetric
