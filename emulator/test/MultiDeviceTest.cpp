@@ -383,6 +383,19 @@ TEST_P(MultiDeviceTest, TmaStoreSignalledAfterOnlyItsReadsIsAHazard) {
   EXPECT_NE(message.find("not the .read form"), std::string::npos) << message;
 }
 
+// A group the .read form retired is still waited for by a later full
+// wait_group (the pattern of a store that frees its shared memory first and
+// is published later).
+TEST_P(MultiDeviceTest, TmaStoreReadWaitedThenFullyWaitedIsPublished) {
+  RingVariant variant;
+  variant.tma = true;
+  variant.tmaWait =
+      "cp.async.bulk.wait_group.read 0;\n  cp.async.bulk.wait_group 0;";
+  Ring ring(variant, devices());
+  ASSERT_TRUE(ring.module);
+  expectAllOk(ring.run(options()));
+}
+
 TEST_P(MultiDeviceTest, WaitForACountNobodyReachesDeadlocks) {
   RingVariant variant;
   variant.count = 2;

@@ -253,8 +253,8 @@ def test_launch_errors(kernels):
         "passes the same one",
         "ValueError: `array` has shape (4,), the symmetric array (8,)",
         "ValueError: `device` is 2, but there are 2 devices",
-        "RuntimeError: a group of 5 devices, but the driver reports 4 devices (the emulator "
-        "reports MOSAIC_EMULATOR_DEVICES)",
+        "ValueError: `count` is 5, but the emulator driver reports 4 devices (set "
+        "MOSAIC_EMULATOR_DEVICES)",
         "ValueError: `arrays[0]`: parameter 0 of `ring` is symmetric; pass PeerPointers "
         "(e.g. PeerPointers.from_torch)",
     ]
