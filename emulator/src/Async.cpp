@@ -632,13 +632,18 @@ bool Exec::tensorCopy(uint32_t mask) {
             [&](uint64_t first, int64_t offset) {
               std::memcpy(data.data() + first * elementSize,
                           globalBase + offset, rowBytes);
+              owner->hazards->onAsyncGlobalAccess(
+                  clock, map.globalAddress + offset, rowBytes, false, what);
             },
             [&](uint64_t linear, int64_t offset) {
               uint8_t *element = data.data() + linear * elementSize;
-              if (offset < 0)
+              if (offset < 0) {
                 oobFill(map, element, elementSize);
-              else
-                std::memcpy(element, globalBase + offset, elementSize);
+                return;
+              }
+              std::memcpy(element, globalBase + offset, elementSize);
+              owner->hazards->onAsyncGlobalAccess(
+                  clock, map.globalAddress + offset, elementSize, false, what);
             });
         for (Cta *target : targets) {
           if (uint64_t(dstOffset) + bytes > target->sharedEnd) {
@@ -723,9 +728,12 @@ bool Exec::tensorCopy(uint32_t mask) {
         if (isReduce)
           lock.lock();
         uint64_t rowBytes = uint64_t(box.count[0]) * elementSize;
+        ++*clusterPointer->globalWrites;
         auto storeElement = [&](uint64_t linear, int64_t offset) {
           if (offset < 0)
             return;
+          clusterPointer->hazards->onAsyncGlobalAccess(
+              clock, map.globalAddress + offset, elementSize, true, what);
           uint8_t *target = globalBase + offset;
           const uint8_t *element = data.data() + linear * elementSize;
           if (!isReduce) {
@@ -782,6 +790,8 @@ bool Exec::tensorCopy(uint32_t mask) {
               if (!isReduce) {
                 std::memcpy(globalBase + offset,
                             data.data() + first * elementSize, rowBytes);
+                clusterPointer->hazards->onAsyncGlobalAccess(
+                    clock, map.globalAddress + offset, rowBytes, true, what);
                 return;
               }
               for (uint32_t i = 0; i < box.count[0]; ++i)
@@ -815,7 +825,7 @@ bool Exec::bulkGroups(uint32_t mask) {
         if (!status.ok())
           return fail(status.message(), static_cast<int>(lane),
                       cluster.faultKind);
-        cluster.hazards->onAsyncWait(warp, id);
+        cluster.hazards->onAsyncWait(warp, id, !in.read);
       }
       groups.committed.pop_front();
     }
@@ -875,6 +885,9 @@ bool Exec::bulkCopy(uint32_t mask) {
                         barOffset = barrierLocation->offset, host, sharedSource,
                         size, clock, what = async.what]() -> Status {
         const uint8_t *from = host;
+        if (host)
+          owner->hazards->onAsyncGlobalAccess(
+              clock, reinterpret_cast<uint64_t>(host), size, false, what);
         if (sharedSource) {
           from = sharedSource->cta->shared.data() + sharedSource->offset;
           owner->hazards->onAsyncAccess(*sharedSource->cta, clock,
@@ -911,6 +924,9 @@ bool Exec::bulkCopy(uint32_t mask) {
         std::memcpy(host, source.cta->shared.data() + source.offset, size);
         owner->hazards->onAsyncAccess(*source.cta, clock, source.offset, size,
                                       false, what);
+        ++*owner->globalWrites;
+        owner->hazards->onAsyncGlobalAccess(
+            clock, reinterpret_cast<uint64_t>(host), size, true, what);
         return Status();
       };
       warp.bulk[lane].uncommitted.push_back(async.id);

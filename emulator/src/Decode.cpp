@@ -472,6 +472,23 @@ Status decodeInstruction(Instruction &instruction, const std::string &opcode) {
     }
     if (word == "volatile" || word == "relaxed")
       in.strong = true;
+    // PTX ISA, "Memory consistency model": ld/st.volatile act as
+    // .relaxed.sys; membar.cta/.gl/.sys are fence.sc at .cta/.gpu/.sys.
+    if (word == "volatile" && in.scope == Scope::None)
+      in.scope = Scope::Sys;
+    static const std::unordered_map<std::string, Scope> scopes = {
+        {"cta", Scope::Cta},
+        {"cluster", Scope::Cluster},
+        {"gpu", Scope::Gpu},
+        {"sys", Scope::Sys}};
+    if (auto it = scopes.find(word); it != scopes.end()) {
+      in.scope = it->second;
+      continue;
+    }
+    if (word == "gl" && op == Op::Membar) {
+      in.scope = Scope::Gpu;
+      continue;
+    }
     if (word == "acquire") {
       in.strong = true;
       in.acquire = true;

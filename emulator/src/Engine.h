@@ -81,9 +81,18 @@ struct Warp {
   uint32_t blockAddress = 0; // mbarrier (shared offset)
   uint32_t blockParity = 0;
   Cta *blockCta = nullptr;
-  /// A failed mbarrier.test_wait: run other warps (and complete
-  /// asynchronous operations) before this one again.
+  /// A failed mbarrier.test_wait, or a poll of global memory: run other
+  /// warps (and complete asynchronous operations) before this one again.
   bool spinning = false;
+  /// Polling (co-scheduled groups only, LaunchState::detectPolling): the
+  /// warp's last global load, by its first lane. A load at the same pc and
+  /// address that reads the same value while no global write happened in
+  /// the group since (`pollWrites`) is a poll: the warp spins.
+  bool polling = false;
+  uint32_t pollPc = UINT32_MAX;
+  uint64_t pollAddress = 0;
+  uint64_t pollValue = 0;
+  uint64_t pollWrites = 0;
   std::vector<uint64_t> regs;
   /// The condition code's carry flag (CC.CF) of each lane: written by
   /// add.cc, sub.cc, mad.cc and the carry forms, read by addc, subc, madc.
@@ -109,6 +118,8 @@ struct Warp {
 
   // Hazard bookkeeping. The per-slot vectors are sized only when checking
   // hazards, so without checking the register checks find nothing to do.
+  /// The warp's agent in its hazard checker (set by the checker's reset).
+  uint32_t agent = 0;
   uint64_t sequence = 0; // instructions executed
   uint64_t lastWgmmaFence = 0;
   std::vector<uint64_t> lastWrite; // by slot: sequence of last write
@@ -137,6 +148,9 @@ struct NamedBarrier {
 
 struct Cta {
   uint32_t rank = 0;                 // in the cluster
+  /// The CTA's index among all CTAs its hazard checker follows (set by the
+  /// checker's reset): the rank, or more in a co-scheduled group.
+  uint32_t checkerIndex = 0;
   std::array<uint32_t, 3> id{};      // %ctaid
   std::array<uint32_t, 3> clusterCtaId{};
   Cluster *cluster = nullptr;
@@ -206,7 +220,15 @@ struct Cluster {
   std::mt19937_64 random;
   uint64_t instructions = 0, threadInstructions = 0;
   /// Never null during a launch: a NoHazardChecker when checking is off.
-  std::unique_ptr<HazardChecker> hazards;
+  /// The clusters of a co-scheduled group share one.
+  std::shared_ptr<HazardChecker> hazards;
+  /// The cluster's index among the clusters its checker follows.
+  uint32_t checkerIndex = 0;
+  /// Global writes so far (stores, atomics, asynchronous stores): the
+  /// group's counter, or `ownGlobalWrites` in an ordinary launch. Polling
+  /// compares it.
+  uint64_t *globalWrites = &ownGlobalWrites;
+  uint64_t ownGlobalWrites = 0;
   /// The kind of the fault that ended the cluster's run, if one did. An
   /// asynchronous operation whose completion fails sets it before returning
   /// its error, so that the fault keeps its kind wherever it completes.
@@ -221,6 +243,12 @@ struct LaunchState {
   const Options *options = nullptr;
   /// The device the kernel runs on: what global memory it may touch.
   uint32_t device = 0;
+  /// Messages name the device (a co-scheduled group, or a device other
+  /// than 0).
+  bool namesDevice = false;
+  /// A co-scheduled group: warps whose global loads keep reading an
+  /// unchanged value are polling (Warp::polling).
+  bool detectPolling = false;
   uint32_t sharedBytes = 0; // static + dynamic, from kSharedBase
   uint32_t threadsPerCta = 0;
   uint32_t warpsPerCta = 0;

@@ -225,7 +225,12 @@ uint8_t *Exec::memory(Space space, uint64_t address, unsigned bytes, bool write,
         launch.memory->translate(address, bytes, launch.device, why);
     if (!host)
       host = launch.program->translateGlobalVariable(address, bytes);
-    if (!host) {
+    if (host) {
+      if (write)
+        ++*cluster.globalWrites;
+      cluster.hazards->onGlobalAccess(warp, lane, address, bytes, write, pc,
+                                      in);
+    } else {
       char text[96];
       std::snprintf(text, sizeof(text),
                     "global-memory %s of %u bytes at 0x%llx: ",

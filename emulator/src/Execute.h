@@ -110,6 +110,9 @@ struct Exec {
 
   // ExecuteMemory.cpp.
   bool load(uint32_t mask);
+  /// A co-scheduled group's polling test for this load's first lane, which
+  /// read `bytes` at `at` (Warp::polling).
+  void notePoll(uint64_t at, const uint8_t *host, unsigned bytes);
   bool store(uint32_t mask);
   bool atomic(uint32_t mask);
   bool convertAddress(uint32_t mask);

@@ -27,6 +27,8 @@ bool Exec::load(uint32_t mask) {
     uint8_t *host = memory(in.space, at, elementBytes * count, false, lane);
     if (!host)
       return false;
+    if (launch.detectPolling && lanes == mask)
+      notePoll(at, host, std::min(elementBytes * count, 8u));
     for (unsigned i = 0; i < count; ++i) {
       uint64_t value = 0;
       std::memcpy(&value, host + i * elementBytes, std::min(elementBytes, 8u));
@@ -41,6 +43,33 @@ bool Exec::load(uint32_t mask) {
     }
   }
   return true;
+}
+
+void Exec::notePoll(uint64_t at, const uint8_t *host, unsigned bytes) {
+  bool global =
+      in.space == Space::Global ||
+      (in.space == Space::Generic &&
+       !(at >= kGenericSharedBase && at < kGenericSharedBase + kWindowSize) &&
+       !(at >= kGenericLocalBase && at < kGenericLocalBase + kWindowSize) &&
+       !(at >= kGenericParamBase && at < kGenericParamBase + kWindowSize));
+  if (!global)
+    return;
+  uint64_t value = 0;
+  std::memcpy(&value, host, bytes);
+  uint64_t writes = *cluster.globalWrites;
+  if (warp.pollPc == pc && warp.pollAddress == at && warp.pollValue == value &&
+      warp.pollWrites == writes) {
+    // The same load read the same value, and nothing wrote global memory
+    // since: the warp polls. Let the others run first.
+    warp.polling = true;
+    warp.spinning = true;
+    return;
+  }
+  warp.polling = false;
+  warp.pollPc = pc;
+  warp.pollAddress = at;
+  warp.pollValue = value;
+  warp.pollWrites = writes;
 }
 
 bool Exec::store(uint32_t mask) {
@@ -342,7 +371,7 @@ bool Exec::matrixLoadStore(uint32_t mask) {
 }
 
 bool Exec::fence(uint32_t) {
-  cluster.hazards->onFence(warp);
+  cluster.hazards->onFence(warp, in);
   return true;
 }
 

@@ -131,7 +131,7 @@ void completeClusterBarrierIfDone(Cluster &cluster) {
   if (arrivals.arrived == 0 || arrivals.arrived != arrivals.expected)
     return;
   ++cluster.clusterPhase;
-  cluster.hazards->onClusterComplete();
+  cluster.hazards->onClusterComplete(cluster);
 }
 
 } // namespace

@@ -3,8 +3,10 @@
 #include "Hazards.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace mosaic::emulator {
@@ -13,9 +15,26 @@ namespace {
 
 using Clock = std::vector<uint32_t>;
 
+const char *scopeName(Scope scope) {
+  switch (scope) {
+  case Scope::Cta:
+    return "cta";
+  case Scope::Cluster:
+    return "cluster";
+  case Scope::Gpu:
+    return "gpu";
+  case Scope::Sys:
+    return "sys";
+  case Scope::None:
+    break;
+  }
+  return "gpu";
+}
+
 class VectorClockChecker final : public HazardChecker {
 public:
-  explicit VectorClockChecker(Cluster &cluster) : cluster(cluster) {}
+  VectorClockChecker(std::vector<Cluster *> clusters, bool followsGlobal)
+      : clusters(std::move(clusters)), followsGlobal(followsGlobal) {}
   void reset() override;
   Status verdict() const override;
   void flag(const std::string &message) override;
@@ -24,7 +43,10 @@ public:
                       uint32_t address, uint32_t bytes, bool write,
                       uint32_t pc) override;
   void onProxyFence(const Warp &warp) override;
-  void onFence(const Warp &warp) override;
+  void onFence(const Warp &warp, const Instruction &in) override;
+  void onGlobalAccess(const Warp &warp, uint32_t lane, uint64_t address,
+                      uint32_t bytes, bool write, uint32_t pc,
+                      const Instruction &in) override;
   void onPeerAccess(Cta &target, const Warp &warp, uint32_t lane,
                     uint32_t pc) override;
   void onWarpExit(const Warp &warp) override;
@@ -34,7 +56,7 @@ public:
   void onBarrierComplete(Cta &cta, uint32_t id, const Warp &warp) override;
   void onBarrierResume(Cta &cta, uint32_t id, const Warp &warp) override;
   void onClusterArrive(const Warp &warp) override;
-  void onClusterComplete() override;
+  void onClusterComplete(const Cluster &cluster) override;
   void onClusterWait(const Warp &warp) override;
 
   void onMbarrierInit(Cta &cta, uint32_t offset, const Warp &warp) override;
@@ -52,7 +74,10 @@ public:
                      const std::string &what) override;
   void onAsyncRelease(Cta &cta, uint32_t barrierOffset,
                       const AsyncClock &clock) override;
-  void onAsyncWait(const Warp &warp, uint64_t asyncId) override;
+  void onAsyncWait(const Warp &warp, uint64_t asyncId, bool performed) override;
+  void onAsyncGlobalAccess(const AsyncClock &clock, uint64_t address,
+                           uint64_t bytes, bool write,
+                           const std::string &what) override;
 
   AsyncClock onWgmmaIssue(Cta &cta, uint32_t group) override;
   void onWgmmaWait(const Warp &warp, const AsyncClock &clock) override;
@@ -66,14 +91,23 @@ private:
   /// (ordered only once all four warps' parts are).
   static constexpr uint32_t kWarpgroupMark = 0x80000000u;
 
-  Cluster &cluster;
+  /// The clusters followed: one, or every cluster of a co-scheduled group.
+  std::vector<Cluster *> clusters;
+  /// A group: global memory is shadowed across devices.
+  bool followsGlobal = false;
   std::string first;
   uint32_t warpCount = 0; // W
+  /// By warp agent: the warp's CTA and index in it.
+  std::vector<std::pair<Cta *, uint32_t>> agentWarps;
   std::vector<Clock> warpClocks;
   std::vector<uint32_t> agentEpochs;
   std::vector<uint32_t> tmaNext;                  // per warp: next TMA slot
   std::vector<std::vector<uint32_t>> fenceEpochs; // per warp
+  /// By asyncKey: operation ids are per cluster.
   std::map<uint64_t, AsyncClock> asyncClocks;
+  static uint64_t asyncKey(const Warp &warp, uint64_t asyncId) {
+    return uint64_t(warp.cta->cluster->checkerIndex) << 44 | asyncId;
+  }
   std::vector<std::string> names; // async operation descriptions
   const std::string *lastNameSource = nullptr;
 
@@ -93,7 +127,7 @@ private:
   std::vector<std::vector<ByteShadow>> bytes;       // by CTA rank
   std::vector<std::vector<ChunkShadow>> chunks;     // by CTA rank
   std::vector<Clock> barrierAccum, barrierReleased; // by rank * 16 + id
-  Clock clusterAccum, clusterReleased;
+  std::vector<Clock> clusterAccum, clusterReleased; // by cluster
   std::map<std::pair<uint32_t, uint32_t>, Clock> mbarrierAccum,
       mbarrierCompleted;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> observedPhase;
@@ -110,8 +144,57 @@ private:
   /// By warp agent: (epoch, pc) of each setmaxnreg it executed.
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> setmaxnregs;
 
+  // Global memory, in a group: per 4-byte word, the last write and the last
+  // read (name != 0: by an asynchronous operation, names[name]), and the
+  // release clock a word's release sequence carries.
+  struct GlobalAccess {
+    uint32_t agent = kNone, epoch = 0, pc = 0, lane = 0, name = 0;
+    /// Strong at .sys scope: does not race with another such access.
+    bool strongSys = false;
+    /// Strong (an atomic, or .relaxed/.acquire/.release/.volatile) at
+    /// this scope.
+    bool strong = false;
+    Scope scope = Scope::None;
+  };
+  struct GlobalWord {
+    GlobalAccess write, read;
+  };
+  std::unordered_map<uint64_t, GlobalWord> globalWords; // by address / 4
+  struct Release {
+    /// What an acquire at .sys scope of the word learns.
+    Clock released;
+    /// The last release at a narrower scope, for messages.
+    uint32_t narrowAgent = kNone, narrowPc = 0;
+    Scope narrowScope = Scope::None;
+  };
+  std::unordered_map<uint64_t, Release> releases; // by address / 4
+  /// By warp agent: the clock at its last fence.sc/fence.acq_rel/membar at
+  /// .sys scope (empty: none), which its later relaxed .sys writes
+  /// release; what its relaxed .sys reads learned since, which its next
+  /// such fence acquires; and why an ordering it relied on does not hold
+  /// across devices (a narrower scope).
+  std::vector<Clock> fenceReleased, pendingAcquire;
+  std::vector<std::string> scopeNotes;
+
+  void checkGlobal(uint64_t address, uint64_t bytes, bool write,
+                   const GlobalAccess &now, const Clock &observer,
+                   const std::function<std::string()> &here);
+  std::string describeGlobal(const GlobalAccess &access) const;
+
   uint32_t agentCount() const { return warpCount * (2 + kTmaSlots); }
-  uint32_t warpAgent(const Warp &warp) const;
+  uint32_t warpAgent(const Warp &warp) const { return warp.agent; }
+  /// The warp agent an agent belongs to (a TMA or wgmma agent: its warp).
+  uint32_t owningWarp(uint32_t agent) const {
+    if (agent < warpCount)
+      return agent;
+    if (agent < wgmmaAgent(0))
+      return (agent - warpCount) / kTmaSlots;
+    return agent - wgmmaAgent(0);
+  }
+  uint32_t deviceOf(uint32_t agent) const {
+    return agentWarps[owningWarp(agent)].first->cluster->launch->device;
+  }
+  uint32_t nameOf(const std::string &what);
   uint32_t wgmmaAgent(uint32_t warpAgentIndex) const {
     return warpCount * (1 + kTmaSlots) + warpAgentIndex;
   }
@@ -129,8 +212,21 @@ private:
 
 void VectorClockChecker::reset() {
   first.clear();
-  const LaunchState &launch = *cluster.launch;
-  warpCount = static_cast<uint32_t>(cluster.ctas.size()) * launch.warpsPerCta;
+  // Number the clusters, CTAs and warp agents of every cluster followed.
+  agentWarps.clear();
+  std::vector<Cta *> ctas;
+  for (uint32_t c = 0; c < clusters.size(); ++c) {
+    clusters[c]->checkerIndex = c;
+    for (auto &cta : clusters[c]->ctas) {
+      cta->checkerIndex = static_cast<uint32_t>(ctas.size());
+      ctas.push_back(cta.get());
+      for (Warp &warp : cta->warps) {
+        warp.agent = static_cast<uint32_t>(agentWarps.size());
+        agentWarps.push_back({cta.get(), warp.index});
+      }
+    }
+  }
+  warpCount = static_cast<uint32_t>(agentWarps.size());
   uint32_t agents = agentCount();
   warpClocks.assign(warpCount, Clock(agents, 0));
   for (uint32_t w = 0; w < warpCount; ++w)
@@ -140,24 +236,29 @@ void VectorClockChecker::reset() {
   fenceEpochs.assign(warpCount, {});
   asyncClocks.clear();
   names.assign(1, "");
-  bytes.resize(cluster.ctas.size());
-  chunks.resize(cluster.ctas.size());
-  for (size_t r = 0; r < cluster.ctas.size(); ++r) {
-    size_t size = cluster.ctas[r]->shared.size();
+  bytes.resize(ctas.size());
+  chunks.resize(ctas.size());
+  for (size_t r = 0; r < ctas.size(); ++r) {
+    size_t size = ctas[r]->shared.size();
     bytes[r].assign(size, ByteShadow());
     chunks[r].assign((size + 15) / 16, ChunkShadow());
   }
-  barrierAccum.assign(cluster.ctas.size() * 16, Clock(agents, 0));
-  barrierReleased.assign(cluster.ctas.size() * 16, Clock(agents, 0));
-  clusterAccum.assign(agents, 0);
-  clusterReleased.assign(agents, 0);
+  barrierAccum.assign(ctas.size() * 16, Clock(agents, 0));
+  barrierReleased.assign(ctas.size() * 16, Clock(agents, 0));
+  clusterAccum.assign(clusters.size(), Clock(agents, 0));
+  clusterReleased.assign(clusters.size(), Clock(agents, 0));
   mbarrierAccum.clear();
   mbarrierCompleted.clear();
   observedPhase.clear();
-  exitClocks.assign(cluster.ctas.size(), Clock(agents, 0));
-  ctaExited.assign(cluster.ctas.size(), 0);
-  peerAccesses.assign(cluster.ctas.size(), std::vector<PeerAccess>(agents));
+  exitClocks.assign(ctas.size(), Clock(agents, 0));
+  ctaExited.assign(ctas.size(), 0);
+  peerAccesses.assign(ctas.size(), std::vector<PeerAccess>(agents));
   setmaxnregs.assign(warpCount, {});
+  globalWords.clear();
+  releases.clear();
+  fenceReleased.assign(followsGlobal ? warpCount : 0, Clock());
+  pendingAcquire.assign(followsGlobal ? warpCount : 0, Clock());
+  scopeNotes.assign(followsGlobal ? warpCount : 0, std::string());
 }
 
 Status VectorClockChecker::verdict() const {
@@ -167,10 +268,6 @@ Status VectorClockChecker::verdict() const {
 void VectorClockChecker::flag(const std::string &message) {
   if (first.empty())
     first = message;
-}
-
-uint32_t VectorClockChecker::warpAgent(const Warp &warp) const {
-  return warp.cta->rank * cluster.launch->warpsPerCta + warp.index;
 }
 
 void VectorClockChecker::join(Clock &into, const Clock &from) {
@@ -195,10 +292,8 @@ bool VectorClockChecker::ordered(uint32_t agent, uint32_t epoch,
 std::string
 VectorClockChecker::describeAgentAccess(uint32_t agent,
                                         const Access &access) const {
-  const LaunchState &launch = *cluster.launch;
-  uint32_t rank = agent / launch.warpsPerCta;
-  uint32_t warp = agent % launch.warpsPerCta;
-  return describeLocation(launch, *cluster.ctas[rank], warp,
+  auto [cta, warp] = agentWarps[agent];
+  return describeLocation(*cta->cluster->launch, *cta, warp,
                           static_cast<int>(access.lane), access.pc);
 }
 
@@ -226,10 +321,10 @@ void VectorClockChecker::onSharedAccess(Cta &target, const Warp &warp,
   uint32_t self = warpAgent(warp);
   const Clock &clock = clockOf(warp);
   Access now{self, clock[self], pc, lane};
-  std::vector<ByteShadow> &shadow = bytes[target.rank];
-  std::vector<ChunkShadow> &chunkShadow = chunks[target.rank];
+  std::vector<ByteShadow> &shadow = bytes[target.checkerIndex];
+  std::vector<ChunkShadow> &chunkShadow = chunks[target.checkerIndex];
   auto here = [&]() {
-    return describeLocation(*cluster.launch, *warp.cta, warp.index,
+    return describeLocation(*warp.cta->cluster->launch, *warp.cta, warp.index,
                             static_cast<int>(lane), pc);
   };
   for (uint32_t i = 0; i < size; ++i) {
@@ -290,7 +385,210 @@ void VectorClockChecker::onProxyFence(const Warp &warp) {
   tick(warp);
 }
 
-void VectorClockChecker::onFence(const Warp &warp) { tick(warp); }
+void VectorClockChecker::onFence(const Warp &warp, const Instruction &in) {
+  // fence.sc and fence.acq_rel at .sys scope (membar.sys is fence.sc.sys)
+  // order the warp's relaxed .sys accesses across devices: its earlier
+  // relaxed reads acquire, its later relaxed writes release.
+  bool full = in.op == Op::Membar || in.acquire || in.release;
+  if (followsGlobal && full) {
+    uint32_t self = warpAgent(warp);
+    if (in.scope == Scope::Sys) {
+      if (!pendingAcquire[self].empty()) {
+        join(clockOf(warp), pendingAcquire[self]);
+        pendingAcquire[self].clear();
+      }
+      fenceReleased[self] = clockOf(warp);
+    } else if (!pendingAcquire[self].empty() || in.scope != Scope::None) {
+      scopeNotes[self] =
+          "the fence at line " + std::to_string(in.line) + " is at ." +
+          scopeName(in.scope) +
+          " scope, which does not order accesses of different devices";
+    }
+  }
+  tick(warp);
+}
+
+uint32_t VectorClockChecker::nameOf(const std::string &what) {
+  if ((names.size() > 1 && lastNameSource == &what) || names.back() == what) {
+    lastNameSource = &what;
+    return static_cast<uint32_t>(names.size() - 1);
+  }
+  names.push_back(what);
+  lastNameSource = &what;
+  return static_cast<uint32_t>(names.size() - 1);
+}
+
+std::string
+VectorClockChecker::describeGlobal(const GlobalAccess &access) const {
+  if (access.name)
+    return describeAsync(access.agent, access.name);
+  return describeAgentAccess(
+      access.agent, Access{access.agent, access.epoch, access.pc, access.lane});
+}
+
+void VectorClockChecker::checkGlobal(uint64_t address, uint64_t bytes,
+                                     bool write, const GlobalAccess &now,
+                                     const Clock &observer,
+                                     const std::function<std::string()> &here) {
+  uint32_t device = deviceOf(now.agent);
+  auto conflicts = [&](const GlobalAccess &earlier) {
+    return earlier.agent != kNone && deviceOf(earlier.agent) != device &&
+           !(earlier.strongSys && now.strongSys) &&
+           !ordered(earlier.agent, earlier.epoch, observer);
+  };
+  auto report = [&](const GlobalAccess &earlier, bool earlierWrite,
+                    uint64_t word) {
+    char at[32];
+    std::snprintf(at, sizeof(at), "0x%llx",
+                  static_cast<unsigned long long>(word * 4));
+    std::string note;
+    // Two strong accesses race across devices when either one's scope
+    // leaves the other device out.
+    if (now.strong && earlier.strong) {
+      const GlobalAccess &narrow = now.strongSys ? earlier : now;
+      note =
+          "the access at line " +
+          std::to_string(agentWarps[owningWarp(narrow.agent)]
+                             .first->cluster->launch->function->code[narrow.pc]
+                             .line) +
+          " is strong only at ." + scopeName(narrow.scope) +
+          " scope, which does not order accesses of different devices";
+    }
+    if (note.empty() && earlier.name && earlierWrite)
+      note = "an asynchronous store's writes are performed only once a "
+             "cp.async.bulk.wait_group (not the .read form) covered it";
+    if (note.empty())
+      note = scopeNotes[owningWarp(now.agent)];
+    if (note.empty())
+      note = scopeNotes[owningWarp(earlier.agent)];
+    flag("hazard: data race on global memory between devices " +
+         std::to_string(deviceOf(earlier.agent)) + " and " +
+         std::to_string(device) + ": the " + (write ? "write" : "read") +
+         " of global address " + at + " by " + here() +
+         "\n  is not ordered after the " + (earlierWrite ? "write" : "read") +
+         " by " + describeGlobal(earlier) +
+         "\n  (accesses of different devices must be ordered by a release "
+         "at .sys scope that an acquire at .sys scope reads" +
+         (note.empty() ? std::string() : "; " + note) + ")");
+  };
+  for (uint64_t word = address / 4; word <= (address + bytes - 1) / 4; ++word) {
+    GlobalWord &shadow = globalWords[word];
+    if (conflicts(shadow.write)) {
+      report(shadow.write, true, word);
+      return;
+    }
+    if (write && conflicts(shadow.read)) {
+      report(shadow.read, false, word);
+      return;
+    }
+    if (write) {
+      shadow.write = now;
+      shadow.read = GlobalAccess();
+    } else {
+      shadow.read = now;
+    }
+  }
+}
+
+void VectorClockChecker::onGlobalAccess(const Warp &warp, uint32_t lane,
+                                        uint64_t address, uint32_t bytes,
+                                        bool write, uint32_t pc,
+                                        const Instruction &in) {
+  if (!followsGlobal || failed())
+    return;
+  bool rmw = in.op == Op::Atom || in.op == Op::Red;
+  if (!rmw && in.op != Op::Ld && in.op != Op::Ldu && in.op != Op::St)
+    return;
+  bool reads = !write || in.op == Op::Atom;
+  Scope scope = in.scope != Scope::None ? in.scope
+                : rmw || in.strong      ? Scope::Gpu
+                                        : Scope::None;
+  bool strong = rmw || in.strong;
+  uint32_t self = warpAgent(warp);
+  Clock &clock = clockOf(warp);
+  GlobalAccess now{self,   clock[self], pc,
+                   lane,   0,           strong && scope == Scope::Sys,
+                   strong, scope};
+  checkGlobal(address, bytes, write, now, clock, [&] {
+    return describeLocation(*warp.cta->cluster->launch, *warp.cta, warp.index,
+                            static_cast<int>(lane), pc);
+  });
+  uint64_t key = address / 4;
+  if (reads) {
+    auto it = releases.find(key);
+    if (it != releases.end()) {
+      const Release &release = it->second;
+      if (strong && scope == Scope::Sys) {
+        if (in.acquire)
+          join(clock, release.released);
+        else if (!release.released.empty()) {
+          Clock &pending = pendingAcquire[self];
+          if (pending.empty())
+            pending.assign(agentCount(), 0);
+          join(pending, release.released);
+        }
+      } else if (in.acquire) {
+        scopeNotes[self] = "the acquire at line " + std::to_string(in.line) +
+                           " is at ." + scopeName(scope) +
+                           " scope, which does not order accesses of "
+                           "different devices";
+      }
+      if (release.narrowAgent != kNone &&
+          deviceOf(release.narrowAgent) != deviceOf(self))
+        scopeNotes[self] =
+            "the release by " +
+            describeAgentAccess(
+                release.narrowAgent,
+                Access{release.narrowAgent, 0, release.narrowPc, 0}) +
+            " is at ." + scopeName(release.narrowScope) +
+            " scope, which does not order accesses of different devices";
+    }
+  }
+  if (write) {
+    // What this write releases at .sys scope: the warp's clock for a
+    // release, its clock at its last .sys fence for a relaxed .sys write.
+    const Clock *released = nullptr;
+    if (strong && scope == Scope::Sys)
+      released = in.release                     ? &clock
+                 : !fenceReleased[self].empty() ? &fenceReleased[self]
+                                                : nullptr;
+    auto it = releases.find(key);
+    if (!released && !(in.release && scope != Scope::Sys) &&
+        it == releases.end())
+      return;
+    Release &release = it != releases.end() ? it->second : releases[key];
+    // A read-modify-write continues the release sequence it reads from;
+    // any other write starts over.
+    if (!rmw)
+      release.released.clear();
+    if (released) {
+      if (release.released.empty())
+        release.released.assign(agentCount(), 0);
+      join(release.released, *released);
+    }
+    if (in.release && scope != Scope::Sys) {
+      release.narrowAgent = self;
+      release.narrowPc = pc;
+      release.narrowScope = scope;
+    }
+    if (in.release)
+      tick(warp);
+  }
+}
+
+void VectorClockChecker::onAsyncGlobalAccess(const AsyncClock &clock,
+                                             uint64_t address, uint64_t bytes,
+                                             bool write,
+                                             const std::string &what) {
+  if (!followsGlobal || failed() || bytes == 0 || clock.agent == kNone)
+    return;
+  // A write is performed at the operation's completion: only a wait that
+  // covers it (not the .read form) orders it (onAsyncWait).
+  GlobalAccess now{
+      clock.agent, write ? clock.epoch + 1 : clock.epoch, 0, 0, nameOf(what),
+      false};
+  checkGlobal(address, bytes, write, now, clock.issue, [&] { return what; });
+}
 
 namespace {
 
@@ -308,24 +606,24 @@ void VectorClockChecker::onPeerAccess(Cta &target, const Warp &warp,
                                       uint32_t lane, uint32_t pc) {
   if (failed())
     return;
-  if (ctaExited[target.rank]) {
+  if (ctaExited[target.checkerIndex]) {
     flag(exitedCtaHazard(target.rank) + "\n  at " +
-         describeLocation(*cluster.launch, *warp.cta, warp.index,
+         describeLocation(*warp.cta->cluster->launch, *warp.cta, warp.index,
                           static_cast<int>(lane), pc));
     return;
   }
   uint32_t self = warpAgent(warp);
-  peerAccesses[target.rank][self] = {clockOf(warp)[self], pc, lane, 0};
+  peerAccesses[target.checkerIndex][self] = {clockOf(warp)[self], pc, lane, 0};
 }
 
 void VectorClockChecker::onWarpExit(const Warp &warp) {
   Cta &cta = *warp.cta;
-  join(exitClocks[cta.rank], clockOf(warp));
+  join(exitClocks[cta.checkerIndex], clockOf(warp));
   if (cta.exitedWarps < cta.warps.size())
     return;
-  ctaExited[cta.rank] = 1;
-  const Clock &exit = exitClocks[cta.rank];
-  const std::vector<PeerAccess> &accesses = peerAccesses[cta.rank];
+  ctaExited[cta.checkerIndex] = 1;
+  const Clock &exit = exitClocks[cta.checkerIndex];
+  const std::vector<PeerAccess> &accesses = peerAccesses[cta.checkerIndex];
   for (uint32_t agent = 0; agent < accesses.size() && !failed(); ++agent)
     if (accesses[agent].epoch != 0 &&
         !ordered(agent, accesses[agent].epoch, exit))
@@ -355,7 +653,8 @@ std::optional<Finding> VectorClockChecker::onSetmaxnreg(const Warp &warp,
             "setmaxnreg is not ordered after warp " +
             std::to_string(other - (self - warp.index)) +
             "'s setmaxnreg at line " +
-            std::to_string(cluster.launch->function->code[otherPc].line) +
+            std::to_string(
+                warp.cta->cluster->launch->function->code[otherPc].line) +
             ": the warps of a warpgroup must synchronize (bar.sync) "
             "between two setmaxnreg"};
         break;
@@ -369,44 +668,46 @@ std::optional<Finding> VectorClockChecker::onSetmaxnreg(const Warp &warp,
 
 void VectorClockChecker::onBarrierArrive(Cta &cta, const Warp &warp,
                                          uint32_t id) {
-  join(barrierAccum[cta.rank * 16 + id], clockOf(warp));
+  join(barrierAccum[cta.checkerIndex * 16 + id], clockOf(warp));
   tick(warp);
 }
 
 void VectorClockChecker::onBarrierComplete(Cta &cta, uint32_t id,
                                            const Warp &warp) {
-  Clock &accum = barrierAccum[cta.rank * 16 + id];
-  barrierReleased[cta.rank * 16 + id] = accum;
+  Clock &accum = barrierAccum[cta.checkerIndex * 16 + id];
+  barrierReleased[cta.checkerIndex * 16 + id] = accum;
   std::fill(accum.begin(), accum.end(), 0);
-  join(clockOf(warp), barrierReleased[cta.rank * 16 + id]);
+  join(clockOf(warp), barrierReleased[cta.checkerIndex * 16 + id]);
 }
 
 void VectorClockChecker::onBarrierResume(Cta &cta, uint32_t id,
                                          const Warp &warp) {
-  join(clockOf(warp), barrierReleased[cta.rank * 16 + id]);
+  join(clockOf(warp), barrierReleased[cta.checkerIndex * 16 + id]);
 }
 
 void VectorClockChecker::onClusterArrive(const Warp &warp) {
-  join(clusterAccum, clockOf(warp));
+  join(clusterAccum[warp.cta->cluster->checkerIndex], clockOf(warp));
   tick(warp);
 }
 
-void VectorClockChecker::onClusterComplete() {
-  clusterReleased = clusterAccum;
-  std::fill(clusterAccum.begin(), clusterAccum.end(), 0);
+void VectorClockChecker::onClusterComplete(const Cluster &cluster) {
+  Clock &accum = clusterAccum[cluster.checkerIndex];
+  clusterReleased[cluster.checkerIndex] = accum;
+  std::fill(accum.begin(), accum.end(), 0);
 }
 
 void VectorClockChecker::onClusterWait(const Warp &warp) {
-  join(clockOf(warp), clusterReleased);
+  join(clockOf(warp), clusterReleased[warp.cta->cluster->checkerIndex]);
 }
 
 void VectorClockChecker::onMbarrierInit(Cta &cta, uint32_t offset,
                                         const Warp &warp) {
-  auto key = std::make_pair(cta.rank, offset);
+  auto key = std::make_pair(cta.checkerIndex, offset);
   mbarrierAccum[key] = clockOf(warp);
   mbarrierCompleted[key] = Clock(agentCount(), 0);
   for (auto it = observedPhase.begin(); it != observedPhase.end();)
-    if (std::get<0>(it->first) == cta.rank && std::get<1>(it->first) == offset)
+    if (std::get<0>(it->first) == cta.checkerIndex &&
+        std::get<1>(it->first) == offset)
       it = observedPhase.erase(it);
     else
       ++it;
@@ -415,7 +716,7 @@ void VectorClockChecker::onMbarrierInit(Cta &cta, uint32_t offset,
 
 void VectorClockChecker::onMbarrierArrive(Cta &cta, uint32_t offset,
                                           const Warp &warp) {
-  Clock &accum = mbarrierAccum[{cta.rank, offset}];
+  Clock &accum = mbarrierAccum[{cta.checkerIndex, offset}];
   if (accum.empty())
     accum.assign(agentCount(), 0);
   join(accum, clockOf(warp));
@@ -425,7 +726,7 @@ void VectorClockChecker::onMbarrierArrive(Cta &cta, uint32_t offset,
 void VectorClockChecker::onMbarrierPhase(Cta &cta, uint32_t offset,
                                          MbarrierState &state) {
   (void)state;
-  auto key = std::make_pair(cta.rank, offset);
+  auto key = std::make_pair(cta.checkerIndex, offset);
   Clock &accum = mbarrierAccum[key];
   if (accum.empty())
     accum.assign(agentCount(), 0);
@@ -440,7 +741,7 @@ VectorClockChecker::onMbarrierWait(Cta &cta, uint32_t offset, const Warp &warp,
   std::optional<Finding> finding;
   (void)token;
   (void)parity;
-  auto key = std::make_tuple(warpAgent(warp), cta.rank, offset);
+  auto key = std::make_tuple(warpAgent(warp), cta.checkerIndex, offset);
   auto it = observedPhase.find(key);
   uint32_t last = it == observedPhase.end() ? 0 : it->second;
   if (state.phase > last + 1) {
@@ -453,7 +754,7 @@ VectorClockChecker::onMbarrierWait(Cta &cta, uint32_t offset, const Warp &warp,
                 static_cast<int>(lane)};
   }
   observedPhase[key] = state.phase;
-  Clock &completed = mbarrierCompleted[{cta.rank, offset}];
+  Clock &completed = mbarrierCompleted[{cta.checkerIndex, offset}];
   if (!completed.empty())
     join(clockOf(warp), completed);
   return finding;
@@ -466,11 +767,15 @@ AsyncClock VectorClockChecker::onAsyncIssue(const Warp &warp,
   clock.issue = clockOf(warp);
   uint32_t slot = tmaNext[self]++ % kTmaSlots;
   clock.agent = warpCount + self * kTmaSlots + slot;
-  clock.epoch = ++agentEpochs[clock.agent];
+  // Two epochs per operation: the first for its shared-memory side and
+  // whatever an mbarrier or a `.read` wait learns, the second once its
+  // writes to global memory were performed (a full bulk-group wait).
+  agentEpochs[clock.agent] += 2;
+  clock.epoch = agentEpochs[clock.agent] - 1;
   clock.issue[clock.agent] = clock.epoch;
   tick(warp);
   if (asyncId)
-    asyncClocks[asyncId] = clock;
+    asyncClocks[asyncKey(warp, asyncId)] = clock;
   return clock;
 }
 
@@ -479,28 +784,18 @@ void VectorClockChecker::onAsyncAccess(Cta &target, const AsyncClock &clock,
                                        bool write, const std::string &what) {
   if (failed())
     return;
-  uint32_t name;
-  if (names.size() > 1 && lastNameSource == &what) {
-    name = static_cast<uint32_t>(names.size() - 1);
-  } else if (names.back() == what) {
-    name = static_cast<uint32_t>(names.size() - 1);
-  } else {
-    names.push_back(what);
-    name = static_cast<uint32_t>(names.size() - 1);
-  }
-  lastNameSource = &what;
+  uint32_t name = nameOf(what);
   // An operation another CTA issued, into this CTA's shared memory.
   if (clock.agent >= warpCount && clock.agent < wgmmaAgent(0) &&
-      (clock.agent - warpCount) / kTmaSlots / cluster.launch->warpsPerCta !=
-          target.rank) {
-    if (ctaExited[target.rank]) {
+      agentWarps[owningWarp(clock.agent)].first != &target) {
+    if (ctaExited[target.checkerIndex]) {
       flag(exitedCtaHazard(target.rank) + "\n  by " + what);
       return;
     }
-    peerAccesses[target.rank][clock.agent] = {clock.epoch, 0, 0, name};
+    peerAccesses[target.checkerIndex][clock.agent] = {clock.epoch, 0, 0, name};
   }
   const Clock &observer = clock.issue;
-  std::vector<ChunkShadow> &chunkShadow = chunks[target.rank];
+  std::vector<ChunkShadow> &chunkShadow = chunks[target.checkerIndex];
   for (uint32_t chunk = address / 16; chunk <= (address + size - 1) / 16;
        ++chunk) {
     ChunkShadow &c = chunkShadow[chunk];
@@ -567,7 +862,7 @@ void VectorClockChecker::onAsyncAccess(Cta &target, const AsyncClock &clock,
       c.genericWrite = Access();
       // Bytes written by the async proxy start a fresh generic history.
       if (c.bytesTouched) {
-        std::vector<ByteShadow> &shadow = bytes[target.rank];
+        std::vector<ByteShadow> &shadow = bytes[target.checkerIndex];
         for (uint32_t i = chunk * 16; i < chunk * 16 + 16 && i < shadow.size();
              ++i)
           shadow[i] = ByteShadow();
@@ -583,24 +878,29 @@ void VectorClockChecker::onAsyncAccess(Cta &target, const AsyncClock &clock,
 
 void VectorClockChecker::onAsyncRelease(Cta &cta, uint32_t barrierOffset,
                                         const AsyncClock &clock) {
-  Clock &accum = mbarrierAccum[{cta.rank, barrierOffset}];
+  Clock &accum = mbarrierAccum[{cta.checkerIndex, barrierOffset}];
   if (accum.empty())
     accum.assign(agentCount(), 0);
   join(accum, clock.issue);
 }
 
-void VectorClockChecker::onAsyncWait(const Warp &warp, uint64_t asyncId) {
-  auto it = asyncClocks.find(asyncId);
+void VectorClockChecker::onAsyncWait(const Warp &warp, uint64_t asyncId,
+                                     bool performed) {
+  auto it = asyncClocks.find(asyncKey(warp, asyncId));
   if (it == asyncClocks.end())
     return;
-  join(clockOf(warp), it->second.issue);
+  Clock &mine = clockOf(warp);
+  join(mine, it->second.issue);
+  if (performed)
+    mine[it->second.agent] =
+        std::max(mine[it->second.agent], it->second.epoch + 1);
   asyncClocks.erase(it);
 }
 
 AsyncClock VectorClockChecker::onWgmmaIssue(Cta &cta, uint32_t group) {
   AsyncClock clock;
   clock.issue.assign(agentCount(), 0);
-  uint32_t firstWarp = cta.rank * cluster.launch->warpsPerCta + 4 * group;
+  uint32_t firstWarp = cta.warps[0].agent + 4 * group;
   uint32_t epoch = 0;
   for (uint32_t w = firstWarp; w < firstWarp + 4; ++w)
     epoch = std::max(epoch, agentEpochs[wgmmaAgent(w)] + 1);
@@ -632,7 +932,13 @@ void VectorClockChecker::onWgmmaWait(const Warp &warp,
 }
 
 std::unique_ptr<HazardChecker> makeVectorClockChecker(Cluster &cluster) {
-  return std::make_unique<VectorClockChecker>(cluster);
+  return std::make_unique<VectorClockChecker>(std::vector<Cluster *>{&cluster},
+                                              false);
+}
+
+std::unique_ptr<HazardChecker>
+makeGroupVectorClockChecker(const std::vector<Cluster *> &clusters) {
+  return std::make_unique<VectorClockChecker>(clusters, true);
 }
 
 } // namespace mosaic::emulator

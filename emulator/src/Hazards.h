@@ -11,8 +11,11 @@
 // 16-byte chunk for the asynchronous proxy; an access that is not ordered after
 // the conflicting access before it is a hazard. A CTA's exit must be ordered
 // after every access its peers make to its shared memory, and the warps of
-// a warpgroup must synchronize between two setmaxnreg. See
-// docs/RationaleEmulator.md.
+// a warpgroup must synchronize between two setmaxnreg. In a co-scheduled
+// group one checker follows every cluster of every launch, and also
+// shadows global memory: an access of one device that conflicts with an
+// earlier access of another must be ordered by a release/acquire pair at
+// .sys scope. See docs/RationaleEmulator.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,7 +53,14 @@ public:
                               uint32_t address, uint32_t bytes, bool write,
                               uint32_t pc) = 0;
   virtual void onProxyFence(const Warp &warp) = 0;
-  virtual void onFence(const Warp &warp) = 0;
+  /// `fence` (not a proxy fence) or `membar`: `in` gives its semantics and
+  /// scope.
+  virtual void onFence(const Warp &warp, const Instruction &in) = 0;
+  /// A load, store or atomic (`in`) of global memory by `lane` of `warp`.
+  /// Followed only in a co-scheduled group, across devices.
+  virtual void onGlobalAccess(const Warp &warp, uint32_t lane, uint64_t address,
+                              uint32_t bytes, bool write, uint32_t pc,
+                              const Instruction &in) = 0;
 
   /// A generic-proxy access (load, store, atomic, mbarrier operation) by
   /// `warp` to the shared memory of another CTA of the cluster.
@@ -65,7 +75,7 @@ public:
   virtual void onBarrierComplete(Cta &cta, uint32_t id, const Warp &warp) = 0;
   virtual void onBarrierResume(Cta &cta, uint32_t id, const Warp &warp) = 0;
   virtual void onClusterArrive(const Warp &warp) = 0;
-  virtual void onClusterComplete() = 0;
+  virtual void onClusterComplete(const Cluster &cluster) = 0;
   virtual void onClusterWait(const Warp &warp) = 0;
 
   virtual void onMbarrierInit(Cta &cta, uint32_t offset, const Warp &warp) = 0;
@@ -83,7 +93,16 @@ public:
                              const std::string &what) = 0;
   virtual void onAsyncRelease(Cta &cta, uint32_t barrierOffset,
                               const AsyncClock &clock) = 0;
-  virtual void onAsyncWait(const Warp &warp, uint64_t asyncId) = 0;
+  /// `warp` waited for asynchronous operation `asyncId`: for its reads of
+  /// shared memory only (`cp.async.bulk.wait_group.read`), or until its
+  /// writes were performed (`performed`).
+  virtual void onAsyncWait(const Warp &warp, uint64_t asyncId,
+                           bool performed) = 0;
+  /// An asynchronous operation read or wrote global memory (at its
+  /// completion). Followed only in a co-scheduled group, across devices.
+  virtual void onAsyncGlobalAccess(const AsyncClock &clock, uint64_t address,
+                                   uint64_t bytes, bool write,
+                                   const std::string &what) = 0;
 
   virtual AsyncClock onWgmmaIssue(Cta &cta, uint32_t group) = 0;
   virtual void onWgmmaWait(const Warp &warp, const AsyncClock &clock) = 0;
@@ -98,7 +117,9 @@ public:
   void onSharedAccess(Cta &, const Warp &, uint32_t, uint32_t, uint32_t, bool,
                       uint32_t) override {}
   void onProxyFence(const Warp &) override {}
-  void onFence(const Warp &) override {}
+  void onFence(const Warp &, const Instruction &) override {}
+  void onGlobalAccess(const Warp &, uint32_t, uint64_t, uint32_t, bool,
+                      uint32_t, const Instruction &) override {}
   void onPeerAccess(Cta &, const Warp &, uint32_t, uint32_t) override {}
   void onWarpExit(const Warp &) override {}
   std::optional<Finding> onSetmaxnreg(const Warp &, uint32_t) override {
@@ -108,7 +129,7 @@ public:
   void onBarrierComplete(Cta &, uint32_t, const Warp &) override {}
   void onBarrierResume(Cta &, uint32_t, const Warp &) override {}
   void onClusterArrive(const Warp &) override {}
-  void onClusterComplete() override {}
+  void onClusterComplete(const Cluster &) override {}
   void onClusterWait(const Warp &) override {}
   void onMbarrierInit(Cta &, uint32_t, const Warp &) override {}
   void onMbarrierArrive(Cta &, uint32_t, const Warp &) override {}
@@ -124,13 +145,22 @@ public:
   void onAsyncAccess(Cta &, const AsyncClock &, uint32_t, uint32_t, bool,
                      const std::string &) override {}
   void onAsyncRelease(Cta &, uint32_t, const AsyncClock &) override {}
-  void onAsyncWait(const Warp &, uint64_t) override {}
+  void onAsyncWait(const Warp &, uint64_t, bool) override {}
+  void onAsyncGlobalAccess(const AsyncClock &, uint64_t, uint64_t, bool,
+                           const std::string &) override {}
   AsyncClock onWgmmaIssue(Cta &, uint32_t) override { return AsyncClock(); }
   void onWgmmaWait(const Warp &, const AsyncClock &) override {}
 };
 
 /// The vector-clock checker described above, for `cluster`.
 std::unique_ptr<HazardChecker> makeVectorClockChecker(Cluster &cluster);
+
+/// The same checker for the clusters of a co-scheduled group
+/// (launchTogether): one agent space over all of them, and global memory
+/// shadowed so that accesses of different devices must be ordered by a
+/// release/acquire pair at system scope.
+std::unique_ptr<HazardChecker>
+makeGroupVectorClockChecker(const std::vector<Cluster *> &clusters);
 
 } // namespace mosaic::emulator
 

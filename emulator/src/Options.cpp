@@ -104,6 +104,15 @@ Expected<Options> Options::fromEnvironment() {
   if (options.devices < 1 || options.devices > kMaxEmulatedDevices)
     return unreadable("MOSAIC_EMULATOR_DEVICES",
                       std::to_string(options.devices), deviceRange);
+  if (std::optional<std::string> value =
+          variable("MOSAIC_EMULATOR_POLL_TIMEOUT")) {
+    char *end = nullptr;
+    double seconds = std::strtod(value->c_str(), &end);
+    if (end != value->c_str() + value->size() || !(seconds >= 0))
+      return unreadable("MOSAIC_EMULATOR_POLL_TIMEOUT", *value,
+                        "a number of seconds, at least 0");
+    options.pollTimeoutSeconds = seconds;
+  }
   return options;
 }
 

@@ -97,6 +97,11 @@ enum class Op : uint16_t {
 /// Rounding for `cvt`, float arithmetic and `.rni`-style integer rounding.
 enum class Rounding : uint8_t { Default, Rn, Rz, Rm, Rp, Rna, Rs };
 
+/// The scope of a memory operation or fence (PTX ISA, "Scope"): the set of
+/// threads it synchronizes with. `None` when the instruction names none
+/// (a weak access, or an atomic's default: see `effectiveScope`).
+enum class Scope : uint8_t { None, Cta, Cluster, Gpu, Sys };
+
 enum class Compare : uint8_t {
   Eq, Ne, Lt, Le, Gt, Ge, Lo, Ls, Hi, Hs,
   Equ, Neu, Ltu, Leu, Gtu, Geu, Num, Nan,
@@ -123,6 +128,9 @@ struct Instruction {
        cacheHint = false, to = false, acquire = false, release = false,
        strong = false, // .volatile/.relaxed/.acquire/.release: not a data race
        carryOut = false; // .cc: writes the carry flag CC.CF
+  /// `.cta`, `.cluster`, `.gpu`, `.sys` of ld/st/atom/red/fence (and
+  /// membar's `.cta`, `.gl`, `.sys`); `.volatile` is `.relaxed.sys`.
+  Scope scope = Scope::None;
   uint16_t shapeM = 0, shapeN = 0, shapeK = 0;
   int32_t guard = -1; // predicate slot, -1: none
   bool guardNegated = false;

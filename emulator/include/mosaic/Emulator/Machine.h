@@ -185,11 +185,16 @@ struct Options {
   /// Devices the driver reports (MOSAIC_EMULATOR_DEVICES, 1 to
   /// kMaxEmulatedDevices).
   uint32_t devices = 1;
+  /// How long a co-scheduled group whose warps poll memory another process
+  /// maps (DeviceMemory::markShared) may go on with nothing else changing
+  /// before it is reported as deadlocked, in seconds
+  /// (MOSAIC_EMULATOR_POLL_TIMEOUT).
+  double pollTimeoutSeconds = 60;
 
   /// Defaults overridden by MOSAIC_EMULATOR_POLICY (eager|lazy|random),
   /// MOSAIC_EMULATOR_SCHEDULE (roundrobin|random), MOSAIC_EMULATOR_SEED,
-  /// MOSAIC_EMULATOR_THREADS, MOSAIC_EMULATOR_HAZARDS (on|off) and
-  /// MOSAIC_EMULATOR_DEVICES. A value
+  /// MOSAIC_EMULATOR_THREADS, MOSAIC_EMULATOR_HAZARDS (on|off),
+  /// MOSAIC_EMULATOR_DEVICES and MOSAIC_EMULATOR_POLL_TIMEOUT. A value
   /// it cannot read is an error naming the variable.
   static Expected<Options> fromEnvironment();
 };
