@@ -28,6 +28,7 @@
 
 using namespace mosaic;
 using namespace mosaic::runtime;
+using mosaic::runtime::test::replaceOnce;
 using mosaic::runtime::test::writeTempFile;
 
 namespace {
@@ -140,6 +141,43 @@ COPY:
   add.u32 %r10, %r10, 1;
   setp.lt.u32 %p2, %r10, 64;
   @%p2 bra COPY;
+  ret;
+}
+
+// Device d writes d + 100 into the next device's buf[1] and signals its
+// semaphore buf[0] (release, system scope); then waits for its own
+// semaphore (acquire), consumes the signal and copies buf[1] into buf[2].
+.visible .entry signal_ring(.param .u64 buf, .param .u64 table)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<9>;
+  .reg .b64 %rd<6>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra DONE;
+  ld.param.u64 %rd1, [table];
+  cvta.to.global.u64 %rd1, %rd1;
+  ld.global.u32 %r2, [%rd1];
+  ld.global.u32 %r3, [%rd1+4];
+  add.u32 %r4, %r2, 1;
+  rem.u32 %r4, %r4, %r3;
+  mul.wide.u32 %rd2, %r4, 8;
+  add.u64 %rd3, %rd1, %rd2;
+  ld.global.u64 %rd4, [%rd3+16];
+  cvta.to.global.u64 %rd4, %rd4;
+  add.u32 %r5, %r2, 100;
+  st.global.u32 [%rd4+4], %r5;
+  red.release.sys.global.add.u32 [%rd4], 1;
+  ld.param.u64 %rd5, [buf];
+  cvta.to.global.u64 %rd5, %rd5;
+WAIT:
+  ld.acquire.sys.global.u32 %r6, [%rd5];
+  setp.lt.u32 %p2, %r6, 1;
+  @%p2 bra WAIT;
+  atom.relaxed.sys.global.add.u32 %r7, [%rd5], 4294967295;
+  ld.global.u32 %r8, [%rd5+4];
+  st.global.u32 [%rd5+8], %r8;
+DONE:
   ret;
 }
 )";
@@ -341,6 +379,36 @@ TEST_F(MultiDeviceGpu, TmaThroughAPeerTensorMap) {
     std::vector<float> seen(64 * 32);
     ASSERT_TRUE(outs[d]->download(seen.data()).ok());
     EXPECT_EQ(seen, values[(d + 1) % count]) << "device " << d;
+  }
+}
+
+// Every device waits for its predecessor's signal: it finishes only when
+// all run together (the emulator co-schedules a group's launches).
+TEST_F(MultiDeviceGpu, SignalAndWaitAcrossDevices) {
+  if (!needDevices(2))
+    GTEST_SKIP() << "needs two devices, the driver reports " << devices;
+  unsigned count = std::min(devices, 4u);
+  ASSIGN_OR_FAIL(group, DeviceGroup::open(*driver, count));
+  ASSIGN_OR_FAIL(heap, SymmetricHeap::create(*group));
+  ASSIGN_OR_FAIL(buffer, heap->allocate(32));
+  for (unsigned q = 0; q < count; ++q)
+    ASSERT_TRUE(buffer.fill(q, 0).ok());
+  ASSIGN_OR_FAIL(manifest,
+                 parseManifest(replaceOnce(kRingManifest, "\"entry\": \"ring\"",
+                                           "\"entry\": \"signal_ring\""),
+                               testing::TempDir()));
+  ASSIGN_OR_FAIL(kernel, GroupKernel::load(*group, manifest));
+  std::vector<std::vector<GroupArgument>> arguments(
+      count, {SymmetricArgument{&buffer, ElementType::I32, {8}}});
+  ASSIGN_OR_FAIL(launch, kernel.prepare(arguments));
+  Status ran = launch.run();
+  ASSERT_TRUE(ran.ok()) << ran.message();
+  for (unsigned q = 0; q < count; ++q) {
+    std::vector<int32_t> values(8);
+    ASSERT_TRUE(buffer.download(q, values.data()).ok());
+    int32_t sent = static_cast<int32_t>((q + count - 1) % count + 100);
+    EXPECT_EQ(values, (std::vector<int32_t>{0, sent, sent, 0, 0, 0, 0, 0}))
+        << "device " << q;
   }
 }
 
