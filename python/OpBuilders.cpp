@@ -645,16 +645,17 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
            "overwriting it.")
       .def(
           "async_store_wait",
-          [](BuilderState &state, const SourceLocation &at, int32_t pending) {
+          [](BuilderState &state, const SourceLocation &at, int32_t pending,
+             bool complete) {
             if (pending < 0)
               throw py::value_error("async_store_wait: `pending` must be >= "
                                     "0, got " +
                                     std::to_string(pending));
-            state.create<mosaic_gpu::AsyncStoreWaitOp>(at, pending);
+            state.create<mosaic_gpu::AsyncStoreWaitOp>(at, pending, complete);
           },
-          py::arg("loc"), py::arg("pending"),
+          py::arg("loc"), py::arg("pending"), py::arg("complete") = false,
           "mosaic_gpu.async_store_wait: at most `pending` store groups still "
-          "read shared memory.")
+          "read shared memory (`complete`: still write global memory).")
       .def(
           "wgmma",
           [](BuilderState &state, const SourceLocation &at,

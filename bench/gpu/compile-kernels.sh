@@ -103,6 +103,19 @@ else
     "(python/examples/attention.py does not exist in this tree)"
 fi
 # The corpus and the bisection, built (as ctest builds them) and copied.
+# The collective matmuls, one kernel per device count and shape (the
+# buffers' shapes depend on D; the device id does not: every device of a
+# launch runs the same CUBIN).
+while read -r kernel devices m n k; do
+  generator=$root/python/examples/$kernel.py
+  if [ -f "$generator" ]; then
+    generate "${kernel}_d${devices}_${m}x${n}x${k}" "$generator" \
+      --devices "$devices" --m "$m" --n "$n" --k "$k"
+  else
+    echo "not generated: $kernel (python/examples/$kernel.py does not exist in this tree)"
+  fi
+done < <("$python" "$root/bench/gpu/collective.py" --list-shapes)
+
 copied=1
 if ninja -C "$build" MosaicEmulatorCudaTests MosaicTmaEdgeHost \
     MosaicApproxTablesHost >"$out/corpus.log" 2>&1; then

@@ -120,9 +120,14 @@ def grouped_tile(index: Index, tiles_m: int, tiles_n: int, group: int) -> tuple[
 
 class OutputTile(NamedTuple):
     """An output tile of the persistent loop: its row ``m`` and column
-    ``n`` in tiles (index Scalars)."""
+    ``n`` in tiles (index Scalars), and ``first_step``, the block's running
+    step count at the tile's first step (step ``k`` of the tile is step
+    ``first_step + k`` of the block: it fills stage ``(first_step + k) %
+    stages`` in round ``(first_step + k) // stages``, which gives the phase
+    of that stage's barriers to whoever else waits on them)."""
     m: Scalar
     n: Scalar
+    first_step: Scalar | None = None
 
 
 def _positive(value: Any, what: str) -> int:
@@ -363,7 +368,8 @@ class WarpSpecializedPipeline:
 
             @for_loop(first, cluster_tiles, step=clusters, carry=constant(0, "index"))
             def _(index, first_step):
-                body(self._tile(index, tiles_m, tiles_n, group), first_step)
+                tile = self._tile(index, tiles_m, tiles_n, group)
+                body(tile._replace(first_step=first_step), first_step)
                 return first_step + steps
 
         def producer() -> None:

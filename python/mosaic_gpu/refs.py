@@ -326,15 +326,18 @@ def named_barrier(id: int, warpgroups: int, *, arrive: bool = False) -> None:
     _K.named_barrier(current(), location(), id, warpgroups, arrive=arrive)
 
 
-def async_store_wait(pending: int = 0) -> None:
+def async_store_wait(pending: int = 0, *, complete: bool = False) -> None:
     """Waits until at most ``pending`` of the warpgroup's deferred TMA
     stores still read their shared-memory sources
-    (``mosaic_gpu.async_store_wait``)."""
+    (``mosaic_gpu.async_store_wait``). With ``complete=True``, until they
+    have also written global memory: what a semaphore_signal that publishes
+    the stored data to another device needs first."""
     if not isinstance(pending, int) or isinstance(pending, bool):
         raise TypeError(f"`pending` must be an int, got {pending!r}")
     if not 0 <= pending < 2 ** 31:
         raise ValueError(f"`pending` must be a non-negative number of store groups, got {pending}")
-    _K.async_store_wait(current(), location(), pending)
+    check_type(complete, bool, "complete")
+    _K.async_store_wait(current(), location(), pending, complete=complete)
 
 
 def wgmma(acc: Vector, a: Ref | Vector, b: Ref, *, async_: bool = False) -> Vector:

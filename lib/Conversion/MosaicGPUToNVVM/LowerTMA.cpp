@@ -532,13 +532,16 @@ static LogicalResult lowerAsyncStore(LoweringContext &lowering,
 static LogicalResult lowerAsyncStoreWait(LoweringContext &lowering,
                                          mosaic_gpu::AsyncStoreWaitOp op) {
   // The leader issued (and committed) the stores; the barrier tells the
-  // rest of the warpgroup that the sources are free.
+  // rest of the warpgroup that the sources are free (and, `complete`, that
+  // the writes are performed).
   OpBuilder builder(op);
   Location loc = op.getLoc();
   inLeader(builder, loc, lowering.isWarpgroupLeader(op), /*predicate=*/Value(),
            [&](OpBuilder &inside) {
+             UnitAttr readOnly =
+                 op.getComplete() ? UnitAttr() : inside.getUnitAttr();
              NVVM::CpAsyncBulkWaitGroupOp::create(inside, loc, op.getPending(),
-                                                  inside.getUnitAttr());
+                                                  readOnly);
            });
   warpgroupBarrier(lowering, op, builder);
   return success();

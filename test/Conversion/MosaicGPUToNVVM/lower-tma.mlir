@@ -295,3 +295,25 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// async_store_wait waits in the leader for the store groups to have read
+// shared memory ({read}); with `complete`, for their writes to global memory
+// too (no {read}). Either way the warpgroup synchronizes after.
+// CHECK-LABEL: gpu.func @store_waits
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 1 {read}
+// CHECK-NEXT: }
+// CHECK: nvvm.barrier id
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0{{$}}
+// CHECK-NEXT: }
+// CHECK: nvvm.barrier id
+gpu.module @kernels {
+  gpu.func @store_waits() kernel {
+    mosaic_gpu.async_store_wait 1
+    mosaic_gpu.async_store_wait 0 complete
+    gpu.return
+  }
+}

@@ -73,6 +73,8 @@ func.func @negative_pending() {
 func.func @deferred_store(%src: !smem, %dst: memref<256x256xbf16>, %i: i32) {
   // CHECK: mosaic_gpu.async_store_wait 0
   mosaic_gpu.async_store_wait 0
+  // CHECK: mosaic_gpu.async_store_wait 1 complete
+  mosaic_gpu.async_store_wait 1 complete
   // CHECK: mosaic_gpu.async_store %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}] slice_lengths [64, 256] {defer_wait}
   mosaic_gpu.async_store %src to %dst[%i, %i] slice_lengths [64, 256] {defer_wait} : !smem, memref<256x256xbf16>
   return

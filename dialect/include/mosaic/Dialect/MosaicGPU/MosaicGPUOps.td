@@ -377,12 +377,19 @@ def MosaicGPU_AsyncStoreWaitOp : MosaicGPU_Op<"async_store_wait"> {
     that issued them, then a warpgroup barrier): the older sources may be
     written again.
 
+    With `complete`, it waits until the older groups have also written
+    global memory (`cp.async.bulk.wait_group N`): their writes are then
+    performed, and a later release (a `semaphore_signal`) publishes them to
+    another device. Without it, the writes may still be in flight.
+
     ```mlir
     mosaic_gpu.async_store_wait 0
+    mosaic_gpu.async_store_wait 0 complete
     ```
   }];
-  let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative]>:$pending);
-  let assemblyFormat = "$pending attr-dict";
+  let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative]>:$pending,
+                       UnitAttr:$complete);
+  let assemblyFormat = "$pending (`complete` $complete^)? attr-dict";
 }
 
 //===----------------------------------------------------------------------===//
