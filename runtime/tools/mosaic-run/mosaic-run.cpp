@@ -10,6 +10,8 @@
 // summary line. On the PTX emulator (--emulate) it runs the kernel once and
 // reports what the emulator counted instead of a timing. --dump-outputs
 // writes the outputs' bytes, so that two runs can be compared exactly.
+// --devices D runs a kernel that spans devices on D of them, checking
+// every device's output.
 // docs/RationaleRuntime.md explains each step.
 //
 //===----------------------------------------------------------------------===//
@@ -59,7 +61,8 @@ options:
                     two check O and the LSE, the last two buffers), or none
                     (default: the kernel's entry name, when a reference has
                     that name, or a reference name and `_` begin it:
-                    gemm_ws is a gemm)
+                    gemm_ws is a gemm); with --devices:
+                    allgather_matmul, matmul_reduce_scatter or none
   --outputs=I,J     parameter indices of the output buffers, which are
                     poisoned before the run and must be fully written
                     (default: the reference's outputs, else the last
@@ -81,6 +84,17 @@ options:
   --bytes=B         bytes moved per run, for GB/s (default: every buffer
                     read or written once)
   --device=N        CUDA device ordinal (default 0)
+  --devices=D       run a kernel that spans devices (one whose manifest
+                    has a `collective` parameter; required for it, refused
+                    for any other) on devices 0 to D-1: symmetric buffers
+                    in symmetric memory (i32 ones are semaphores, zeroed
+                    before every launch and checked back at zero after it;
+                    others poisoned), device d's inputs drawn from seed
+                    S + d, every device launched before any is waited on,
+                    each device's output (the last buffer) checked; timed
+                    per device, the median of the slowest device's times.
+                    On the emulator, set MOSAIC_EMULATOR_DEVICES=D.
+                    --device, --outputs and the dumps do not apply
   --json=PATH       also write the result as JSON to PATH
   --dump-outputs=PATH
                     write the raw bytes of the output buffers, in
