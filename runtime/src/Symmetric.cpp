@@ -524,8 +524,7 @@ Expected<GroupLaunch> GroupKernel::prepare(
 /// at the first that fails (its error in `failed`); returns how many were
 /// launched.
 static size_t launchEach(const DeviceGroup &group,
-                         const std::vector<Launch> &launches,
-                         Status &failed) {
+                         const std::vector<Launch> &launches, Status &failed) {
   const std::vector<unsigned> &local = group.localDevices();
   size_t launched = 0;
   for (; launched < local.size(); ++launched) {

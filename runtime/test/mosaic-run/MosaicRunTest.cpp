@@ -181,12 +181,14 @@ TEST(MosaicRun, DevicesAreTimedPerDevice) {
 })");
   std::string json = testing::TempDir() + "mosaic_run_ring_result.json";
   std::remove(json.c_str());
-  Outcome outcome = runMosaicRun(
-      manifest + " --devices=3 --check=none --warmup=2 --reps=3 --seed=9 "
-                 "--json=" + json,
-      std::string("MOSAIC_GPU_BACKEND=cuda MOSAIC_CUDA_DRIVER=") +
-          MOSAIC_FAKE_CUDA_DRIVER +
-          " MOSAIC_FAKE_DEVICES=3 MOSAIC_FAKE_PARAM_COUNT=4");
+  Outcome outcome =
+      runMosaicRun(manifest +
+                       " --devices=3 --check=none --warmup=2 --reps=3 --seed=9 "
+                       "--json=" +
+                       json,
+                   std::string("MOSAIC_GPU_BACKEND=cuda MOSAIC_CUDA_DRIVER=") +
+                       MOSAIC_FAKE_CUDA_DRIVER +
+                       " MOSAIC_FAKE_DEVICES=3 MOSAIC_FAKE_PARAM_COUNT=4");
   EXPECT_EQ(outcome.status, 0) << outcome.output;
   EXPECT_NE(outcome.output.find(
                 "ring_copy on 3 devices (f32 [32], symmetric f32 [32], "

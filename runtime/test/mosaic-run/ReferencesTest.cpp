@@ -221,7 +221,8 @@ TEST(CollectiveReferences, AllGatherMatmul) {
       buffer(0, "bf16", "[128, 64]") + buffer(1, "bf16", "[64, 256]") +
       buffer(2, "bf16", "[256, 64]", true) + buffer(3, "i32", "[2]", true) +
       buffer(4, "bf16", "[256, 256]");
-  Manifest manifest = manifestWith(collectiveManifest("allgather_matmul", good));
+  Manifest manifest =
+      manifestWith(collectiveManifest("allgather_matmul", good));
   EXPECT_TRUE(ref.checkSignature(manifest, 2).ok());
   EXPECT_EQ(ref.flops(manifest, 2), 2.0 * 256 * 64 * 256 * 2);
   // Compiled for 2 devices, run on 4: `gathered` and C have 2 shards.
@@ -234,10 +235,10 @@ TEST(CollectiveReferences, AllGatherMatmul) {
             "[128, 64], bf16 [64, 256], symmetric bf16 [256, 64], symmetric "
             "i32 [2], bf16 [256, 256]");
   // Semaphores that are not symmetric are refused.
-  std::string plain =
-      buffer(0, "bf16", "[128, 64]") + buffer(1, "bf16", "[64, 256]") +
-      buffer(2, "bf16", "[256, 64]", true) + buffer(3, "i32", "[2]") +
-      buffer(4, "bf16", "[256, 256]");
+  std::string plain = buffer(0, "bf16", "[128, 64]") +
+                      buffer(1, "bf16", "[64, 256]") +
+                      buffer(2, "bf16", "[256, 64]", true) +
+                      buffer(3, "i32", "[2]") + buffer(4, "bf16", "[256, 256]");
   EXPECT_FALSE(
       ref.checkSignature(
              manifestWith(collectiveManifest("allgather_matmul", plain)), 2)
@@ -255,10 +256,8 @@ TEST(CollectiveReferences, MatmulReduceScatter) {
       {tensor(ElementType::BF16, {2, 1}, {3, -1}),
        tensor(ElementType::BF16, {1, 2}, {100, 1000})}};
   // S = [[1, 10], [2, 20]] + [[300, 3000], [-100, -1000]].
-  EXPECT_EQ(ref.compute(buffers, 0, {0, 1}),
-            (std::vector<double>{301, 3010}));
-  EXPECT_EQ(ref.compute(buffers, 1, {0, 1}),
-            (std::vector<double>{-98, -980}));
+  EXPECT_EQ(ref.compute(buffers, 0, {0, 1}), (std::vector<double>{301, 3010}));
+  EXPECT_EQ(ref.compute(buffers, 1, {0, 1}), (std::vector<double>{-98, -980}));
 
   std::string good =
       buffer(0, "bf16", "[384, 64]") + buffer(1, "bf16", "[64, 128]") +

@@ -428,8 +428,8 @@ Status reduceScatterSignature(const Manifest &manifest, unsigned devices) {
       manifest.buffers[0].shape[0] % devices != 0)
     return Error{"reference `matmul_reduce_scatter` on " +
                  std::to_string(devices) + " devices expects " +
-                 kReduceScatterWhat + "; M = " +
-                 std::to_string(manifest.buffers[0].shape[0]) +
+                 kReduceScatterWhat +
+                 "; M = " + std::to_string(manifest.buffers[0].shape[0]) +
                  " is not a multiple of " + std::to_string(devices)};
   return checkCollectiveBuffers(
       manifest, "matmul_reduce_scatter", kReduceScatterWhat, ElementType::F32,
@@ -479,8 +479,8 @@ const CollectiveReference kCollectiveReferences[] = {
     {"matmul_reduce_scatter",
      "rows [d M/D, (d+1) M/D) of sum_q A_q B_q with bf16 A_q [M, k], B_q "
      "[k, N], f32 out [M/D, N]",
-     kF32AccumulateTolerance, 4096, reduceScatterSignature,
-     reduceScatterFlops, reduceScatter},
+     kF32AccumulateTolerance, 4096, reduceScatterSignature, reduceScatterFlops,
+     reduceScatter},
 };
 
 /// The entry of `table` called `name`, or else the one whose name followed

@@ -153,10 +153,9 @@ Expected<Options> parseOptions(int argc, char **argv) {
       continue;
     }
     static const std::set<std::string> kOptions = {
-        "--help", "--check",   "--outputs",      "--samples",    "--warmup",
-        "--reps", "--seed",    "--flops",        "--bytes",      "--device",
-        "--json", "--emulate", "--dump-outputs", "--dump-inputs",
-        "--devices"};
+        "--help", "--check",   "--outputs",      "--samples",     "--warmup",
+        "--reps", "--seed",    "--flops",        "--bytes",       "--device",
+        "--json", "--emulate", "--dump-outputs", "--dump-inputs", "--devices"};
     static const std::set<std::string> kFlags = {"--help", "--emulate"};
     std::string name = arg, value;
     size_t equals = arg.find('=');
@@ -210,8 +209,7 @@ Expected<Options> parseOptions(int argc, char **argv) {
       outputs.erase(std::unique(outputs.begin(), outputs.end()), outputs.end());
       options.outputs = outputs;
     } else if (name == "--samples" || name == "--warmup" || name == "--reps" ||
-               name == "--seed" || name == "--device" ||
-               name == "--devices") {
+               name == "--seed" || name == "--device" || name == "--devices") {
       Expected<uint64_t> number = count("a non-negative integer");
       MOSAIC_RETURN_IF_ERROR(number);
       if (name == "--samples")
@@ -223,8 +221,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
       else if (name == "--seed")
         options.seed = *number;
       else if (name == "--devices")
-        options.devices = static_cast<unsigned>(std::min<uint64_t>(
-            *number, std::numeric_limits<unsigned>::max()));
+        options.devices = static_cast<unsigned>(
+            std::min<uint64_t>(*number, std::numeric_limits<unsigned>::max()));
       else // Context::open reports an ordinal without a device.
         options.device = static_cast<int>(
             std::min<uint64_t>(*number, std::numeric_limits<int>::max()));
@@ -484,11 +482,12 @@ struct Result {
 /// infinite, and, with a reference (`reference` non-empty), the error at
 /// `indices` within `tolerance`. Failures start with `where`; returns the
 /// comparison, if any.
-std::optional<Comparison>
-checkValues(const HostBuffer &values, const std::vector<uint64_t> &indices,
-            const std::vector<double> &reference, double tolerance,
-            bool hasReference, const std::string &where,
-            std::vector<std::string> &failures) {
+std::optional<Comparison> checkValues(const HostBuffer &values,
+                                      const std::vector<uint64_t> &indices,
+                                      const std::vector<double> &reference,
+                                      double tolerance, bool hasReference,
+                                      const std::string &where,
+                                      std::vector<std::string> &failures) {
   uint64_t elements = values.parameter.elementCount();
   auto report = [&](const Found &found, const char *what) {
     if (found.count)
@@ -531,8 +530,8 @@ Status checkOutputs(const Manifest &manifest, const Plan &plan,
     std::optional<Comparison> comparison = checkValues(
         values, plan.reference ? indices[position] : std::vector<uint64_t>(),
         plan.reference ? reference[position] : std::vector<double>(),
-        plan.reference ? plan.reference->tolerance : 0, plan.reference != nullptr,
-        where, result.failures);
+        plan.reference ? plan.reference->tolerance : 0,
+        plan.reference != nullptr, where, result.failures);
     if (!comparison)
       continue;
     if (position == 0)
@@ -809,10 +808,10 @@ Expected<Timing> timeGroup(const DeviceGroup &group, const GroupLaunch &launch,
     for (unsigned d = 0; d < plan.devices; ++d) {
       float ms = 0;
       MOSAIC_RETURN_IF_ERROR(group.context(d).makeCurrent());
-      MOSAIC_RETURN_IF_ERROR(cuda.check(
-          cuda.cuEventElapsedTime(&ms, timers[d]->events[2 * i],
-                                  timers[d]->events[2 * i + 1]),
-          group.describe(d) + ": cuEventElapsedTime"));
+      MOSAIC_RETURN_IF_ERROR(
+          cuda.check(cuda.cuEventElapsedTime(&ms, timers[d]->events[2 * i],
+                                             timers[d]->events[2 * i + 1]),
+                     group.describe(d) + ": cuEventElapsedTime"));
       times[i] = std::max(times[i], double(ms));
     }
   }
@@ -851,8 +850,8 @@ Status checkGroup(const GroupPlan &plan, const GroupBuffers &buffers,
       if (nonzero)
         device.failures.push_back(
             when + "device " + std::to_string(d) + ": parameter " +
-            std::to_string(parameter.index) + " (semaphores): " +
-            std::to_string(nonzero) + " of " +
+            std::to_string(parameter.index) +
+            " (semaphores): " + std::to_string(nonzero) + " of " +
             std::to_string(semaphores.values.size()) +
             " are not zero after the launch (the first at index " +
             std::to_string(first) + " holds " +
@@ -878,11 +877,11 @@ Status runGroup(const Options &options, const Manifest &manifest,
     return Error{
         "--devices " + std::to_string(plan.devices) + ": the driver has " +
         std::to_string(available) + " device" + (available == 1 ? "" : "s") +
-        (result.emulator ? "; set MOSAIC_EMULATOR_DEVICES=" +
-                               std::to_string(plan.devices) +
-                               " (the emulator has as many devices as it "
-                               "says, default 1)"
-                         : std::string())};
+        (result.emulator
+             ? "; set MOSAIC_EMULATOR_DEVICES=" + std::to_string(plan.devices) +
+                   " (the emulator has as many devices as it "
+                   "says, default 1)"
+             : std::string())};
   Expected<std::unique_ptr<DeviceGroup>> opened =
       DeviceGroup::open(cuda, plan.devices);
   MOSAIC_RETURN_IF_ERROR(opened);
@@ -894,8 +893,8 @@ Status runGroup(const Options &options, const Manifest &manifest,
   std::printf("mosaic-run: `%s` from %s on devices 0 to %u (%s, sm_%d%s), "
               "seed %llu (device d draws its inputs from seed %llu + d)\n",
               manifest.entry.c_str(), options.manifest.c_str(),
-              plan.devices - 1, first.name().c_str(),
-              first.computeCapability(), result.emulator ? ", emulated" : "",
+              plan.devices - 1, first.name().c_str(), first.computeCapability(),
+              result.emulator ? ", emulated" : "",
               static_cast<unsigned long long>(result.seed),
               static_cast<unsigned long long>(result.seed));
   std::fflush(stdout);
@@ -944,9 +943,8 @@ Status runGroup(const Options &options, const Manifest &manifest,
         host[d].push_back(randomBuffer(parameter, rngs[d]));
         MOSAIC_RETURN_IF_ERROR(buffer->upload(host[d].back().bytes.data()));
       }
-      arguments[d].push_back(
-          BufferArgument{buffer->pointer(), parameter.elementType,
-                         parameter.shape});
+      arguments[d].push_back(BufferArgument{
+          buffer->pointer(), parameter.elementType, parameter.shape});
       buffers.own[d][b].emplace(std::move(*buffer));
     }
   }
@@ -1016,8 +1014,8 @@ std::string describeMeasurements(bool emulator,
   }
   if (timing) {
     double seconds = timing->medianMs * 1e-3;
-    line += "; median " + format("%.2f", timing->medianMs * 1e3) +
-            " us over " + std::to_string(options.reps) + " runs (" +
+    line += "; median " + format("%.2f", timing->medianMs * 1e3) + " us over " +
+            std::to_string(options.reps) + " runs (" +
             std::to_string(options.warmup) + " warm-up, L2 flushed)";
     if (flops > 0)
       line += ", " + format("%.1f", flops / seconds / 1e12) + " TFLOP/s";
@@ -1048,9 +1046,9 @@ void printSummary(const Manifest &manifest, const Plan &plan,
   if (result.passed())
     line += "; all " + std::to_string(result.outputElements) +
             " output elements written";
-  line += describeMeasurements(result.emulator, result.emulatorCounts,
-                               result.timing, result.flops, result.bytes,
-                               options);
+  line +=
+      describeMeasurements(result.emulator, result.emulatorCounts,
+                           result.timing, result.flops, result.bytes, options);
   std::printf("%s\n", line.c_str());
   for (const std::string &failure : result.failures)
     std::printf("  FAIL: %s\n", failure.c_str());
@@ -1151,8 +1149,8 @@ Status writeJson(const std::string &path, const Manifest &manifest,
     field("tolerance", jsonNumber(plan.reference->tolerance));
     field("compared", std::to_string(result.comparison->compared));
   }
-  jsonMeasurements(field, result.emulator, result.emulatorCounts,
-                   result.timing, result.flops, result.bytes, options);
+  jsonMeasurements(field, result.emulator, result.emulatorCounts, result.timing,
+                   result.flops, result.bytes, options);
   return writeJsonFile(path, json);
 }
 
@@ -1182,26 +1180,25 @@ void printGroupSummary(const Manifest &manifest, const GroupPlan &plan,
   line += plan.reference
               ? std::string("; `") + plan.reference->name + "` reference"
               : std::string("; no reference (--check=none)");
-  line += describeMeasurements(result.emulator, result.emulatorCounts,
-                               result.timing, result.flops, result.bytes,
-                               options);
+  line +=
+      describeMeasurements(result.emulator, result.emulatorCounts,
+                           result.timing, result.flops, result.bytes, options);
   std::printf("%s\n", line.c_str());
   uint64_t total = manifest.buffers[plan.output].elementCount();
   for (unsigned d = 0; d < plan.devices; ++d) {
     const DeviceResult &device = result.devices[d];
     std::string text = "  device " + std::to_string(d) + " (seed " +
-                       std::to_string(deviceSeed(result.seed, d)) + "): " +
-                       (device.failures.empty() ? "PASS" : "FAIL");
+                       std::to_string(deviceSeed(result.seed, d)) +
+                       "): " + (device.failures.empty() ? "PASS" : "FAIL");
     if (device.comparison) {
       const Comparison &c = *device.comparison;
-      text += "; relative error " + format("%.2e", c.relativeError) +
-              " (tolerance " + format("%.0e", plan.reference->tolerance) +
-              ", " +
-              (c.compared == total ? "all " + std::to_string(total)
-                                   : std::to_string(c.compared) +
-                                         " sampled of " +
-                                         std::to_string(total)) +
-              " elements)";
+      text +=
+          "; relative error " + format("%.2e", c.relativeError) +
+          " (tolerance " + format("%.0e", plan.reference->tolerance) + ", " +
+          (c.compared == total ? "all " + std::to_string(total)
+                               : std::to_string(c.compared) + " sampled of " +
+                                     std::to_string(total)) +
+          " elements)";
     }
     if (device.failures.empty())
       text += "; all " + std::to_string(total) + " output elements written" +
@@ -1255,8 +1252,8 @@ Status writeGroupJson(const std::string &path, const Manifest &manifest,
   field("device", jsonString(result.device));
   field("devices", std::to_string(plan.devices));
   field("buffers", "[" + buffers + "]");
-  field("outputs", "[" + std::to_string(manifest.buffers[plan.output].index) +
-                       "]");
+  field("outputs",
+        "[" + std::to_string(manifest.buffers[plan.output].index) + "]");
   field("check", plan.reference ? jsonString(plan.reference->name)
                                 : std::string("null"));
   field("passed", error.empty() && result.passed() ? "true" : "false");
@@ -1265,8 +1262,8 @@ Status writeGroupJson(const std::string &path, const Manifest &manifest,
   if (plan.reference)
     field("tolerance", jsonNumber(plan.reference->tolerance));
   field("per_device", "[\n    " + perDevice + "\n  ]");
-  jsonMeasurements(field, result.emulator, result.emulatorCounts,
-                   result.timing, result.flops, result.bytes, options);
+  jsonMeasurements(field, result.emulator, result.emulatorCounts, result.timing,
+                   result.flops, result.bytes, options);
   return writeJsonFile(path, json);
 }
 
@@ -1280,8 +1277,8 @@ int runOnDevices(const Options &options, const Manifest &manifest) {
   if (!plan.ok())
     return fail(plan.message());
   GroupResult result;
-  result.seed = options.seed.value_or(
-      (uint64_t(std::random_device()()) << 32) | std::random_device()());
+  result.seed = options.seed.value_or((uint64_t(std::random_device()()) << 32) |
+                                      std::random_device()());
   if (options.flops)
     result.flops = *options.flops;
   else if (plan->reference)
