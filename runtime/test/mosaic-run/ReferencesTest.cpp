@@ -181,7 +181,8 @@ std::string collectiveManifest(const std::string &entry,
 
 std::string buffer(unsigned index, const char *type, const char *shape,
                    bool symmetric = false) {
-  return std::string(index ? ", " : "") + "{\"element_type\": \"" + type +
+  return std::string(index ? ", " : "") +
+         "{\"alignment\": 16, \"element_type\": \"" + type +
          "\", \"index\": " + std::to_string(index) +
          ", \"kind\": \"buffer\", \"shape\": " + shape +
          (symmetric ? ", \"symmetric\": true}" : "}");
