@@ -172,10 +172,10 @@ TEST(MosaicRun, DevicesAreTimedPerDevice) {
   "cubin": ")" + ptx + R"(", "dynamic_smem_bytes": 0,
   "entry": "ring_copy", "grid": [1, 1, 1],
   "parameters": [
-    {"element_type": "f32", "index": 0, "kind": "buffer", "shape": [32]},
-    {"element_type": "f32", "index": 1, "kind": "buffer", "shape": [32], "symmetric": true},
-    {"element_type": "i32", "index": 2, "kind": "buffer", "shape": [1], "symmetric": true},
-    {"element_type": "f32", "index": 3, "kind": "buffer", "shape": [32]},
+    {"alignment": 16, "element_type": "f32", "index": 0, "kind": "buffer", "shape": [32]},
+    {"alignment": 16, "element_type": "f32", "index": 1, "kind": "buffer", "shape": [32], "symmetric": true},
+    {"alignment": 16, "element_type": "i32", "index": 2, "kind": "buffer", "shape": [1], "symmetric": true},
+    {"alignment": 16, "element_type": "f32", "index": 3, "kind": "buffer", "shape": [32]},
     {"index": 4, "kind": "collective"}],
   "tensor_maps": []
 })");
