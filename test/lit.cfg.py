@@ -55,3 +55,20 @@ ptxas = find_ptxas()
 if ptxas:
     config.available_features.add("ptxas")
     llvm_config.with_environment("PATH", os.path.dirname(ptxas), append_path=True)
+
+# The collective examples (python/examples/allgather_matmul.py and
+# matmul_reduce_scatter.py) emit their kernels through this build's Python
+# package, /usr/bin/python3 with PYTHONPATH=build/python; tests that run
+# them require `python-collective`: the package is built and has the
+# multi-device ops (docs/RationaleMultiDevice.md).
+import subprocess
+
+python_package = os.path.join(config.mosaic_obj_root, "python")
+probe = subprocess.run(
+    ["/usr/bin/python3", "-c", "import mosaic_gpu; mosaic_gpu.device_id"],
+    env=dict(os.environ, PYTHONPATH=python_package),
+    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+if probe.returncode == 0:
+    config.available_features.add("python-collective")
+config.substitutions.append(
+    ("%mosaic_python", "env PYTHONPATH=" + python_package + " /usr/bin/python3"))

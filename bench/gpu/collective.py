@@ -38,6 +38,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import typing
 
 
@@ -110,12 +111,16 @@ def run_ours(mosaic_run: str, kernels: pathlib.Path, case: Case, warmup: int,
     manifest = kernels / f"{case.stem}.json"
     if not manifest.exists():
         return None, f"not compiled ({manifest.name} missing)", True
-    command = [mosaic_run, str(manifest), "--devices", str(case.devices), "--check",
-               "--warmup", str(warmup), "--reps", str(reps), "--json"]
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        return None, f"FAILED: {result.stdout.strip()} {result.stderr.strip()}"[:300], False
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    # mosaic-run checks against the reference named after the kernel's entry
+    # (allgather_matmul, matmul_reduce_scatter) before it times.
+    with tempfile.TemporaryDirectory() as scratch:
+        report_path = pathlib.Path(scratch) / "result.json"
+        command = [mosaic_run, str(manifest), "--devices", str(case.devices),
+                   "--warmup", str(warmup), "--reps", str(reps), f"--json={report_path}"]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            return None, f"FAILED: {result.stdout.strip()} {result.stderr.strip()}"[:300], False
+        report = json.loads(report_path.read_text())
     return float(report["median_ms"]), "", True
 
 

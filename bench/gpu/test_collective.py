@@ -44,3 +44,22 @@ def test_missing_kernel_is_noted_not_failed(tmp_path):
 def test_main_needs_kernels_or_list(capsys):
     assert collective.main(["--list-shapes"]) == 0
     assert "allgather_matmul" in capsys.readouterr().out
+
+
+def test_run_ours_reads_mosaic_runs_json(tmp_path):
+    """run_ours calls `mosaic-run MANIFEST --devices D --warmup W --reps R
+    --json=PATH` and reads median_ms from PATH (a stand-in mosaic-run here)."""
+    case = collective.Case("allgather_matmul", 2, 128, 256, 128)
+    (tmp_path / f"{case.stem}.json").write_text("{}")
+    fake = tmp_path / "mosaic-run"
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        "args = sys.argv[1:]\n"
+        "assert args[1:7] == ['--devices', '2', '--warmup', '3', '--reps', '5'], args\n"
+        "assert args[7].startswith('--json='), args\n"
+        "open(args[7][len('--json='):], 'w').write(json.dumps({'median_ms': 1.5}))\n"
+        "print('allgather_matmul on 2 devices (...): PASS')\n")
+    fake.chmod(0o755)
+    ms, note, passed = collective.run_ours(str(fake), tmp_path, case, 3, 5)
+    assert (ms, note, passed) == (1.5, "", True)

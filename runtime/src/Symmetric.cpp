@@ -520,33 +520,57 @@ Expected<GroupLaunch> GroupKernel::prepare(
   return launch;
 }
 
-Status GroupLaunch::run() const {
-  const std::vector<unsigned> &local = group->localDevices();
-  const Driver &cuda = group->driver();
-  // Every launch before any wait: an instance that waits for a peer's
-  // signal only finishes once the peer runs too.
-  Status failed;
+/// Launches each local device's instance on its stream, in order, stopping
+/// at the first that fails (its error in `failed`); returns how many were
+/// launched.
+static size_t launchEach(const DeviceGroup &group,
+                         const std::vector<Launch> &launches, Status &failed) {
+  const std::vector<unsigned> &local = group.localDevices();
   size_t launched = 0;
   for (; launched < local.size(); ++launched) {
     unsigned d = local[launched];
-    Status status = group->context(d).makeCurrent();
+    Status status = group.context(d).makeCurrent();
     if (status.ok())
-      status = launches[launched].run(group->stream(d));
+      status = launches[launched].run(group.stream(d));
     if (!status.ok()) {
-      failed = Error{group->describe(d) + ": " + status.message()};
+      failed = Error{group.describe(d) + ": " + status.message()};
       break;
     }
   }
+  return launched;
+}
+
+/// Waits for the streams of `local[0 .. launched)`; the first error, unless
+/// `failed` already holds one.
+static void waitEach(const DeviceGroup &group, size_t launched,
+                     Status &failed) {
+  const Driver &cuda = group.driver();
   for (size_t i = 0; i < launched; ++i) {
-    unsigned d = local[i];
-    Status status = group->context(d).makeCurrent();
+    unsigned d = group.localDevices()[i];
+    Status status = group.context(d).makeCurrent();
     if (status.ok())
-      status = cuda.check(cuda.cuStreamSynchronize(group->stream(d)),
-                          group->describe(d) +
+      status = cuda.check(cuda.cuStreamSynchronize(group.stream(d)),
+                          group.describe(d) +
                               ": the kernel failed: cuStreamSynchronize");
     if (failed.ok() && !status.ok())
       failed = status;
   }
+}
+
+Status GroupLaunch::run() const {
+  // Every launch before any wait: an instance that waits for a peer's
+  // signal only finishes once the peer runs too.
+  Status failed;
+  size_t launched = launchEach(*group, launches, failed);
+  waitEach(*group, launched, failed);
+  return failed;
+}
+
+Status GroupLaunch::start() const {
+  Status failed;
+  size_t launched = launchEach(*group, launches, failed);
+  if (!failed.ok())
+    waitEach(*group, launched, failed);
   return failed;
 }
 

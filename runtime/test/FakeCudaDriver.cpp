@@ -2,8 +2,9 @@
 //
 // Every entry point runtime/ looks up, answering as one Hopper device would,
 // with "device memory" in host memory. A launch copies its first buffer
-// parameter into its last one (`fake_param_count` says how many parameters
-// the kernel has) and records its grid, block, dynamic shared memory and
+// parameter into its last one (`fake_param_count`, or in another process
+// the environment's MOSAIC_FAKE_PARAM_COUNT, says how many parameters the
+// kernel has) and records its grid, block, dynamic shared memory and
 // stream (and the stream last synchronized), so
 // python/tests/test_launch.py can check what mosaic_gpu passed, end to end,
 // on a machine without a GPU (MOSAIC_CUDA_DRIVER names this library).
@@ -174,10 +175,13 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction,
   log('L', currentDevice);
   for (int i = 0; i < fake_record_params && i < 16; ++i)
     std::memcpy(&fake_launch_params[i], params[i], 8);
-  if (fake_param_count < 2)
+  int paramCount = fake_param_count;
+  if (const char *text = std::getenv("MOSAIC_FAKE_PARAM_COUNT"))
+    paramCount = std::atoi(text);
+  if (paramCount < 2)
     return CUDA_SUCCESS;
   CUdeviceptr from = *static_cast<CUdeviceptr *>(params[0]);
-  CUdeviceptr to = *static_cast<CUdeviceptr *>(params[fake_param_count - 1]);
+  CUdeviceptr to = *static_cast<CUdeviceptr *>(params[paramCount - 1]);
   if (!allocations.count(from) || !allocations.count(to))
     return CUDA_ERROR_INVALID_VALUE;
   size_t bytes = std::min(allocations[from], allocations[to]);

@@ -2,7 +2,8 @@
 //
 // Runs the mosaic-run binary. None of these cases reaches a GPU: each stops
 // at a usage error, a bad manifest, or a driver that cannot be opened
-// (MOSAIC_CUDA_DRIVER names a library that does not exist).
+// (MOSAIC_CUDA_DRIVER names a library that does not exist), or runs on the
+// fake driver (runtime/test/FakeCudaDriver.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -157,6 +158,67 @@ TEST(MosaicRun, NoDriverIsAClearErrorAndAFailedResult) {
             0u);
   EXPECT_EQ(result->find("median_ms"), nullptr);
   EXPECT_FALSE(result->find("emulated")->asBool());
+}
+
+// --devices D through the timed runs, on the fake driver's D devices: its
+// launch copies the ring kernel's input (parameter 0) into its output
+// (parameter 3, MOSAIC_FAKE_PARAM_COUNT=4), its events say 1 ms. The
+// emulator runs the kernel itself but is not timed
+// (test/Emulator/mosaic-run-devices.test).
+TEST(MosaicRun, DevicesAreTimedPerDevice) {
+  std::string ptx = writeTempFile("mosaic_run_ring.ptx", "fake");
+  std::string manifest = writeTempFile("mosaic_run_ring.json", R"({
+  "arch": "sm_90a", "block": [32, 1, 1], "cluster": [1, 1, 1],
+  "cubin": ")" + ptx + R"(", "dynamic_smem_bytes": 0,
+  "entry": "ring_copy", "grid": [1, 1, 1],
+  "parameters": [
+    {"alignment": 16, "element_type": "f32", "index": 0, "kind": "buffer", "shape": [32]},
+    {"alignment": 16, "element_type": "f32", "index": 1, "kind": "buffer", "shape": [32], "symmetric": true},
+    {"alignment": 16, "element_type": "i32", "index": 2, "kind": "buffer", "shape": [1], "symmetric": true},
+    {"alignment": 16, "element_type": "f32", "index": 3, "kind": "buffer", "shape": [32]},
+    {"index": 4, "kind": "collective"}],
+  "tensor_maps": []
+})");
+  std::string json = testing::TempDir() + "mosaic_run_ring_result.json";
+  std::remove(json.c_str());
+  Outcome outcome =
+      runMosaicRun(manifest +
+                       " --devices=3 --check=none --warmup=2 --reps=3 --seed=9 "
+                       "--json=" +
+                       json,
+                   std::string("MOSAIC_GPU_BACKEND=cuda MOSAIC_CUDA_DRIVER=") +
+                       MOSAIC_FAKE_CUDA_DRIVER +
+                       " MOSAIC_FAKE_DEVICES=3 MOSAIC_FAKE_PARAM_COUNT=4");
+  EXPECT_EQ(outcome.status, 0) << outcome.output;
+  EXPECT_NE(outcome.output.find(
+                "ring_copy on 3 devices (f32 [32], symmetric f32 [32], "
+                "symmetric i32 [1] -> f32 [32]): PASS; no reference "
+                "(--check=none); median 1000.00 us over 3 runs (2 warm-up, "
+                "L2 flushed)"),
+            std::string::npos)
+      << outcome.output;
+  EXPECT_NE(outcome.output.find("  device 2 (seed 11): PASS; all 32 output "
+                                "elements written; semaphores back at zero"),
+            std::string::npos)
+      << outcome.output;
+
+  Expected<std::string> text = readFile(json);
+  ASSERT_TRUE(text.ok()) << text.message();
+  Expected<JsonValue> result = parseJson(*text);
+  ASSERT_TRUE(result.ok()) << result.message() << "\n" << *text;
+  EXPECT_TRUE(result->find("passed")->asBool());
+  EXPECT_EQ(result->find("devices")->asInteger(), 3);
+  EXPECT_EQ(result->find("median_ms")->asNumber(), 1.0);
+  EXPECT_EQ(result->find("reps")->asInteger(), 3);
+  EXPECT_EQ(result->find("bytes")->asInteger(), 3 * (4 * 32 * 3 + 4));
+  const std::vector<JsonValue> &devices =
+      result->find("per_device")->elements();
+  ASSERT_EQ(devices.size(), 3u);
+  for (int64_t d = 0; d < 3; ++d) {
+    EXPECT_EQ(devices[d].find("device")->asInteger(), d);
+    EXPECT_EQ(devices[d].find("seed")->asInteger(), 9 + d);
+    EXPECT_TRUE(devices[d].find("passed")->asBool());
+  }
 }
 
 // The backend comes from --emulate, else MOSAIC_GPU_BACKEND; the emulator's

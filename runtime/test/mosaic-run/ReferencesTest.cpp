@@ -166,3 +166,112 @@ TEST(References, SignatureMismatchesNameTheBuffers) {
 }
 
 } // namespace
+
+namespace {
+
+/// The manifest of a kernel that spans devices, with `buffers` (parameters
+/// 0 to 4) and its collective table.
+std::string collectiveManifest(const std::string &entry,
+                               const std::string &buffers) {
+  return R"({"arch": "sm_90a", "block": [128, 1, 1], "cluster": [1, 1, 1],
+    "cubin": "k.cubin", "dynamic_smem_bytes": 0, "entry": ")" +
+         entry + R"(", "grid": [1, 1, 1], "parameters": [)" + buffers +
+         R"(, {"index": 5, "kind": "collective"}], "tensor_maps": []})";
+}
+
+std::string buffer(unsigned index, const char *type, const char *shape,
+                   bool symmetric = false) {
+  return std::string(index ? ", " : "") +
+         "{\"alignment\": 16, \"element_type\": \"" + type +
+         "\", \"index\": " + std::to_string(index) +
+         ", \"kind\": \"buffer\", \"shape\": " + shape +
+         (symmetric ? ", \"symmetric\": true}" : "}");
+}
+
+} // namespace
+
+TEST(CollectiveReferences, Names) {
+  EXPECT_EQ(collectiveReferenceNames(),
+            "allgather_matmul, matmul_reduce_scatter");
+  EXPECT_EQ(collectiveReferenceForEntry("allgather_matmul"),
+            findCollectiveReference("allgather_matmul"));
+  EXPECT_EQ(collectiveReferenceForEntry("matmul_reduce_scatter_d8"),
+            findCollectiveReference("matmul_reduce_scatter"));
+  EXPECT_EQ(collectiveReferenceForEntry("gemm"), nullptr);
+  EXPECT_EQ(findCollectiveReference("gemm"), nullptr);
+  EXPECT_EQ(findReference("allgather_matmul"), nullptr);
+  EXPECT_EQ(findCollectiveReference("allgather_matmul")->tolerance, 1e-2);
+  EXPECT_EQ(findCollectiveReference("matmul_reduce_scatter")->tolerance, 1e-4);
+}
+
+TEST(CollectiveReferences, AllGatherMatmul) {
+  const CollectiveReference &ref = *findCollectiveReference("allgather_matmul");
+  // Two devices, A_d [1, 2], B_d [2, 2]: C_d = [A_0; A_1] B_d.
+  std::vector<std::vector<HostBuffer>> buffers = {
+      {tensor(ElementType::BF16, {1, 2}, {1, 2}),
+       tensor(ElementType::BF16, {2, 2}, {1, 0, 0, 1})},
+      {tensor(ElementType::BF16, {1, 2}, {3, -1}),
+       tensor(ElementType::BF16, {2, 2}, {0, 1, 1, 0})}};
+  EXPECT_EQ(ref.compute(buffers, 0, {0, 1, 2, 3}),
+            (std::vector<double>{1, 2, 3, -1}));
+  EXPECT_EQ(ref.compute(buffers, 1, {0, 1, 2, 3}),
+            (std::vector<double>{2, 1, -1, 3}));
+  EXPECT_EQ(ref.compute(buffers, 1, {3}), (std::vector<double>{3}));
+
+  std::string good =
+      buffer(0, "bf16", "[128, 64]") + buffer(1, "bf16", "[64, 256]") +
+      buffer(2, "bf16", "[256, 64]", true) + buffer(3, "i32", "[2]", true) +
+      buffer(4, "bf16", "[256, 256]");
+  Manifest manifest =
+      manifestWith(collectiveManifest("allgather_matmul", good));
+  EXPECT_TRUE(ref.checkSignature(manifest, 2).ok());
+  EXPECT_EQ(ref.flops(manifest, 2), 2.0 * 256 * 64 * 256 * 2);
+  // Compiled for 2 devices, run on 4: `gathered` and C have 2 shards.
+  Status wrong = ref.checkSignature(manifest, 4);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.message(),
+            "reference `allgather_matmul` on 4 devices expects bf16 A [m, k], "
+            "bf16 B [k, n], symmetric bf16 gathered [D*m, k], symmetric i32 "
+            "semaphores [S], bf16 C [D*m, n]; the kernel's buffers are bf16 "
+            "[128, 64], bf16 [64, 256], symmetric bf16 [256, 64], symmetric "
+            "i32 [2], bf16 [256, 256]");
+  // Semaphores that are not symmetric are refused.
+  std::string plain = buffer(0, "bf16", "[128, 64]") +
+                      buffer(1, "bf16", "[64, 256]") +
+                      buffer(2, "bf16", "[256, 64]", true) +
+                      buffer(3, "i32", "[2]") + buffer(4, "bf16", "[256, 256]");
+  EXPECT_FALSE(
+      ref.checkSignature(
+             manifestWith(collectiveManifest("allgather_matmul", plain)), 2)
+          .ok());
+}
+
+TEST(CollectiveReferences, MatmulReduceScatter) {
+  const CollectiveReference &ref =
+      *findCollectiveReference("matmul_reduce_scatter");
+  // Two devices, A_d [2, 1], B_d [1, 2]: S = A_0 B_0 + A_1 B_1, [2, 2];
+  // device d gets row d.
+  std::vector<std::vector<HostBuffer>> buffers = {
+      {tensor(ElementType::BF16, {2, 1}, {1, 2}),
+       tensor(ElementType::BF16, {1, 2}, {1, 10})},
+      {tensor(ElementType::BF16, {2, 1}, {3, -1}),
+       tensor(ElementType::BF16, {1, 2}, {100, 1000})}};
+  // S = [[1, 10], [2, 20]] + [[300, 3000], [-100, -1000]].
+  EXPECT_EQ(ref.compute(buffers, 0, {0, 1}), (std::vector<double>{301, 3010}));
+  EXPECT_EQ(ref.compute(buffers, 1, {0, 1}), (std::vector<double>{-98, -980}));
+
+  std::string good =
+      buffer(0, "bf16", "[384, 64]") + buffer(1, "bf16", "[64, 128]") +
+      buffer(2, "f32", "[384, 128]", true) + buffer(3, "i32", "[6]", true) +
+      buffer(4, "f32", "[128, 128]");
+  Manifest manifest =
+      manifestWith(collectiveManifest("matmul_reduce_scatter", good));
+  EXPECT_TRUE(ref.checkSignature(manifest, 3).ok());
+  EXPECT_EQ(ref.flops(manifest, 3), 2.0 * 384 * 64 * 128 * 3);
+  EXPECT_FALSE(ref.checkSignature(manifest, 2).ok());
+  Status notMultiple = ref.checkSignature(manifest, 5);
+  ASSERT_FALSE(notMultiple.ok());
+  EXPECT_NE(notMultiple.message().find("M = 384 is not a multiple of 5"),
+            std::string::npos)
+      << notMultiple.message();
+}

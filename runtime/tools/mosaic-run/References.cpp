@@ -29,8 +29,8 @@ std::string describeBuffers(const Manifest &manifest) {
   std::string out;
   for (const BufferParameter &buffer : manifest.buffers)
     out += (out.empty() ? "" : ", ") +
-           std::string(spelling(buffer.elementType)) + " " +
-           formatList(buffer.shape);
+           std::string(buffer.symmetric ? "symmetric " : "") +
+           spelling(buffer.elementType) + " " + formatList(buffer.shape);
   return out.empty() ? "no buffers" : out;
 }
 
@@ -323,6 +323,190 @@ const Reference kReferences[] = {
      causalAttention, 2},
 };
 
+// Kernels that span devices (docs/RationaleMultiDevice.md). Their buffers:
+// each device's inputs A and B, two symmetric buffers (the kernel's staging
+// buffer and its i32 semaphores), then the output.
+
+/// bf16 operands with an f32 accumulator and an f32 output: the products
+/// are exact, and the sums' rounding (the tensor cores' included, and the
+/// partial sums stored between devices) lands far under 1e-4, while a
+/// single wrong element of 10^4 does not.
+constexpr double kF32AccumulateTolerance = 1e-4;
+
+/// Checks the collective kernels' common layout: bf16 A [rows, k], bf16 B
+/// [k, n], a symmetric `staging` of type `stagingType` and `stagingShape`,
+/// a symmetric 1-D i32 semaphore buffer, and an output of `outputType` and
+/// `outputShape`, where `rows`, k and n are read from A and B.
+Status checkCollectiveBuffers(
+    const Manifest &manifest, const char *name, const char *what,
+    ElementType stagingType, ElementType outputType,
+    std::vector<int64_t> (*stagingShape)(int64_t rows, int64_t n, int64_t k,
+                                         unsigned devices),
+    std::vector<int64_t> (*outputShape)(int64_t rows, int64_t n,
+                                        unsigned devices),
+    unsigned devices) {
+  const std::vector<BufferParameter> &buffers = manifest.buffers;
+  auto fail = [&]() -> Status {
+    return Error{std::string("reference `") + name + "` on " +
+                 std::to_string(devices) + " devices expects " + what +
+                 "; the kernel's buffers are " + describeBuffers(manifest)};
+  };
+  if (buffers.size() != 5)
+    return fail();
+  const BufferParameter &a = buffers[0], &b = buffers[1], &staging = buffers[2],
+                        &semaphores = buffers[3], &out = buffers[4];
+  if (a.elementType != ElementType::BF16 || a.shape.size() != 2 ||
+      b.elementType != ElementType::BF16 || b.shape.size() != 2 ||
+      a.shape[1] != b.shape[0] || a.symmetric || b.symmetric)
+    return fail();
+  int64_t rows = a.shape[0], k = a.shape[1], n = b.shape[1];
+  if (!staging.symmetric || staging.elementType != stagingType ||
+      staging.shape != stagingShape(rows, n, k, devices))
+    return fail();
+  if (!semaphores.symmetric || semaphores.elementType != ElementType::I32 ||
+      semaphores.shape.size() != 1)
+    return fail();
+  if (out.symmetric || out.elementType != outputType ||
+      out.shape != outputShape(rows, n, devices))
+    return fail();
+  return Status();
+}
+
+// allgather_matmul: device d computes C_d = concat(A_0, ..., A_{D-1}) B_d,
+// A_q [m, k], B_d [k, n], C_d [D m, n] in bf16; `gathered` [D m, k] bf16.
+const char *const kAllGatherWhat =
+    "bf16 A [m, k], bf16 B [k, n], symmetric bf16 gathered [D*m, k], "
+    "symmetric i32 semaphores [S], bf16 C [D*m, n]";
+
+Status allGatherSignature(const Manifest &manifest, unsigned devices) {
+  return checkCollectiveBuffers(
+      manifest, "allgather_matmul", kAllGatherWhat, ElementType::BF16,
+      ElementType::BF16,
+      [](int64_t rows, int64_t, int64_t k, unsigned devices) {
+        return std::vector<int64_t>{devices * rows, k};
+      },
+      [](int64_t rows, int64_t n, unsigned devices) {
+        return std::vector<int64_t>{devices * rows, n};
+      },
+      devices);
+}
+
+double allGatherFlops(const Manifest &manifest, unsigned devices) {
+  const std::vector<int64_t> &a = manifest.buffers[0].shape;
+  return 2.0 * devices * a[0] * a[1] * manifest.buffers[1].shape[1] * devices;
+}
+
+std::vector<double>
+allGather(const std::vector<std::vector<HostBuffer>> &buffers, unsigned device,
+          const std::vector<uint64_t> &indices) {
+  uint64_t m = buffers[0][0].parameter.shape[0];
+  uint64_t k = buffers[0][0].parameter.shape[1];
+  uint64_t n = buffers[0][1].parameter.shape[1];
+  const std::vector<double> &b = buffers[device][1].values;
+  std::vector<double> out;
+  out.reserve(indices.size());
+  for (uint64_t index : indices) {
+    uint64_t row = index / n, column = index % n;
+    const double *a = buffers[row / m][0].values.data() + (row % m) * k;
+    double sum = 0;
+    for (uint64_t p = 0; p < k; ++p)
+      sum += a[p] * b[p * n + column];
+    out.push_back(sum);
+  }
+  return out;
+}
+
+// matmul_reduce_scatter: device d gets rows [d M / D, (d + 1) M / D) of
+// S = sum_q A_q B_q, A_q [M, k], B_q [k, N] bf16, out [M / D, N] f32;
+// `partial` [M, N] f32.
+const char *const kReduceScatterWhat =
+    "bf16 A [M, k], bf16 B [k, N], symmetric f32 partial [M, N], symmetric "
+    "i32 semaphores [S], f32 out [M/D, N] (M a multiple of D)";
+
+Status reduceScatterSignature(const Manifest &manifest, unsigned devices) {
+  if (!manifest.buffers.empty() && manifest.buffers[0].shape.size() == 2 &&
+      manifest.buffers[0].shape[0] % devices != 0)
+    return Error{"reference `matmul_reduce_scatter` on " +
+                 std::to_string(devices) + " devices expects " +
+                 kReduceScatterWhat +
+                 "; M = " + std::to_string(manifest.buffers[0].shape[0]) +
+                 " is not a multiple of " + std::to_string(devices)};
+  return checkCollectiveBuffers(
+      manifest, "matmul_reduce_scatter", kReduceScatterWhat, ElementType::F32,
+      ElementType::F32,
+      [](int64_t rows, int64_t n, int64_t, unsigned) {
+        return std::vector<int64_t>{rows, n};
+      },
+      [](int64_t rows, int64_t n, unsigned devices) {
+        return std::vector<int64_t>{rows / devices, n};
+      },
+      devices);
+}
+
+double reduceScatterFlops(const Manifest &manifest, unsigned devices) {
+  const std::vector<int64_t> &a = manifest.buffers[0].shape;
+  return 2.0 * a[0] * a[1] * manifest.buffers[1].shape[1] * devices;
+}
+
+std::vector<double>
+reduceScatter(const std::vector<std::vector<HostBuffer>> &buffers,
+              unsigned device, const std::vector<uint64_t> &indices) {
+  uint64_t rows = buffers[0][0].parameter.shape[0];
+  uint64_t k = buffers[0][0].parameter.shape[1];
+  uint64_t n = buffers[0][1].parameter.shape[1];
+  uint64_t first = device * (rows / buffers.size());
+  std::vector<double> out;
+  out.reserve(indices.size());
+  for (uint64_t index : indices) {
+    uint64_t row = first + index / n, column = index % n;
+    double sum = 0;
+    for (const std::vector<HostBuffer> &peer : buffers) {
+      const double *a = peer[0].values.data() + row * k;
+      const std::vector<double> &b = peer[1].values;
+      for (uint64_t p = 0; p < k; ++p)
+        sum += a[p] * b[p * n + column];
+    }
+    out.push_back(sum);
+  }
+  return out;
+}
+
+const CollectiveReference kCollectiveReferences[] = {
+    {"allgather_matmul",
+     "C_d = concat(A_0 .. A_{D-1}) B_d with bf16 A_q [m, k], B_d [k, n], "
+     "C_d [D m, n]",
+     kBF16Tolerance, 4096, allGatherSignature, allGatherFlops, allGather},
+    {"matmul_reduce_scatter",
+     "rows [d M/D, (d+1) M/D) of sum_q A_q B_q with bf16 A_q [M, k], B_q "
+     "[k, N], f32 out [M/D, N]",
+     kF32AccumulateTolerance, 4096, reduceScatterSignature, reduceScatterFlops,
+     reduceScatter},
+};
+
+/// The entry of `table` called `name`, or else the one whose name followed
+/// by `_` begins it, the longest such (`gemm_ws` is a `gemm`).
+template <typename T, size_t N>
+const T *findByEntry(const T (&table)[N], std::string_view entry) {
+  const T *best = nullptr;
+  for (const T &item : table) {
+    std::string_view name = item.name;
+    if (entry == name)
+      return &item;
+    if (entry.size() > name.size() && entry.substr(0, name.size()) == name &&
+        entry[name.size()] == '_' &&
+        (!best || name.size() > std::string_view(best->name).size()))
+      best = &item;
+  }
+  return best;
+}
+
+template <typename T, size_t N> std::string namesOf(const T (&table)[N]) {
+  std::string names;
+  for (const T &item : table)
+    names += (names.empty() ? "" : ", ") + std::string(item.name);
+  return names;
+}
+
 } // namespace
 
 const Reference *findReference(std::string_view name) {
@@ -333,25 +517,24 @@ const Reference *findReference(std::string_view name) {
 }
 
 const Reference *referenceForEntry(std::string_view entry) {
-  if (const Reference *exact = findReference(entry))
-    return exact;
-  // `gemm_ws` is a gemm: the longest reference name followed by `_`.
-  const Reference *best = nullptr;
-  for (const Reference &reference : kReferences) {
-    std::string_view name = reference.name;
-    if (entry.size() > name.size() && entry.substr(0, name.size()) == name &&
-        entry[name.size()] == '_' &&
-        (!best || name.size() > std::string_view(best->name).size()))
-      best = &reference;
-  }
-  return best;
+  return findByEntry(kReferences, entry);
 }
 
-std::string referenceNames() {
-  std::string names;
-  for (const Reference &reference : kReferences)
-    names += (names.empty() ? "" : ", ") + std::string(reference.name);
-  return names;
+std::string referenceNames() { return namesOf(kReferences); }
+
+const CollectiveReference *findCollectiveReference(std::string_view name) {
+  for (const CollectiveReference &reference : kCollectiveReferences)
+    if (name == reference.name)
+      return &reference;
+  return nullptr;
+}
+
+const CollectiveReference *collectiveReferenceForEntry(std::string_view entry) {
+  return findByEntry(kCollectiveReferences, entry);
+}
+
+std::string collectiveReferenceNames() {
+  return namesOf(kCollectiveReferences);
 }
 
 } // namespace mosaic::run

@@ -58,6 +58,39 @@ const Reference *referenceForEntry(std::string_view entry);
 /// "elementwise, softmax, tma_roundtrip, gemm".
 std::string referenceNames();
 
+/// A reference of a kernel that spans devices (docs/RationaleMultiDevice.md):
+/// device d's output, the kernel's last buffer parameter, from the inputs
+/// every device drew. Symmetric buffers are the kernel's working memory,
+/// not inputs: `compute` does not read them.
+struct CollectiveReference {
+  const char *name;
+  const char *description;
+  /// Largest ||out - ref|| / ||ref|| of one device's output that passes.
+  double tolerance;
+  /// Output elements compared per device by default; 0 compares all.
+  uint64_t defaultSamples;
+  /// Checks the kernel's buffers against the signature for `devices`.
+  Status (*checkSignature)(const Manifest &manifest, unsigned devices);
+  /// Floating-point operations of one launch, all devices together.
+  double (*flops)(const Manifest &manifest, unsigned devices);
+  /// Device `device`'s output at the flat `indices`, from `buffers[d]`
+  /// (one per buffer parameter of device d; outputs and symmetric buffers
+  /// are not read).
+  std::vector<double> (*compute)(
+      const std::vector<std::vector<HostBuffer>> &buffers, unsigned device,
+      const std::vector<uint64_t> &indices);
+};
+
+/// The collective reference called `name`, or null.
+const CollectiveReference *findCollectiveReference(std::string_view name);
+
+/// The collective reference a kernel's entry name selects, as
+/// `referenceForEntry` does; null when none does.
+const CollectiveReference *collectiveReferenceForEntry(std::string_view entry);
+
+/// "allgather_matmul, matmul_reduce_scatter".
+std::string collectiveReferenceNames();
+
 } // namespace mosaic::run
 
 #endif // MOSAIC_RUN_REFERENCES_H

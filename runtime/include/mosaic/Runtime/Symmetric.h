@@ -179,6 +179,12 @@ public:
   /// every stream; an error names the device (the first that failed).
   Status run() const;
 
+  /// Launches each local device's instance on its stream and returns
+  /// without waiting, so that the caller can record events around the
+  /// launches (mosaic-run times them so). When a launch fails, it waits
+  /// for those already launched and names the device that failed.
+  Status start() const;
+
 private:
   friend class GroupKernel;
   GroupLaunch() = default;
