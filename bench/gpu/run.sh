@@ -22,7 +22,8 @@
 # mosaic-run and its peers with bench/gpu/bench.py, and appends the tables
 # to docs/BENCHMARKS.md when every kernel and peer passed its check. With
 # $OUT set (the device tool's output folder) it also writes the table and
-# the raw results there. It exits non-zero when the build, a test, a corpus
+# the raw results there. Last, bench/gpu/collective.py times the collective
+# matmuls on every device count up to the GPUs present. It exits non-zero when the build, a test, a corpus
 # variant or a numerical check failed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -58,7 +59,17 @@ python3 "$root/bench/gpu/bench.py" --kernels "$kernels" \
 if [ "$tests" -ne 0 ]; then
   echo "run.sh: the runtime's tests FAILED (ctest output above)" >&2
 fi
+# The collective matmuls on every device count up to the GPUs here (D = 1
+# on a single GPU: degenerate, but every path runs), against NCCL + cuBLAS
+# and torch's async-TP ops, in processes of their own.
+collective=0
+python3 "$root/bench/gpu/collective.py" --kernels "$kernels" \
+  --mosaic-run "$build/bin/mosaic-run" --docs "$root/docs/BENCHMARKS.md" \
+  --command "$command" "${out_args[@]}" || collective=$?
 if [ "$corpus" -ne 0 ]; then
   echo "run.sh: the emulator's CUDA corpus FAILED on this GPU (table above)" >&2
 fi
-[ "$tests" -eq 0 ] && [ "$bench" -eq 0 ] && [ "$corpus" -eq 0 ]
+if [ "$collective" -ne 0 ]; then
+  echo "run.sh: a collective matmul or its peers FAILED (table above)" >&2
+fi
+[ "$tests" -eq 0 ] && [ "$bench" -eq 0 ] && [ "$corpus" -eq 0 ] && [ "$collective" -eq 0 ]

@@ -347,6 +347,25 @@ TEST_F(MultiDeviceGpu, RingThroughPeersInOneProcess) {
     expectRing(buffer, q, count);
 }
 
+// The single-GPU path of a multi-device launch: a group of one device,
+// its symmetric memory from the virtual-memory API, the ring of one (the
+// kernel writes into its own buffer through peers[0][0]). It runs wherever
+// one sm_90 device is, so a one-GPU machine exercises every step.
+TEST_F(MultiDeviceGpu, RingOfOneDevice) {
+  ASSIGN_OR_FAIL(group, DeviceGroup::open(*driver, 1));
+  ASSIGN_OR_FAIL(heap, SymmetricHeap::create(*group));
+  ASSIGN_OR_FAIL(buffer, heap->allocate(32));
+  ASSERT_TRUE(buffer.fill(0, 0).ok());
+  ASSIGN_OR_FAIL(manifest, parseManifest(kRingManifest, testing::TempDir()));
+  ASSIGN_OR_FAIL(kernel, GroupKernel::load(*group, manifest));
+  std::vector<std::vector<GroupArgument>> arguments(
+      1, {SymmetricArgument{&buffer, ElementType::I32, {8}}});
+  ASSIGN_OR_FAIL(launch, kernel.prepare(arguments));
+  Status ran = launch.run();
+  ASSERT_TRUE(ran.ok()) << ran.message();
+  expectRing(buffer, 0, 1);
+}
+
 TEST_F(MultiDeviceGpu, TmaThroughAPeerTensorMap) {
   if (!needDevices(2))
     GTEST_SKIP() << "needs two devices, the driver reports " << devices;
