@@ -616,8 +616,8 @@ bool Exec::tensorCopy(uint32_t mask) {
           extent += (map.globalDim[d] - 1) * map.globalStrides[d];
         extent += elementSize;
         std::string why;
-        if (!launch.memory->translate(map.globalAddress, extent,
-                                      launch.device, why) &&
+        if (!launch.memory->translate(map.globalAddress, extent, launch.device,
+                                      why) &&
             !launch.program->translateGlobalVariable(map.globalAddress,
                                                      extent)) {
           owner->faultKind = FaultKind::IllegalAddress;
@@ -710,8 +710,8 @@ bool Exec::tensorCopy(uint32_t mask) {
         for (unsigned d = 0; d < map.rank; ++d)
           extent += (map.globalDim[d] - 1) * map.globalStrides[d];
         std::string why;
-        if (!launch.memory->translate(map.globalAddress, extent,
-                                      launch.device, why) &&
+        if (!launch.memory->translate(map.globalAddress, extent, launch.device,
+                                      why) &&
             !launch.program->translateGlobalVariable(map.globalAddress,
                                                      extent)) {
           clusterPointer->faultKind = FaultKind::IllegalAddress;

@@ -84,9 +84,8 @@ Status DeviceMemory::addMapping(uint64_t address, uint64_t bytes,
   std::lock_guard<std::mutex> lock(mutex);
   auto next = blocks.lower_bound(address);
   if (next != blocks.end() && next->first < address + bytes)
-    return Error{"the mapping [" + hex(address) + ", " +
-                 hex(address + bytes) + ") overlaps device memory at " +
-                 hex(next->first)};
+    return Error{"the mapping [" + hex(address) + ", " + hex(address + bytes) +
+                 ") overlaps device memory at " + hex(next->first)};
   if (next != blocks.begin()) {
     auto before = std::prev(next);
     if (before->first + before->second.size > address)
@@ -167,7 +166,7 @@ Status DeviceMemory::free(uint64_t address) {
   }
   if (found->second.mapped)
     return Error{hex(address) + " is a virtual-memory mapping; unmap it "
-                 "instead of freeing it"};
+                                "instead of freeing it"};
   std::free(region(found->first));
   blocks.erase(found);
   return Status();

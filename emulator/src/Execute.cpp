@@ -232,10 +232,10 @@ uint8_t *Exec::memory(Space space, uint64_t address, unsigned bytes, bool write,
                                       in);
     } else {
       char text[96];
-      std::snprintf(text, sizeof(text),
-                    "global-memory %s of %u bytes at 0x%llx: ",
-                    write ? "write" : "read", bytes,
-                    static_cast<unsigned long long>(address));
+      std::snprintf(
+          text, sizeof(text),
+          "global-memory %s of %u bytes at 0x%llx: ", write ? "write" : "read",
+          bytes, static_cast<unsigned long long>(address));
       fail(text + (why.empty() ? "it is outside every allocation" : why),
            static_cast<int>(lane), FaultKind::IllegalAddress);
     }

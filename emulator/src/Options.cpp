@@ -97,8 +97,8 @@ Expected<Options> Options::fromEnvironment() {
           std::to_string(std::numeric_limits<unsigned>::max())));
   MOSAIC_RETURN_IF_ERROR(
       readKeyword("MOSAIC_EMULATOR_HAZARDS", switches, options.checkHazards));
-  const std::string deviceRange = "a device count from 1 to " +
-                                  std::to_string(kMaxEmulatedDevices);
+  const std::string deviceRange =
+      "a device count from 1 to " + std::to_string(kMaxEmulatedDevices);
   MOSAIC_RETURN_IF_ERROR(
       readUnsigned("MOSAIC_EMULATOR_DEVICES", options.devices, deviceRange));
   if (options.devices < 1 || options.devices > kMaxEmulatedDevices)

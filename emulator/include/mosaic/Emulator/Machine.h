@@ -268,9 +268,9 @@ struct DeviceLaunch {
 /// memory nothing will change is a deadlock naming each device's blocked
 /// warps. One report per launch, in order; a fault, hazard or deadlock
 /// stops the whole group, and every launch's report says so.
-std::vector<LaunchReport> launchTogether(
-    const std::vector<DeviceLaunch> &launches, DeviceMemory &memory,
-    const Options &options);
+std::vector<LaunchReport>
+launchTogether(const std::vector<DeviceLaunch> &launches, DeviceMemory &memory,
+               const Options &options);
 
 } // namespace mosaic::emulator
 
