@@ -178,15 +178,23 @@ UNAVAILABLE = "unavailable"
 # Pure helpers (tested by test_bench.py without a GPU).
 
 
+def is_collective(manifest):
+    """Whether the kernel spans devices (a collective-table parameter): those
+    run on D devices, in bench/gpu/collective.py, not here."""
+    return any(p.get("kind") == "collective" for p in manifest.get("parameters", []))
+
+
 def find_manifests(folder):
-    """The kernel manifests in `folder`: JSON files naming an entry and a CUBIN."""
+    """The single-device kernel manifests in `folder`: JSON files naming an
+    entry and a CUBIN, but for the collective kernels."""
     manifests = []
     for path in sorted(pathlib.Path(folder).glob("*.json")):
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(data, dict) and "entry" in data and "cubin" in data:
+        if isinstance(data, dict) and "entry" in data and "cubin" in data \
+                and not is_collective(data):
             manifests.append((path, data))
     return manifests
 

@@ -446,3 +446,12 @@ def test_attention_peers_check_their_outputs(causal):
         assert peers[bench.SDPA_FLASH].check() < 1e-2
         error = peers[bench.TRITON_ATTENTION].check()
         assert error == math.inf if unwritten else 1e-2 < error < math.inf
+
+
+def test_find_manifests_leaves_collective_kernels_to_collective_py(tmp_path):
+    (tmp_path / "gemm.json").write_text(json.dumps(GEMM))
+    collective = dict(GEMM, entry="allgather_matmul", parameters=GEMM["parameters"] + [
+        {"index": 4, "kind": "collective"}])
+    (tmp_path / "allgather_matmul_d2_128x256x128.json").write_text(json.dumps(collective))
+    found = [data["entry"] for _, data in bench.find_manifests(tmp_path)]
+    assert found == ["gemm"]
