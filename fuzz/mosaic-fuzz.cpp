@@ -114,6 +114,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // The lexer reads up to a NUL, as files are read: libFuzzer's bytes end
   // without one.
   std::string text(reinterpret_cast<const char *>(data), size);
+  // LLVM 22's parser crashes on a dense array of `index` (`array<index:
+  // 1>`, and `array<index = ...>` on its way to an error): it asks an index
+  // type for its bit width (llvm/llvm-project#179045, fixed upstream by
+  // #179075, not in Debian's LLVM 22 packages). That is not ours to find.
+  if (text.find("array<index") != std::string::npos)
+    return 0;
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
   if (!module)
     return 0;
