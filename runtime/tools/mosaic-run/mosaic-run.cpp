@@ -1104,15 +1104,26 @@ void jsonMeasurements(Field &field, bool emulator,
   }
 }
 
-/// Closes the object `json` opened and writes it to `path`.
-Status writeJsonFile(const std::string &path, std::string json) {
-  json += "\n}\n";
-  std::ofstream stream(path);
-  stream << json;
-  if (!stream)
-    return Error{"cannot write `" + path + "`"};
-  return Status();
-}
+/// The top-level object of a --json report: one `"key": value` line per
+/// field, in order.
+class JsonReport {
+public:
+  void operator()(const char *key, const std::string &value) {
+    text += std::string(text.size() > 2 ? ",\n" : "") + "  \"" + key +
+            "\": " + value;
+  }
+  /// Closes the object and writes it to `path`.
+  Status write(const std::string &path) const {
+    std::ofstream stream(path);
+    stream << text << "\n}\n";
+    if (!stream)
+      return Error{"cannot write `" + path + "`"};
+    return Status();
+  }
+
+private:
+  std::string text = "{\n";
+};
 
 Status writeJson(const std::string &path, const Manifest &manifest,
                  const Plan &plan, const Options &options, const Result &result,
@@ -1129,11 +1140,7 @@ Status writeJson(const std::string &path, const Manifest &manifest,
     failures += (failures.empty() ? "" : ", ") + jsonString(failure);
   if (!error.empty())
     failures += (failures.empty() ? "" : ", ") + jsonString(error);
-  std::string json = "{\n";
-  auto field = [&](const char *key, const std::string &value) {
-    json += std::string(json.size() > 2 ? ",\n" : "") + "  \"" + key +
-            "\": " + value;
-  };
+  JsonReport field;
   field("kernel", jsonString(manifest.entry));
   field("manifest", jsonString(options.manifest));
   field("device", jsonString(result.device));
@@ -1151,7 +1158,7 @@ Status writeJson(const std::string &path, const Manifest &manifest,
   }
   jsonMeasurements(field, result.emulator, result.emulatorCounts, result.timing,
                    result.flops, result.bytes, options);
-  return writeJsonFile(path, json);
+  return field.write(path);
 }
 
 /// "bf16 [128, 128], bf16 [128, 256], symmetric bf16 [256, 128], symmetric
@@ -1242,11 +1249,7 @@ Status writeGroupJson(const std::string &path, const Manifest &manifest,
   }
   if (!error.empty())
     failures += (failures.empty() ? "" : ", ") + jsonString(error);
-  std::string json = "{\n";
-  auto field = [&](const char *key, const std::string &value) {
-    json += std::string(json.size() > 2 ? ",\n" : "") + "  \"" + key +
-            "\": " + value;
-  };
+  JsonReport field;
   field("kernel", jsonString(manifest.entry));
   field("manifest", jsonString(options.manifest));
   field("device", jsonString(result.device));
@@ -1264,7 +1267,7 @@ Status writeGroupJson(const std::string &path, const Manifest &manifest,
   field("per_device", "[\n    " + perDevice + "\n  ]");
   jsonMeasurements(field, result.emulator, result.emulatorCounts, result.timing,
                    result.flops, result.bytes, options);
-  return writeJsonFile(path, json);
+  return field.write(path);
 }
 
 /// mosaic-run --devices D: the kernel on devices 0 to D-1.
