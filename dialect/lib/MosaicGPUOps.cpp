@@ -97,11 +97,25 @@ static LogicalResult verifySliceLengths(Operation *op,
       return op->emitOpError()
              << "`slice_lengths` entry " << dim << " is " << length
              << "; lengths must be positive, or -1 to squeeze the dim";
+  }
+  // A slice may be longer than its dim: TMA fills what a load reads past
+  // the tensor's edge and drops what a store writes there, so one box
+  // serves every tile of a shape that is not a multiple of it.
+  return success();
+}
+
+// A load that promises to stay in bounds cannot have a slice longer than
+// the dim it reads.
+static LogicalResult verifyPromisedInBounds(Operation *op,
+                                            ArrayRef<int64_t> sliceLengths,
+                                            MemRefType gmemType) {
+  for (auto [dim, length] : llvm::enumerate(sliceLengths)) {
     int64_t size = gmemType.getDimSize(dim);
     if (!ShapedType::isDynamic(size) && length > size)
-      return op->emitOpError() << "`slice_lengths` entry " << dim << " is "
-                               << length << ", larger than dim " << dim
-                               << " of `" << gmemName << "` which is " << size;
+      return op->emitOpError()
+             << "promises to stay in bounds, but `slice_lengths` entry " << dim
+             << " is " << length << ", larger than dim " << dim
+             << " of `source` which is " << size;
   }
   return success();
 }
@@ -357,6 +371,10 @@ LogicalResult AsyncLoadOp::verify() {
                             "destination", getDestination().getType(),
                             getSliceLengths(), getIndices().size())) ||
       failed(verifyTmaAlignment(*this, "destination", getDestination())))
+    return failure();
+  if (getOobFillMode() == OOBFillMode::kPromiseInBounds &&
+      failed(verifyPromisedInBounds(*this, getSliceLengths(),
+                                    getSource().getType())))
     return failure();
   return verifyClusterDims(*this, getCollective());
 }

@@ -324,8 +324,8 @@ func.func @load_bad_slice_length(%g: memref<256x64xf32>, %s: memref<128x64xf32, 
 
 !bar = memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
 func.func @load_slice_too_long(%g: memref<256x32xf32>, %s: memref<128x64xf32, #gpu.address_space<workgroup>>, %b: !bar, %i: i32) {
-  // expected-error @+1 {{`slice_lengths` entry 1 is 64, larger than dim 1 of `source` which is 32}}
-  mosaic_gpu.async_load %g[%i, %i] to %s, %b slice_lengths [128, 64] : memref<256x32xf32>, memref<128x64xf32, #gpu.address_space<workgroup>>, !bar
+  // expected-error @+1 {{promises to stay in bounds, but `slice_lengths` entry 1 is 64, larger than dim 1 of `source` which is 32}}
+  mosaic_gpu.async_load %g[%i, %i] to %s, %b slice_lengths [128, 64] {oob_fill_mode = #mosaic_gpu.oob_fill_mode<promise_in_bounds>} : memref<256x32xf32>, memref<128x64xf32, #gpu.address_space<workgroup>>, !bar
   return
 }
 

@@ -247,6 +247,13 @@ def MosaicGPU_AsyncLoadOp : MosaicGPU_Op<"async_load", [AttrSizedOperandSegments
     dimensions the load is multicast over; `predicate`, when given, guards the
     copy.
 
+    The slice may reach past the edges of `source`, and may be longer than
+    a dim: TMA fills the elements outside the tensor with zeros and still
+    completes the whole slice's bytes on `barrier`, so one box serves the
+    edge tiles of a shape that is not a multiple of it. Only
+    `oob_fill_mode = promise_in_bounds` rejects a slice longer than its
+    dim.
+
     `destination` must start 128-byte aligned in shared memory, and with a
     swizzle on the swizzle's repeat (8 rows of the swizzle width: 256, 512
     or 1024 bytes for the 32-, 64- and 128-byte swizzles), since TMA
@@ -315,7 +322,8 @@ def MosaicGPU_AsyncStoreOp : MosaicGPU_Op<"async_store", [AttrSizedOperandSegmen
     spans `slice_lengths`; a `-1` length writes a dim of one element that
     `source` does not have. With `commit_group` (the default) the store closes
     a bulk async group. `source` is aligned as `async_load` requires of its
-    `destination`.
+    `destination`. Elements of the slice outside `destination` are not
+    written (TMA clips the box at the tensor's edges).
 
     By default the warpgroup waits until TMA has read `source` before it
     goes on, so the buffer may be written again at once. With `defer_wait`
