@@ -44,6 +44,9 @@ private:
                                 MutableOperandRange gmemOperand,
                                 MutableOperandRange indices,
                                 ArrayRef<int64_t> sliceLengths);
+  LogicalResult rewriteEdgeTransfer(Operation *op, Value smem,
+                                    ArrayRef<int64_t> sliceLengths,
+                                    const Shape &tile);
   LogicalResult markConsumer(Operation *op);
   /// Gives `to` the type of `from`, recording its tile.
   void follow(Value from, Value to) {
@@ -302,11 +305,21 @@ LogicalResult TransformApplier::rewriteTransfer(
       continue;
     }
     int64_t t = tile[dim - (rank - tileRank)];
-    if (size % t != 0 || sliceLengths[dim] % t != 0)
+    if (sliceLengths[dim] % t != 0)
       return op->emitOpError()
              << "cannot tile global dim " << dim << " (size " << size
              << ", slice length " << sliceLengths[dim] << ") by " << t
              << "; both must be multiples of the tile";
+    if (size % t != 0) {
+      if (succeeded(rewriteEdgeTransfer(op, smem, sliceLengths, tile)))
+        return success();
+      return op->emitOpError()
+             << "cannot tile global dim " << dim << " (size " << size
+             << ", slice length " << sliceLengths[dim] << ") by " << t
+             << "; both must be multiples of the tile, unless the tiled "
+                "buffer holds the slice as row-major boxes: one column of "
+                "tiles, or one row of 2-D tiles";
+    }
     int64_t first = expandedShape.size();
     reassociation.push_back({first, first + 1});
     expandedShape.push_back(size / t);
@@ -356,6 +369,108 @@ LogicalResult TransformApplier::rewriteTransfer(
   indicesOperand.assign(indices);
   op->setAttr("slice_lengths", builder.getDenseI64ArrayAttr(lengths));
   return markConsumer(op);
+}
+
+// A tiled view of the global buffer needs every global dim to be a multiple
+// of its tile. A shape that is not can still be copied through the global
+// buffer itself, where TMA fills and clips at the tensor's real edges, when
+// the tiled buffer holds the slice as row-major boxes:
+// - one column of tiles (every tile dim but the outermost spans one tile):
+//   the buffer is the slice in row-major order, one copy;
+// - one row of 2-D tiles (the outer tile dim spans one tile): the buffer is
+//   one (t0, t1) box per tile column, one copy each; the stores commit one
+//   bulk group together, as the single store did.
+LogicalResult TransformApplier::rewriteEdgeTransfer(
+    Operation *op, Value smem, ArrayRef<int64_t> sliceLengths,
+    const Shape &tile) {
+  int64_t tileRank = tile.size();
+  int64_t rank = sliceLengths.size();
+  ArrayRef<int64_t> tiledLengths = sliceLengths.take_back(tileRank);
+  bool oneColumn = true;
+  for (int64_t i = 1; i < tileRank; ++i)
+    oneColumn &= tiledLengths[i] == tile[i];
+  bool oneRow = tileRank == 2 && tiledLengths[0] == tile[0];
+  if (!oneColumn && !oneRow)
+    return failure();
+
+  auto smemType = cast<MemRefType>(smem.getType());
+  int64_t leading = smemType.getRank() - 2 * tileRank;
+  // Collapses (.., 1.., 1, t0, t1..) or (.., n, 1.., t0, t1..) into
+  // (.., n * t0, t1..).
+  auto collapse = [&](OpBuilder &builder, Value tiled) -> Value {
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i < leading; ++i)
+      groups.push_back({i});
+    ReassociationIndices outer;
+    for (int64_t i = 0; i <= tileRank; ++i)
+      outer.push_back(leading + i);
+    groups.push_back(outer);
+    for (int64_t i = 1; i < tileRank; ++i)
+      groups.push_back({leading + tileRank + i});
+    Value collapsed = memref::CollapseShapeOp::create(builder, op->getLoc(),
+                                                      tiled, groups);
+    tiles[collapsed] = tile;
+    return collapsed;
+  };
+  auto setShared = [&](Operation *copy, Value buffer) {
+    if (auto load = dyn_cast<mosaic_gpu::AsyncLoadOp>(copy))
+      load.getDestinationMutable().assign(buffer);
+    else
+      cast<mosaic_gpu::AsyncStoreOp>(copy).getSourceMutable().assign(buffer);
+  };
+
+  OpBuilder builder(op);
+  if (oneColumn) {
+    setShared(op, collapse(builder, smem));
+    return markConsumer(op);
+  }
+
+  // One copy per tile column, at the column's offset in the last index.
+  int64_t columns = tiledLengths[1] / tile[1];
+  auto store = dyn_cast<mosaic_gpu::AsyncStoreOp>(op);
+  bool commit = store && store.getCommitGroup();
+  MutableOperandRange indices =
+      store ? store.getIndicesMutable()
+            : cast<mosaic_gpu::AsyncLoadOp>(op).getIndicesMutable();
+  Value firstColumn = indices[rank - 1].get();
+  SmallVector<int64_t> lengths(sliceLengths);
+  lengths.back() = tile[1];
+  for (int64_t column = 0; column < columns; ++column) {
+    Location loc = op->getLoc();
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (int64_t d = 0; d < smemType.getRank(); ++d) {
+      int64_t size = smemType.getDimSize(d);
+      bool isColumnDim = d == leading + 1;
+      offsets.push_back(builder.getIndexAttr(isColumnDim ? column : 0));
+      sizes.push_back(builder.getIndexAttr(isColumnDim ? 1 : size));
+      strides.push_back(builder.getIndexAttr(1));
+    }
+    Value panel = memref::SubViewOp::create(builder, loc, smem, offsets, sizes,
+                                            strides);
+    Value box = collapse(builder, panel);
+    Operation *copy = builder.clone(*op);
+    setShared(copy, box);
+    MutableOperandRange copyIndices =
+        store ? cast<mosaic_gpu::AsyncStoreOp>(copy).getIndicesMutable()
+              : cast<mosaic_gpu::AsyncLoadOp>(copy).getIndicesMutable();
+    OpBuilder before(copy);
+    Value shift = arith::ConstantIntOp::create(
+        before, loc, firstColumn.getType(), column * tile[1]);
+    copyIndices[rank - 1].assign(
+        arith::AddIOp::create(before, loc, firstColumn, shift));
+    copy->setAttr("slice_lengths", builder.getDenseI64ArrayAttr(lengths));
+    if (store && column + 1 < columns) {
+      // The last copy commits the group (and waits, unless deferred).
+      cast<mosaic_gpu::AsyncStoreOp>(copy).setCommitGroup(false);
+      copy->removeAttr("defer_wait");
+    } else if (store) {
+      cast<mosaic_gpu::AsyncStoreOp>(copy).setCommitGroup(commit);
+    }
+    if (failed(markConsumer(copy)))
+      return failure();
+  }
+  toErase.push_back(op);
+  return success();
 }
 
 /// Records the effective tiles in the op's `in_transforms` and marks it.
