@@ -340,3 +340,33 @@ func.func @scalar_barrier(%i: index, %h: f16, %p: i1, %f: f32, %out: memref<4xf3
   memref.store %sel, %b#4[%b#0] : memref<4xf32>
   return
 }
+
+// -----
+
+// A layout that replicates elements gives several threads the same ones:
+// WGMMA_ROW holds row r in the 4 lanes of a quad (its last lane digit is
+// replicated 4 times). Only the quad's first lane (lane % 4 == 0) stores,
+// so that no two threads write one address; loads read every copy.
+#row = #mosaic_gpu.TiledLayout<[[64], [16], [8], [1]], warp_dims = [-4], lane_dims = [-2, #mosaic_gpu.Replicated<times = 4>], vector_dim = -1>
+// CHECK-LABEL: func @store_replicated_rows
+// CHECK: vector.load
+// CHECK: vector.load
+// CHECK: %[[LANE:.*]] = arith.remui %{{.*}}, %c32{{.*}} : index
+// CHECK-NEXT: %[[TRUE:.*]] = arith.constant true
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: %[[SHIFTED:.*]] = arith.divui %[[LANE]], %[[C1]] : index
+// CHECK: %[[COPY:.*]] = arith.remui %[[SHIFTED]], %[[C4]] : index
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[IS_FIRST:.*]] = arith.cmpi eq, %[[COPY]], %[[C0]] : index
+// CHECK: %[[FIRST:.*]] = arith.andi %[[TRUE]], %[[IS_FIRST]] : i1
+// CHECK: scf.if %[[FIRST]] {
+// CHECK: vector.store
+// CHECK: vector.store
+// CHECK-NEXT: }
+func.func @store_replicated_rows(%in: memref<64xf32>, %out: memref<64xf32>) {
+  %v = mosaic_gpu.vector_load %in : memref<64xf32> -> vector<64xf32>
+  %rows = mosaic_gpu.layout_cast %v : vector<64xf32> to #row
+  mosaic_gpu.vector_store %rows, %out : vector<64xf32>, memref<64xf32>
+  return
+}
