@@ -117,7 +117,8 @@ class Epilogue(NamedTuple):
     - ``residual``: an (M, N) input of the output's dtype, e.g. a skip
       connection, read through the C tile's shared memory.
 
-    ``out`` is C's dtype: bf16, f16 or f32. With ``amax`` the
+    ``out`` is C's dtype: bf16, f16, f32 or e4m3 (fp8: rounded to nearest,
+    saturating at +-448). With ``amax`` the
     kernel also records the largest |value| it stores (before the cast)
     in a (1,) bf16 output that starts at zero and that every tile
     max-reduces into with TMA: what an FP8 recipe needs for the next
@@ -190,13 +191,15 @@ EPILOGUES = {
     # The amax an FP8 recipe scales the next layer's input by.
     "scale_amax": Epilogue(lambda acc, ops: acc * 0.25, lambda acc, ops: acc * 0.25,
                            amax=True),
+    # FP8 output for the next layer: scaled into e4m3's range (448), its
+    # amax recorded.
+    "fp8_amax": Epilogue(lambda acc, ops: acc * 0.25, lambda acc, ops: acc * 0.25,
+                         out="e4m3", amax=True),
 }
 # The accumulator's column layout: what WGMMA_ROW is to its rows (each
 # thread holds the pairs of columns its lane holds in every row).
 WGMMA_COLUMN = mgpu.TiledLayout([(8,), (2,)], [("replicated", 4)], [("replicated", 8), -2], -1)
-# e4m3 is not offered yet: the compiler has no lowering of a cast from f32
-# to fp8 (PTX's cvt.rn.satfinite.e4m3x2.f32).
-OUT_DTYPES = {"bf16": mgpu.bf16, "f16": mgpu.f16, "f32": mgpu.f32}
+OUT_DTYPES = {"bf16": mgpu.bf16, "f16": mgpu.f16, "f32": mgpu.f32, "e4m3": mgpu.f8e4m3fn}
 
 
 def b_transposed(config: Config) -> bool:
@@ -640,7 +643,7 @@ def reference(config: Config, a, b, extras=()):
 
 # The unit roundoff of each output dtype: C may be off by it (twice is
 # allowed) from the rounding alone.
-ROUNDOFF = {"bf16": 2 ** -8, "f16": 2 ** -11, "f32": 2 ** -23}
+ROUNDOFF = {"bf16": 2 ** -8, "f16": 2 ** -11, "f32": 2 ** -23, "e4m3": 2 ** -4}
 
 
 def check(config: Config, a, b, c, extras=(), amax=None) -> tuple[bool, str]:

@@ -749,11 +749,21 @@ LogicalResult mosaic::lowerTiledTransfer(LoweringContext &lowering,
       }
       Value pointer = sharedPointer(builder, loc, address);
       unsigned alignment = group * elementBytes;
-      if (loaded)
-        piece =
-            LLVM::LoadOp::create(builder, loc, groupType, pointer, alignment);
-      else
+      // LLVM has no 8-bit float type: those move as i8.
+      bool float8 = isa<FloatType>(groupType.getElementType()) &&
+                    groupType.getElementTypeBitWidth() == 8;
+      auto bitsType = VectorType::get({group}, builder.getI8Type());
+      if (loaded) {
+        piece = LLVM::LoadOp::create(builder, loc,
+                                     float8 ? bitsType : groupType, pointer,
+                                     alignment);
+        if (float8)
+          piece = arith::BitcastOp::create(builder, loc, groupType, piece);
+      } else {
+        if (float8)
+          piece = arith::BitcastOp::create(builder, loc, bitsType, piece);
         LLVM::StoreOp::create(builder, loc, piece, pointer, alignment);
+      }
     } else if (loaded) {
       piece = vector::LoadOp::create(builder, loc, groupType, ref, index);
     } else {
