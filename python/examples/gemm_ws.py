@@ -30,7 +30,31 @@ walks 128 x TILE_N tiles, one per block.
 given transposed, as Bt (N x K), and the kernel passes the transposed view
 of each Bt stage to wgmma; C = A * Bt^T.
 
+Any shape. M, N and K need not be multiples of the tile: the last tiles
+reach past the edges, where TMA loads zeros (which add nothing to the
+products) and drops what the stores write. The grid of tiles is rounded up
+to whole clusters. TMA needs every row of a global array to start 16-byte
+aligned, so rows of A, B and C must be whole multiples of 16 bytes (N and
+K multiples of 8 for bf16, K of 16 for fp8); --b-layout nk takes B as Bt
+(N x K, nn.Linear's weight), which works for any N; the default K x N B
+needs N to be a multiple of 64 (wgmma's tiling of an N-major B splits N
+into 64-column tiles, which TMA can only fill whole).
+
+Split-K. With --split-k S (or "auto", which picks S from the shape: see
+split_for) the K steps of every tile are divided among S work units, so a
+shape with few tiles still fills the SMs. Each unit writes its f32 partial
+tile to a workspace and a second kernel, the fix-up, sums the partials
+and casts to bf16. --reduction deterministic (the default) gives each
+split its own slice of an (S, M, N) workspace and sums them in split
+order, so every run gives the same bits; --reduction atomic adds the
+partials into one zeroed (M, N) workspace with TMA reductions, in whatever
+order the units finish (less memory traffic, results that may differ in
+the last bits between runs). Split-K units use 128 x 128 tiles and f32 C
+stages.
+
     gemm_ws.py --m 512 --n 512 --k 512 --grid 8 --emulate
+    gemm_ws.py --m 200 --n 136 --k 1000 --b-layout nk --grid 4 --emulate
+    gemm_ws.py --m 256 --n 256 --k 4096 --split-k 4 --grid 16 --emulate
     gemm_ws.py --emit-mlir gemm_ws.mlir           (8192^3, for bench/gpu)
 """
 from __future__ import annotations
@@ -49,6 +73,15 @@ ROW_BYTES = 128
 GROUP_M = 8
 # A and B element types.
 DTYPES = {"bf16": mgpu.bf16, "fp8": mgpu.f8e4m3fn}
+# TMA needs each row of a global array to start 16-byte aligned.
+ROW_ALIGNMENT = 16
+# The SMs of an H100 or H200, which split_for fills.
+SMS = 132
+# The most K splits: the fix-up kernel keeps one f32 tile per split.
+MAX_SPLIT_K = 8
+REDUCTIONS = ("deterministic", "atomic")
+# The fix-up kernel's tile and its 128 threads.
+FIXUP_TILE = (64, 64)
 
 
 class Config(NamedTuple):
@@ -62,37 +95,94 @@ class Config(NamedTuple):
     tile_n: int | None = None
     # With a cluster of 2: "m" (2x1, blocks share B) or "n" (1x2, share A).
     pair: str = "m"
+    # "kn": B is K x N; "nk": B is given as Bt, N x K (always for fp8).
+    b_layout: str = "kn"
+    # K splits (1: none), and how their partial tiles are summed.
+    split_k: int = 1
+    reduction: str = "deterministic"
 
 
-def smem(dtype: mgpu.DType, stages: int, tile_n: int) -> list:
-    """The A ring, the B ring (Bt's for fp8), the C halves."""
+def b_transposed(config: Config) -> bool:
+    """Whether B is given as Bt (N x K): wgmma reads 8-bit B only K-major."""
+    return config.dtype == "fp8" or config.b_layout == "nk"
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def split_for(m: int, n: int, k: int, dtype: str = "bf16", sms: int = SMS) -> int:
+    """The K splits for a shape: none when its 128 x 256 tiles fill half
+    the SMs; else the most splits whose 128 x 128 units still fit in one
+    wave and keep at least 8 K steps each (fewer make the fix-up's traffic
+    a large part of the work)."""
+    tile_k = ROW_BYTES // DTYPES[dtype].itemsize
+    if ceil_div(m, TILE_M) * ceil_div(n, 256) * 2 >= sms:
+        return 1
+    tiles = ceil_div(m, TILE_M) * ceil_div(n, 128)
+    steps = ceil_div(k, tile_k)
+    split = 1
+    while (split * 2 <= MAX_SPLIT_K and tiles * split * 2 <= sms
+           and steps // (split * 2) >= 8):
+        split *= 2
+    return split
+
+
+def c_dtype(config: Config) -> mgpu.DType:
+    """What the kernel stores: bf16 C, or f32 partial tiles with split-K."""
+    return mgpu.f32 if config.split_k > 1 else mgpu.bf16
+
+
+def smem(config: Config, tile_n: int) -> list:
+    """The A ring, the B ring (Bt's when transposed), the C halves."""
+    dtype = DTYPES[config.dtype]
     tile_k = ROW_BYTES // dtype.itemsize
-    b_stage = (tile_n, tile_k) if dtype.bitwidth == 8 else (tile_k, tile_n)
-    return [mgpu.SmemBuffer((stages, 2, HALF_M, tile_k), dtype),
-            mgpu.SmemBuffer((stages, *b_stage), dtype),
-            mgpu.SmemBuffer((2, HALF_M, tile_n), "bf16")]
+    b_stage = (tile_n, tile_k) if b_transposed(config) else (tile_k, tile_n)
+    return [mgpu.SmemBuffer((config.stages, 2, HALF_M, tile_k), dtype),
+            mgpu.SmemBuffer((config.stages, *b_stage), dtype),
+            mgpu.SmemBuffer((2, HALF_M, tile_n), c_dtype(config))]
 
 
-def smem_needed(dtype: mgpu.DType, stages: int, tile_n: int) -> int:
-    pipeline = mgpu.WarpSpecializedPipeline(stages=stages)
-    return mgpu.smem_bytes(smem(dtype, stages, tile_n) + pipeline.barriers)
+def smem_needed(config: Config, tile_n: int) -> int:
+    pipeline = mgpu.WarpSpecializedPipeline(stages=config.stages)
+    return mgpu.smem_bytes(smem(config, tile_n) + pipeline.barriers)
 
 
 def tile_width(config: Config) -> int:
-    """TILE_N: --tile-n, or the widest tile whose stages fit."""
-    dtype = DTYPES[config.dtype]
-    widths = [config.tile_n] if config.tile_n is not None else [256, 128]
+    """TILE_N: --tile-n, or the widest tile whose stages fit (128 with
+    split-K, whose C stages are f32)."""
+    if config.tile_n is not None:
+        widths = [config.tile_n]
+    else:
+        widths = [128] if config.split_k > 1 else [256, 128]
     for tile_n in widths:
-        if smem_needed(dtype, config.stages, tile_n) <= mgpu.MAX_SMEM_BYTES:
+        if smem_needed(config, tile_n) <= mgpu.MAX_SMEM_BYTES:
             return tile_n
     tile_n = widths[-1]
     stage = (TILE_M + tile_n) * ROW_BYTES
+    c_tile = TILE_M * tile_n * c_dtype(config).itemsize
     raise ValueError(
         f"{config.stages} stages of 128 x {tile_n} tiles need "
-        f"{smem_needed(dtype, config.stages, tile_n) / 1024:.1f} KiB of shared memory "
-        f"({config.stages} x {stage // 1024} KiB stages + a {2 * TILE_M * tile_n // 1024} KiB "
-        f"C tile + barriers), more than the {mgpu.MAX_SMEM_BYTES // 1024} KiB of a block"
+        f"{smem_needed(config, tile_n) / 1024:.1f} KiB of shared memory "
+        f"({config.stages} x {stage // 1024} KiB stages + a {c_tile // 1024} KiB "
+        f"{c_dtype(config)} C tile + barriers), more than the "
+        f"{mgpu.MAX_SMEM_BYTES // 1024} KiB of a block"
         + ("; use --tile-n 128 or fewer stages" if tile_n == 256 else "; use fewer stages"))
+
+
+def check_rows(config: Config) -> None:
+    """TMA needs every row of A, B and C to start 16-byte aligned."""
+    dtype = DTYPES[config.dtype]
+    b_rows = ("Bt", "K", config.k) if b_transposed(config) else ("B", "N", config.n)
+    for array, name, size, itemsize in (("A", "K", config.k, dtype.itemsize),
+                                        (*b_rows, dtype.itemsize),
+                                        ("C", "N", config.n, c_dtype(config).itemsize)):
+        if size * itemsize % ROW_ALIGNMENT:
+            multiple = ROW_ALIGNMENT // itemsize
+            raise ValueError(
+                f"--{name.lower()} {size}: a row of {array} is {size * itemsize} bytes, but TMA "
+                f"needs rows that start {ROW_ALIGNMENT}-byte aligned, so {name} must be a "
+                f"multiple of {multiple} here")
 
 
 def check_config(config: Config) -> int:
@@ -111,74 +201,133 @@ def check_config(config: Config) -> int:
     if config.grid <= 0 or config.grid % config.cluster:
         raise ValueError(f"--grid must be a positive multiple of the cluster "
                          f"({config.cluster}), got {config.grid}")
+    if config.b_layout not in ("kn", "nk"):
+        raise ValueError(f"--b-layout must be kn or nk, got {config.b_layout!r}")
+    if config.dtype == "fp8" and config.b_layout != "nk":
+        raise ValueError("--dtype fp8 takes B as Bt (N x K): wgmma reads 8-bit B only "
+                         "K-major; pass --b-layout nk")
+    if not 1 <= config.split_k <= MAX_SPLIT_K:
+        raise ValueError(f"--split-k must be 1 to {MAX_SPLIT_K} or auto, got {config.split_k}")
+    if config.reduction not in REDUCTIONS:
+        raise ValueError(f"--reduction must be one of {', '.join(REDUCTIONS)}, "
+                         f"got {config.reduction!r}")
+    for flag, size in (("--m", config.m), ("--n", config.n), ("--k", config.k)):
+        if size <= 0:
+            raise ValueError(f"{flag} must be positive, got {size}")
+    check_rows(config)
     tile_n = tile_width(config)
+    if not b_transposed(config) and config.n % 64:
+        raise ValueError(f"--n {config.n} must be a multiple of 64 when B is K x N (wgmma tiles "
+                         "an N-major B by 64 columns, which TMA fills only whole); "
+                         "--b-layout nk (B given as N x K) takes any N")
     tile_k = ROW_BYTES // DTYPES[config.dtype].itemsize
-    rows = TILE_M * (config.cluster if config.pair == "m" else 1)
-    columns = tile_n * (config.cluster if config.pair == "n" else 1)
-    for flag, size, tile in (("--m", config.m, rows), ("--n", config.n, columns),
-                             ("--k", config.k, tile_k)):
-        if size <= 0 or size % tile:
-            what = f"the tile's {tile}"
-            if flag == "--m" and rows != TILE_M:
-                what = (f"{tile}, the rows of a cluster's {config.cluster} tiles "
-                        "(--cluster 1 takes multiples of 128)")
-            if flag == "--n" and columns != tile_n:
-                what = (f"{tile}, the columns of a cluster's {config.cluster} tiles "
-                        f"(--cluster 1 takes multiples of {tile_n})")
-            raise ValueError(f"{flag} {size} must be a positive multiple of {what}")
+    steps = ceil_div(config.k, tile_k)
+    if config.split_k > steps:
+        raise ValueError(f"--split-k {config.split_k} is more than the {steps} K steps of "
+                         f"{tile_k} (K = {config.k})")
     return tile_n
 
 
+def tile_grid(config: Config, tile_n: int) -> tuple[int, int]:
+    """The output tiles, rounded up to whole clusters."""
+    tiles_m, tiles_n = ceil_div(config.m, TILE_M), ceil_div(config.n, tile_n)
+    if config.pair == "m":
+        tiles_m = ceil_div(tiles_m, config.cluster) * config.cluster
+    else:
+        tiles_n = ceil_div(tiles_n, config.cluster) * config.cluster
+    return tiles_m, tiles_n
+
+
+def panels(config: Config, tile_n: int) -> bool:
+    """Whether C's tile is stored as 64-column panels: a tiled view of C
+    needs M a multiple of 8 rows and N of the 128-byte swizzle's width;
+    otherwise each panel is its own TMA box, which TMA clips at the edges."""
+    width = ROW_BYTES // c_dtype(config).itemsize
+    return config.m % 8 != 0 or config.n % width != 0
+
+
 def build(config: Config) -> mgpu.Kernel:
-    """The GEMM kernel for ``config``; ValueError for a bad one."""
+    """The GEMM kernel for ``config``; ValueError for a bad one. With
+    split-K it stores f32 partial tiles into a workspace, its second output
+    (see ``build_fixup``)."""
     tile_n = check_config(config)
     dtype = DTYPES[config.dtype]
     tile_k = ROW_BYTES // dtype.itemsize
-    fp8 = dtype.bitwidth == 8
+    transposed = b_transposed(config)
     m, n, k = config.m, config.n, config.k
+    split = config.split_k
     pipeline = mgpu.WarpSpecializedPipeline(stages=config.stages, consumers=2,
                                             cluster=config.cluster, pair_along=config.pair)
-    b_shape = (n, k) if fp8 else (k, n)
+    b_shape = (n, k) if transposed else (k, n)
+    tiles_m, tiles_n = tile_grid(config, tile_n)
+    steps = ceil_div(k, tile_k)
+    split_steps = ceil_div(steps, split)
+    if split == 1:
+        outputs = [((m, n), "bf16")]
+    elif config.reduction == "deterministic":
+        outputs = [((split, m, n), "f32")]
+    else:
+        outputs = [((m, n), "f32")]
+    # With split-K, the tile rows of split s are rows s * tiles_m ... of
+    # the pipeline's grid of tiles.
+    panel = [mgpu.Tile((HALF_M, ROW_BYTES // c_dtype(config).itemsize)), mgpu.Swizzle(ROW_BYTES)]
 
     @mgpu.kernel(grid=(config.grid, 1, 1), block=pipeline.block,
                  cluster=pipeline.cluster_shape,
-                 inputs=[((m, k), dtype), (b_shape, dtype)], outputs=[((m, n), "bf16")],
-                 smem=smem(dtype, config.stages, tile_n) + pipeline.barriers,
-                 name="gemm_ws")
+                 inputs=[((m, k), dtype), (b_shape, dtype)], outputs=outputs,
+                 smem=smem(config, tile_n) + pipeline.barriers,
+                 name="gemm_ws" if split == 1 else "gemm_ws_split_k")
     def gemm(a, b, c, a_ring, b_ring, c_halves, full, empty):
         # The blocks of a cluster share B (2x1) or A (1x2): each loads its
         # part and multicasts it.
         shared = "b" if config.pair == "m" else "a"
         a_collective = "x" if config.cluster > 1 and shared == "a" else ()
         b_collective = "x" if config.cluster > 1 and shared == "b" else ()
+        if panels(config, tile_n):
+            c_halves = mgpu.with_transforms(c_halves, panel)
+
+        def split_and_row(tile):
+            if split == 1:
+                return None, tile.m
+            return tile.m // tiles_m, tile.m % tiles_m
 
         def fetch(tile, stage, step, barrier):
+            part, row = split_and_row(tile)
+            if part is not None:
+                step = part * split_steps + step
             k0 = step.astype("i32") * tile_k
-            m0 = tile.m.astype("i32") * TILE_M
+            m0 = row.astype("i32") * TILE_M
             n0 = tile.n.astype("i32") * tile_n
             for half in range(2):
                 mgpu.async_load(a, a_ring[stage, half], barrier, indices=[m0 + half * HALF_M, k0],
                                 collective=a_collective)
-            mgpu.async_load(b, b_ring[stage], barrier, indices=[n0, k0] if fp8 else [k0, n0],
+            mgpu.async_load(b, b_ring[stage], barrier, indices=[n0, k0] if transposed else [k0, n0],
                             collective=b_collective)
 
         def compute(tile, consumer, stage, step, acc):
-            b_stage = b_ring[stage].T if fp8 else b_ring[stage]  # K-major for fp8
+            b_stage = b_ring[stage].T if transposed else b_ring[stage]  # K-major
             return mgpu.wgmma(acc, a_ring[stage, consumer], b_stage, async_=True)
 
         def epilogue(tile, consumer, acc):
             # The previous tile's store read this buffer during the main
             # loop; the new one reads it during the next tile's.
             c_half = c_halves[consumer]
-            result = acc.astype("bf16")
+            part, row = split_and_row(tile)
+            result = acc if split > 1 else acc.astype("bf16")
             mgpu.async_store_wait(0)
             mgpu.vector_store(result, c_half)
-            m0 = (tile.m * TILE_M + consumer * HALF_M).astype("i32")
-            mgpu.async_store(c_half, c, indices=[m0, tile.n.astype("i32") * tile_n],
-                             defer_wait=True)
+            m0 = (row * TILE_M + consumer * HALF_M).astype("i32")
+            n0 = tile.n.astype("i32") * tile_n
+            if split == 1:
+                mgpu.async_store(c_half, c, indices=[m0, n0], defer_wait=True)
+            elif config.reduction == "deterministic":
+                mgpu.async_store(c_half, c, indices=[part.astype("i32"), m0, n0],
+                                 slice_lengths=[-1, HALF_M, tile_n], defer_wait=True)
+            else:
+                mgpu.async_store(c_half, c, indices=[m0, n0], defer_wait=True, reduction="add")
 
-        pipeline.emit(full, empty, rings=[a_ring, b_ring], tiles=(m // TILE_M, n // tile_n),
-                      steps=k // tile_k, fetch=fetch, compute=compute,
+        pipeline.emit(full, empty, rings=[a_ring, b_ring], tiles=(tiles_m * split, tiles_n),
+                      steps=split_steps if split > 1 else steps, fetch=fetch, compute=compute,
                       init=lambda: mgpu.constant(0.0, "f32", (HALF_M, tile_n)),
                       epilogue=epilogue,
                       group=GROUP_M * (config.cluster if config.pair == "m" else 1))
@@ -186,14 +335,82 @@ def build(config: Config) -> mgpu.Kernel:
     return gemm
 
 
+def build_fixup(config: Config) -> mgpu.Kernel:
+    """Split-K's second kernel: sums the f32 partial tiles of the workspace
+    (deterministic: the S slices in split order; atomic: the one sum) and
+    stores C in bf16. One warpgroup per 64 x 64 tile of C; every load is
+    issued before the first is summed."""
+    check_config(config)
+    m, n = config.m, config.n
+    deterministic = config.reduction == "deterministic"
+    parts = config.split_k if deterministic else 1
+    workspace = (parts, m, n) if deterministic else (m, n)
+    rows, columns = FIXUP_TILE
+    tiles_n = ceil_div(n, columns)
+    grid = ceil_div(m, rows) * tiles_n
+    # Plain row-major tiles: the fix-up is bound by memory, not by the
+    # bank conflicts a swizzle would remove.
+    plain = []
+
+    @mgpu.kernel(grid=(grid, 1, 1), block=(128, 1, 1),
+                 inputs=[(workspace, "f32")], outputs=[((m, n), "bf16")],
+                 smem=[mgpu.SmemBuffer((parts, rows, columns), "f32"),
+                       mgpu.SmemBuffer((rows, columns), "bf16"), mgpu.Barriers(parts)],
+                 name="gemm_ws_split_k_fixup")
+    def fixup(partials, c, partial_tiles, c_tile, loaded):
+        partial_tiles = mgpu.with_transforms(partial_tiles, plain)
+        c_tile = mgpu.with_transforms(c_tile, plain)
+        tile = mgpu.block_id("x")
+        m0 = (tile // tiles_n * rows).astype("i32")
+        n0 = (tile % tiles_n * columns).astype("i32")
+        for part in range(parts):
+            mgpu.arrive_expect_tx(loaded[part], rows * columns * 4)
+            if deterministic:
+                mgpu.async_load(partials, partial_tiles[part], loaded[part],
+                                indices=[part, m0, n0], slice_lengths=[-1, rows, columns])
+            else:
+                mgpu.async_load(partials, partial_tiles[part], loaded[part], indices=[m0, n0])
+        total = None
+        for part in range(parts):  # in split order: the same sum every run
+            mgpu.wait(loaded[part])
+            value = mgpu.vector_load(partial_tiles[part])
+            total = value if total is None else total + value
+        mgpu.vector_store(total.astype("bf16"), c_tile)
+        mgpu.async_store(c_tile, c, indices=[m0, n0])
+
+    return fixup
+
+
+class SplitK:
+    """The two kernels of a split-K GEMM, called as one: ``SplitK(config)(a,
+    b, backend=...)`` returns C."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.gemm = build(config)
+        self.fixup = build_fixup(config)
+
+    def __call__(self, a, b, backend: str | None = None):
+        import numpy as np
+        config = self.config
+        if config.reduction == "atomic":
+            # The units add into it: it starts at zero.
+            workspace = np.zeros((config.m, config.n), np.float32)
+            self.gemm.launch(a, b, workspace, backend=backend)
+        else:
+            workspace = self.gemm.launch(a, b, backend=backend)
+        return self.fixup.launch(workspace, backend=backend)
+
+
 def inputs(config: Config, seed: int = 0):
-    """Random A and B (Bt for fp8) as NumPy arrays of the input dtype."""
+    """Random A and B (Bt when transposed) as NumPy arrays of the input
+    dtype."""
     import numpy as np
     numpy_dtype = DTYPES[config.dtype].numpy
     if numpy_dtype is None:
         raise RuntimeError("bf16 and fp8 arrays need the ml_dtypes package")
     rng = np.random.default_rng(seed)
-    b_shape = (config.n, config.k) if config.dtype == "fp8" else (config.k, config.n)
+    b_shape = (config.n, config.k) if b_transposed(config) else (config.k, config.n)
     a = rng.standard_normal((config.m, config.k), dtype=np.float32).astype(numpy_dtype)
     b = rng.standard_normal(b_shape, dtype=np.float32).astype(numpy_dtype)
     return a, b
@@ -210,7 +427,7 @@ def check(config: Config, a, b, c) -> tuple[bool, str]:
     import numpy as np
     a64 = a.astype(np.float64)
     b64 = b.astype(np.float64)
-    reference = a64 @ (b64.T if config.dtype == "fp8" else b64)
+    reference = a64 @ (b64.T if b_transposed(config) else b64)
     out = c.astype(np.float64)
     rms = float(np.sqrt(np.mean(reference ** 2)))
     absolute = (2 ** -5 if config.dtype == "fp8" else 2 ** -8) * rms
@@ -244,6 +461,15 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
                         help="persistent blocks (default 132, one per H100 SM)")
     parser.add_argument("--tile-n", type=int, default=None,
                         help="tile width, 128 or 256 (default: 256 when the stages fit)")
+    parser.add_argument("--b-layout", default=None, choices=["kn", "nk"],
+                        help="kn: B is K x N (the default for bf16); nk: B is given as Bt, "
+                             "N x K (any N; the only layout for fp8)")
+    parser.add_argument("--split-k", default="1",
+                        help="K splits, 1 to 8, or auto (split_for's choice for the shape); "
+                             "default 1")
+    parser.add_argument("--reduction", default="deterministic", choices=list(REDUCTIONS),
+                        help="how split-K sums its partial tiles: deterministic (the default; "
+                             "in split order) or atomic (TMA reduce-add, any order)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--emulate", action="store_true",
                         help="run on the PTX emulator instead of a GPU")
@@ -254,26 +480,43 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser, args = parse(argv)
+    if args.split_k == "auto":
+        split = split_for(args.m, args.n, args.k, args.dtype)
+    elif args.split_k.isdigit():
+        split = int(args.split_k)
+    else:
+        parser.error(f"--split-k must be 1 to {MAX_SPLIT_K} or auto, got {args.split_k!r}")
+    b_layout = args.b_layout or ("nk" if args.dtype == "fp8" else "kn")
     config = Config(args.m, args.n, args.k, args.stages, args.cluster, args.dtype, args.grid,
-                    args.tile_n, "m" if args.cluster_shape == "2x1" else "n")
+                    args.tile_n, "m" if args.cluster_shape == "2x1" else "n", b_layout, split,
+                    args.reduction)
     try:
-        kernel = build(config)
+        gemm = SplitK(config) if split > 1 else build(config)
     except ValueError as error:
         parser.error(str(error))
     tile_n = tile_width(config)
     if args.emit_mlir:
+        kernels = [gemm.gemm, gemm.fixup] if split > 1 else [gemm]
         with open(args.emit_mlir, "w") as out:
-            out.write(str(kernel.module))
-        print(f"wrote {args.emit_mlir}")
+            out.write(str(kernels[0].module))
+        written = [args.emit_mlir]
+        if split > 1:  # the fix-up kernel next to it
+            fixup_path = args.emit_mlir.replace(".mlir", "") + ".fixup.mlir"
+            with open(fixup_path, "w") as out:
+                out.write(str(kernels[1].module))
+            written.append(fixup_path)
+        print(f"wrote {' and '.join(written)}")
         return 0
     a, b = inputs(config, args.seed)
     backend = "emulator" if args.emulate else "cuda"
     run = (f"gemm_ws {config.dtype} {config.m}x{config.n}x{config.k}, 128x{tile_n} tiles, "
            f"{config.stages} stages, cluster "
-           f"{config.cluster if config.cluster == 1 else args.cluster_shape}, grid {config.grid}, on the "
-           f"{backend}")
+           f"{config.cluster if config.cluster == 1 else args.cluster_shape}, grid {config.grid}"
+           + (f", B {b_layout}" if b_layout != "kn" else "")
+           + (f", split-K {split} ({config.reduction})" if split > 1 else "")
+           + f", on the {backend}")
     try:
-        c = kernel.launch(a, b, backend=backend)
+        c = gemm(a, b, backend=backend) if split > 1 else gemm.launch(a, b, backend=backend)
     except RuntimeError as error:  # a driver error; on the emulator, a fault or a hazard
         print(f"{run}: FAIL; the launch failed: {error}")
         return 1

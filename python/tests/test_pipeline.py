@@ -219,20 +219,34 @@ def test_the_readme_example_builds_and_compiles():
     (["--stages", "1"], "--stages must be 2 to 6, got 1"),
     (["--stages", "4", "--tile-n", "256"],
      r"4 stages of 128 x 256 tiles need 257.0 KiB of shared memory \(4 x 48 KiB stages \+ a "
-     r"64 KiB C tile \+ barriers\), more than the 227 KiB of a block; use --tile-n 128 or "
+     r"64 KiB bf16 C tile \+ barriers\), more than the 227 KiB of a block; use --tile-n 128 or "
      "fewer stages"),
     (["--tile-n", "64"], "--tile-n must be 128 or 256, got 64"),
-    (["--m", "384"], r"--m 384 must be a positive multiple of 256, the rows of a cluster's 2 "
-                     r"tiles \(--cluster 1 takes multiples of 128\)"),
-    (["--m", "300", "--cluster", "1"], "--m 300 must be a positive multiple of the tile's 128"),
-    (["--n", "8000"], "--n 8000 must be a positive multiple of the tile's 256"),
-    (["--stages", "5", "--n", "8000"], "--n 8000 must be a positive multiple of the tile's 128"),
-    (["--k", "96"], "--k 96 must be a positive multiple of the tile's 64"),
-    (["--dtype", "fp8", "--k", "64"], "--k 64 must be a positive multiple of the tile's 128"),
+    (["--m", "0"], "--m must be positive, got 0"),
+    (["--k", "-8"], "--k must be positive, got -8"),
+    (["--k", "1001"], "--k 1001: a row of A is 2002 bytes, but TMA needs rows that start "
+                      "16-byte aligned, so K must be a multiple of 8 here"),
+    (["--n", "50257", "--b-layout", "nk"],
+     "--n 50257: a row of C is 100514 bytes, but TMA needs rows that start 16-byte aligned, "
+     "so N must be a multiple of 8 here"),
+    (["--dtype", "fp8", "--k", "1000"],
+     "--k 1000: a row of A is 1000 bytes, but TMA needs rows that start 16-byte aligned, so K "
+     "must be a multiple of 16 here"),
+    (["--n", "8008"], r"--n 8008 must be a multiple of 64 when B is K x N \(wgmma tiles an "
+                      r"N-major B by 64 columns, which TMA fills only whole\); --b-layout nk "
+                      r"\(B given as N x K\) takes any N"),
+    (["--dtype", "fp8", "--b-layout", "kn"], "--dtype fp8 takes B as Bt"),
+    (["--b-layout", "mn"], "argument --b-layout: invalid choice: 'mn'"),
+    (["--split-k", "9"], "--split-k must be 1 to 8 or auto, got 9"),
+    (["--split-k", "0"], "--split-k must be 1 to 8 or auto, got 0"),
+    (["--split-k", "two"], "--split-k must be 1 to 8 or auto, got 'two'"),
+    (["--split-k", "4", "--k", "128"], r"--split-k 4 is more than the 2 K steps of 64 "
+                                       r"\(K = 128\)"),
+    (["--split-k", "2", "--tile-n", "256"],
+     r"3 stages of 128 x 256 tiles need 273.0 KiB of shared memory \(3 x 48 KiB stages \+ a "
+     r"128 KiB f32 C tile \+ barriers\)"),
+    (["--reduction", "random"], "argument --reduction: invalid choice: 'random'"),
     (["--cluster", "3"], "--cluster must be 1 or 2, got 3"),
-    (["--cluster-shape", "1x2", "--n", "256"],
-     r"--n 256 must be a positive multiple of 512, the columns of a cluster's 2 tiles "
-     r"\(--cluster 1 takes multiples of 256\)"),
     (["--grid", "0"], r"--grid must be a positive multiple of the cluster \(2\), got 0"),
     (["--grid", "131"], r"--grid must be a positive multiple of the cluster \(2\), got 131"),
 ])
@@ -241,6 +255,16 @@ def test_example_configuration_errors(args, message, capsys):
         EXAMPLE["main"](args + ["--emit-mlir", os.devnull])
     assert exit.value.code == 2
     assert re.search(f"gemm_ws.py: error: {message}", capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("m, n, k, split", [
+    (1024, 1024, 32768, 2),   # the deep-K row: 64 128 x 128 tiles, 128 units
+    (8192, 8192, 8192, 1),    # enough tiles already
+    (128, 128, 256, 1),       # too few K steps to split
+    (128, 128, 8192, 8),      # one tile: the most splits
+])
+def test_split_for_fills_the_sms(m, n, k, split):
+    assert EXAMPLE["split_for"](m, n, k) == split
 
 
 def test_example_check_finds_a_wrong_element():
@@ -337,6 +361,32 @@ EMULATED_CLUSTER = [
 ]
 
 
+# Shapes that are not multiples of the tile: the edge tiles cross the
+# tensor's edges, where TMA fills zeros and clips the stores. 1, tile - 8,
+# tile + 8 and primes (M only: rows of N and K must be 16-byte aligned).
+EMULATED_EDGES = [
+    pytest.param(1, 8, 8, ["--b-layout", "nk", "--grid", "2"], id="1x8x8"),
+    pytest.param(131, 136, 200, ["--b-layout", "nk", "--grid", "4"], id="primeM-Bt"),
+    pytest.param(127, 120, 56, ["--b-layout", "nk", "--grid", "2", "--cluster", "1"],
+                 id="tile-minus"),
+    pytest.param(129, 264, 72, ["--b-layout", "nk", "--grid", "4", "--cluster", "1",
+                                "--tile-n", "128", "--stages", "4"], id="tile-plus"),
+    pytest.param(257, 192, 1000, ["--grid", "4"], id="B-kn-N64-K1000"),
+    pytest.param(200, 136, 240, ["--dtype", "fp8", "--grid", "4"], id="fp8-edges"),
+    pytest.param(251, 392, 136, ["--b-layout", "nk", "--cluster-shape", "1x2", "--grid", "4"],
+                 id="1x2-edges"),
+]
+
+# Split-K: the deterministic (S, M, N) workspace and the atomic one.
+EMULATED_SPLIT = [
+    pytest.param(256, 256, 2048, ["--split-k", "4", "--grid", "16"], id="split4-deterministic"),
+    pytest.param(200, 136, 1000, ["--split-k", "3", "--b-layout", "nk", "--grid", "8",
+                                  "--reduction", "atomic"], id="split3-atomic-edges"),
+    pytest.param(131, 72, 520, ["--split-k", "auto", "--b-layout", "nk", "--grid", "6",
+                                "--cluster", "1"], id="split-auto-edges"),
+]
+
+
 def passes(m, n, k, args, cache):
     pytest.importorskip("ml_dtypes")
     result = run(["--m", str(m), "--n", str(n), "--k", str(k), "--emulate"] + args, cache)
@@ -354,6 +404,71 @@ def test_example_passes_on_the_emulator(m, n, k, args, cache):
 @pytest.mark.parametrize("m, n, k, args", EMULATED_CLUSTER)
 def test_example_passes_on_the_emulator_in_clusters(m, n, k, args, cache):
     passes(m, n, k, args + ["--cluster", "2"], cache)
+
+
+@needs_emulator
+@pytest.mark.parametrize("m, n, k, args", EMULATED_EDGES)
+def test_example_passes_at_edge_shapes(m, n, k, args, cache):
+    passes(m, n, k, args, cache)
+
+
+@needs_emulator
+@pytest.mark.parametrize("m, n, k, args", EMULATED_SPLIT)
+def test_example_passes_with_split_k(m, n, k, args, cache):
+    passes(m, n, k, args, cache)
+
+
+@needs_emulator
+def test_edge_shapes_pass_under_a_random_schedule(cache, monkeypatch):
+    monkeypatch.setenv("MOSAIC_EMULATOR_SCHEDULE", "random")
+    monkeypatch.setenv("MOSAIC_EMULATOR_SEED", "7")
+    passes(131, 136, 200, ["--b-layout", "nk", "--grid", "4", "--split-k", "2"], cache)
+
+
+@needs_emulator
+def test_deterministic_split_k_gives_the_same_bits_as_its_reference_order(cache):
+    """The fix-up sums the splits in order: C is the bf16 rounding of the
+    f32 partials added 0, 1, 2, ... (checked against that sum here)."""
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("ml_dtypes")
+    source = f"""
+import runpy, numpy as np, mosaic_gpu as mgpu
+example = runpy.run_path({str(SCRIPT)!r})
+config = example["Config"](192, 128, 1024, split_k=4, b_layout="nk", grid=8)
+a, b = example["inputs"](config)
+partials = example["build"](config).launch(a, b, backend="emulator")
+expected = partials[0]
+for part in partials[1:]:
+    expected = expected + part
+c = example["SplitK"](config)(a, b, backend="emulator")
+assert partials.shape == (4, 192, 128)
+assert (c == expected.astype(mgpu.bf16.numpy)).all()
+print("same bits")
+"""
+    result = run([], cache, script=source)
+    assert result.returncode == 0 and "same bits" in result.stdout, result.stdout + result.stderr
+
+
+# Splits one K step too short: the last step of every split is never
+# computed, which the check must catch.
+SHORT_SPLITS = f"""
+import sys
+source = open({str(SCRIPT)!r}).read()
+assert "split_steps = ceil_div(steps, split)" in source
+source = source.replace("split_steps = ceil_div(steps, split)",
+                        "split_steps = ceil_div(steps, split) - 1")
+sys.argv = [{str(SCRIPT)!r}] + sys.argv[1:]
+exec(compile(source, {str(SCRIPT)!r}, "exec"), {{"__name__": "__main__"}})
+"""
+
+
+@needs_emulator
+def test_split_k_that_skips_k_steps_fails(cache):
+    pytest.importorskip("ml_dtypes")
+    args = ["--m", "128", "--n", "128", "--k", "1024", "--split-k", "4", "--grid", "4",
+            "--cluster", "1", "--b-layout", "nk", "--emulate"]
+    result = run(args, cache, script=SHORT_SPLITS)
+    assert result.returncode == 1 and ": FAIL;" in result.stdout, result.stdout + result.stderr
 
 
 # A pipeline whose consumers skip wgmma_wait(1): they release a stage while

@@ -102,3 +102,51 @@ func.func @views_of_tiled_buffers(%acc: vector<64x64xf32>) -> vector<64x64xf32> 
         memref<64x64xbf16, #gpu.address_space<workgroup>> -> vector<64x64xf32>
   return %r : vector<64x64xf32>
 }
+
+// -----
+
+// A global buffer the tile does not divide (1020 rows, 100 columns), read
+// through one column of tiles: the tiled buffer holds the slice in row-major
+// order, so the copy keeps the global buffer and its indices (TMA fills the
+// rows and columns past the edge) and reads into the collapsed buffer.
+// CHECK-LABEL: func.func @edge_one_column
+func.func @edge_one_column(%g: memref<1020x100xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32, %j: i32) {
+  // CHECK: %[[TILED:.*]] = mosaic_gpu.slice_smem 0 {{.*}} : memref<16x1x8x64xbf16, #gpu.address_space<workgroup>>
+  %u = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %s = mosaic_gpu.with_transforms %u : memref<128x64xbf16, #gpu.address_space<workgroup>>
+      with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+  // CHECK: %[[ROWS:.*]] = memref.collapse_shape %[[TILED]] {{\[}}[0, 1, 2], [3]] : memref<16x1x8x64xbf16, #gpu.address_space<workgroup>> into memref<128x64xbf16, #gpu.address_space<workgroup>>
+  // CHECK: mosaic_gpu.async_load %{{.*}}[%{{.*}}, %{{.*}}] to %[[ROWS]], %{{.*}} slice_lengths [128, 64] {in_transforms = {{\[}}[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]], transforms_applied} : memref<1020x100xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %r = mosaic_gpu.assume_multiple %i, 128 : i32
+  %c = mosaic_gpu.assume_multiple %j, 64 : i32
+  mosaic_gpu.async_load %g[%r, %c] to %s, %bar slice_lengths [128, 64] : memref<1020x100xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// One row of 2-D tiles over a global buffer the tile does not divide: one
+// store per 64-column tile, each from its own contiguous (64, 64) box at its
+// column's offset; only the last commits the bulk group (and waits).
+// CHECK-LABEL: func.func @edge_one_row
+func.func @edge_one_row(%g: memref<100x200xbf16>, %i: i32, %j: i32) {
+  // CHECK: %[[TILED:.*]] = mosaic_gpu.slice_smem 0 {{.*}} : memref<1x2x64x64xbf16, #gpu.address_space<workgroup>>
+  %u = mosaic_gpu.slice_smem 0 : memref<64x128xbf16, #gpu.address_space<workgroup>>
+  %s = mosaic_gpu.with_transforms %u : memref<64x128xbf16, #gpu.address_space<workgroup>>
+      with [#mosaic_gpu.tile<[64, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+  // CHECK: %[[FIRST:.*]] = memref.subview %[[TILED]][0, 0, 0, 0] [1, 1, 64, 64] [1, 1, 1, 1]
+  // CHECK: %[[BOX0:.*]] = memref.collapse_shape %[[FIRST]]
+  // CHECK: %[[C0:.*]] = arith.constant 0 : i32
+  // CHECK: %[[COL0:.*]] = arith.addi %[[J:.*]], %[[C0]] : i32
+  // CHECK: mosaic_gpu.async_store %[[BOX0]] to %{{.*}}[%{{.*}}, %[[COL0]]] slice_lengths [64, 64] {commit_group = false
+  // CHECK: %[[SECOND:.*]] = memref.subview %[[TILED]][0, 1, 0, 0] [1, 1, 64, 64] [1, 1, 1, 1]
+  // CHECK: %[[BOX1:.*]] = memref.collapse_shape %[[SECOND]]
+  // CHECK: %[[C64:.*]] = arith.constant 64 : i32
+  // CHECK: %[[COL1:.*]] = arith.addi %[[J]], %[[C64]] : i32
+  // CHECK: mosaic_gpu.async_store %[[BOX1]] to %{{.*}}[%{{.*}}, %[[COL1]]] slice_lengths [64, 64] {in_transforms
+  // CHECK-NOT: mosaic_gpu.async_store
+  %r = mosaic_gpu.assume_multiple %i, 64 : i32
+  %c = mosaic_gpu.assume_multiple %j, 128 : i32
+  mosaic_gpu.async_store %s to %g[%r, %c] slice_lengths [64, 128] : memref<64x128xbf16, #gpu.address_space<workgroup>>, memref<100x200xbf16>
+  return
+}
