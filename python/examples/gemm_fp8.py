@@ -10,16 +10,23 @@ the format's largest finite value, q = x / scale):
   arrays); C = sa * sb * (A Bt^T). The producer loads both once per block
   with a TMA box of 8 elements (the box reaches past the 1-element tensor,
   so TMA fills the rest with zeros), and the epilogue scales the tile.
-- row: a scale per row of A (M) and per column of C (N, a row of Bt),
-  applied in the epilogue from global memory.
+- row: a scale per row of A (M) and per column of C (N, a row of Bt);
+  each consumer loads its tile's with TMA in the epilogue (TMA clips the
+  boxes at the edges of M and N) and scales the tile.
 - block (DeepSeek-V3): a scale per 1 x 128 block of A and per 128 x 128
-  block of Bt. Each K step is one 128-element scale block: the consumer
-  issues its wgmmas into a zero accumulator, waits for them and promotes
-  the partial sum into its f32 accumulator, acc += partial * (a_scale_row
-  * b_scale), because the tensor core adds FP8 products with fewer
-  mantissa bits than f32 (docs/GemmWalkthrough.md, "FP8 scalings"). The
-  producer loads the step's scales with its tiles, into two small rings
-  counted in the stage's bytes.
+  block of Bt, which changes every 128 of K. The producer loads each
+  step's scales with its tiles, into two small rings counted in the
+  stage's bytes, and the consumer applies them as it promotes.
+
+Promotion. The tensor core adds FP8 products with fewer mantissa bits than
+f32 (about 14 on Hopper, per DeepSeek-V3; docs/RationaleTensorCore.md), so
+the consumer issues each 128-K step's wgmmas into a zero accumulator,
+waits for them, and adds the partial sum into its f32 accumulator in
+registers: acc += partial, or for block scaling acc += partial *
+(a_scale_row * b_scale), as DeepGEMM does. --fast-accum (tensor and row
+scaling only) keeps the wgmmas in flight across steps instead and
+accumulates all of K in the tensor core, as gemm_ws.py does: faster, and
+less accurate for long K (docs/GemmWalkthrough.md, "FP8 scalings").
 
 The block scales' layouts, as the kernel takes them (``kernel_scales``):
 A's (M, ceil(K/128)) matrix K-block-major, i.e. transposed to
@@ -33,7 +40,10 @@ and columns outside C would use.
 
 Tiles are 128 x TILE_N (two 64-row consumers) with 128-element K steps;
 block scaling needs TILE_N = 128 (a 256-wide tile would span two B scale
-blocks). M, N and K must be multiples of the tile (128, TILE_N, 128).
+blocks). M, N and K need not be multiples of the tile: TMA fills the
+loads past the edges with zeros (a K step past K adds zero products) and
+clips the stores. TMA does need each row of A, Bt and C to be a multiple
+of 16 bytes long: K a multiple of 16, N of 16 / C's element size.
 
     gemm_fp8.py --m 256 --n 256 --k 512 --scaling block --grid 2 --emulate
     gemm_fp8.py --scaling block --emit-mlir gemm_fp8.mlir   (8192^3, for bench/gpu)
@@ -79,6 +89,7 @@ class Config(NamedTuple):
     stages: int = 4
     grid: int = 132
     tile_n: int | None = None
+    fast_accum: bool = False
 
 
 def blocks(size: int) -> int:
@@ -106,8 +117,9 @@ def kernel_scale_shapes(config: Config) -> tuple[tuple[int, ...], tuple[int, ...
 
 
 def smem(config: Config, tile_n: int) -> list:
-    """The A and Bt rings, the block scales' rings, the C halves, and for
-    tensor scaling the two scales with their barrier."""
+    """The A and Bt rings, the block scales' rings, the C halves, and the
+    tensor or row scales with their barriers (tensor: one, filled once;
+    row: one per consumer, filled every tile)."""
     dtype = DTYPES[config.dtype]
     entries = [mgpu.SmemBuffer((config.stages, 2, HALF_M, TILE_K), dtype),
                mgpu.SmemBuffer((config.stages, tile_n, TILE_K), dtype)]
@@ -118,6 +130,9 @@ def smem(config: Config, tile_n: int) -> list:
     if config.scaling == "tensor":
         entries += [mgpu.SmemBuffer((2, SCALAR_SLOT), "f32"),
                     mgpu.Barriers(count=1, arrival_count=1)]
+    if config.scaling == "row":
+        entries += [mgpu.SmemBuffer((2, HALF_M), "f32"), mgpu.SmemBuffer((2, tile_n), "f32"),
+                    mgpu.Barriers(count=2, arrival_count=1)]
     return entries
 
 
@@ -162,14 +177,33 @@ def check_config(config: Config) -> int:
         raise ValueError("--scaling block needs --tile-n 128: a 256-wide tile spans two "
                          "128 x 128 scale blocks of B, and the promotion applies one B scale "
                          "per tile")
+    if config.fast_accum and config.scaling == "block":
+        raise ValueError("--fast-accum applies to tensor and row scaling: block scaling "
+                         "scales every 128-K partial sum, so it always promotes")
     if config.grid <= 0:
         raise ValueError(f"--grid must be positive, got {config.grid}")
-    tile_n = tile_width(config)
-    for flag, size, tile in (("--m", config.m, TILE_M), ("--n", config.n, tile_n),
-                             ("--k", config.k, TILE_K)):
-        if size <= 0 or size % tile:
-            raise ValueError(f"{flag} {size} must be a positive multiple of the tile's {tile}")
-    return tile_n
+    for flag, size in (("--m", config.m), ("--n", config.n), ("--k", config.k)):
+        if size <= 0:
+            raise ValueError(f"{flag} must be positive, got {size}")
+    # TMA's global strides are multiples of 16 bytes.
+    if config.k % 16:
+        raise ValueError(f"--k {config.k} must be a multiple of 16: TMA needs the rows of A "
+                         "and Bt (K fp8 bytes) to be multiples of 16 bytes")
+    out_bytes = OUT_DTYPES[config.out].itemsize
+    if config.n * out_bytes % 16:
+        raise ValueError(f"--n {config.n} must be a multiple of {16 // out_bytes}: TMA needs "
+                         f"the rows of C ({config.n} x {out_bytes} bytes) to be multiples of "
+                         "16 bytes")
+    return tile_width(config)
+
+
+def panels(config: Config) -> bool:
+    """Whether C's tile is stored as panels of 64 rows and one 128-byte
+    swizzle width (as gemm_ws.py does): a tiled view of C needs M a multiple
+    of 8 rows and N of the swizzle's width; otherwise each panel is its own
+    TMA box, which TMA clips at the edges."""
+    width = ROW_BYTES // OUT_DTYPES[config.out].itemsize
+    return config.m % 8 != 0 or config.n % width != 0
 
 
 def broadcast_scalar(box: mgpu.Ref) -> mgpu.Vector:
@@ -196,9 +230,11 @@ def build(config: Config) -> mgpu.Kernel:
     m, n, k = config.m, config.n, config.k
     scaling = config.scaling
     k_blocks = blocks(k)
+    promote = not config.fast_accum
     pipeline = mgpu.WarpSpecializedPipeline(stages=config.stages, consumers=2)
     a_scales_shape, b_scales_shape = kernel_scale_shapes(config)
     acc_shape = (HALF_M, tile_n)
+    steps = -(-k // TILE_K)
 
     @mgpu.kernel(grid=(config.grid, 1, 1), block=pipeline.block,
                  cluster=pipeline.cluster_shape,
@@ -214,8 +250,12 @@ def build(config: Config) -> mgpu.Kernel:
             c_halves, tensor_scales, loaded, full, empty = rest
             rings = [a_ring, b_ring]
         else:
-            c_halves, full, empty = rest
+            c_halves, row_scales, column_scales, loaded, full, empty = rest
             rings = [a_ring, b_ring]
+        if panels(config):
+            c_halves = mgpu.with_transforms(
+                c_halves, [mgpu.Tile((HALF_M, ROW_BYTES // out_dtype.itemsize)),
+                           mgpu.Swizzle(ROW_BYTES)])
 
         if scaling == "tensor":
             # The producer loads both scales once; consumers wait for them
@@ -244,14 +284,17 @@ def build(config: Config) -> mgpu.Kernel:
                                 indices=[tile.n.astype("i32") * k_blocks + step.astype("i32")])
 
         def compute(tile, consumer, stage, step, acc):
+            a_stage = a_ring[stage, consumer]
             b_stage = b_ring[stage].T  # K-major, as 8-bit wgmma needs
-            if scaling != "block":
-                return mgpu.wgmma(acc, a_ring[stage, consumer], b_stage, async_=True)
-            # Promotion: this 128-K block's partial sum, from a zero
-            # accumulator, scaled into the f32 accumulator in registers.
-            partial = mgpu.wgmma(mgpu.constant(0.0, "f32", acc_shape), a_ring[stage, consumer],
-                                 b_stage, async_=True)
+            if not promote:
+                return mgpu.wgmma(acc, a_stage, b_stage, async_=True)
+            # Promotion: this 128-K step's partial sum, from a zero
+            # accumulator, added (scaled) into the f32 accumulator.
+            partial = mgpu.wgmma(mgpu.constant(0.0, "f32", acc_shape), a_stage, b_stage,
+                                 async_=True)
             mgpu.wgmma_wait(0)
+            if scaling != "block":
+                return acc + partial
             a_scale = mgpu.vector_load(a_scale_ring[stage, mgpu.ds(consumer * HALF_M, HALF_M)])
             scale = a_scale * broadcast_scalar(b_scale_ring[stage, 0:SCALAR_BOX])
             return acc + partial * mgpu.broadcast_in_dim(scale, acc_shape, [0])
@@ -265,10 +308,16 @@ def build(config: Config) -> mgpu.Kernel:
                          * broadcast_scalar(tensor_scales[1, 0:SCALAR_BOX]))
                 acc = acc * mgpu.broadcast_in_dim(scale, acc_shape, [0])
             elif scaling == "row":
-                rows = mgpu.layout_cast(mgpu.vector_load(a_scales[mgpu.ds(m0, HALF_M)]),
-                                        mgpu.WGMMA_ROW)
-                columns = mgpu.layout_cast(mgpu.vector_load(b_scales[mgpu.ds(n0, tile_n)]),
-                                           WGMMA_COL)
+                # The consumer's own barrier completes once per tile: the
+                # phase of the tile's parity in the block's sequence.
+                barrier = loaded[consumer]
+                mgpu.arrive_expect_tx(barrier, (HALF_M + tile_n) * 4)
+                mgpu.async_load(a_scales, row_scales[consumer], barrier, indices=[m0])
+                mgpu.async_load(b_scales, column_scales[consumer], barrier, indices=[n0])
+                tile_parity = (tile.first_step // steps).astype("i64").astype("i1")
+                mgpu.wait(barrier, parity=tile_parity)
+                rows = mgpu.layout_cast(mgpu.vector_load(row_scales[consumer]), mgpu.WGMMA_ROW)
+                columns = mgpu.layout_cast(mgpu.vector_load(column_scales[consumer]), WGMMA_COL)
                 acc = (acc * mgpu.broadcast_in_dim(rows, acc_shape, [0])
                        * mgpu.broadcast_in_dim(columns, acc_shape, [1]))
             result = acc.astype(out_dtype)
@@ -280,8 +329,8 @@ def build(config: Config) -> mgpu.Kernel:
             mgpu.async_store(c_half, c, indices=[m0.astype("i32"), n0.astype("i32")],
                              defer_wait=True)
 
-        pipeline.emit(full, empty, rings=rings, tiles=(m // TILE_M, n // tile_n),
-                      steps=k // TILE_K, fetch=fetch, compute=compute,
+        pipeline.emit(full, empty, rings=rings, tiles=(-(-m // TILE_M), -(-n // tile_n)),
+                      steps=steps, fetch=fetch, compute=compute,
                       init=lambda: mgpu.constant(0.0, "f32", acc_shape),
                       epilogue=epilogue, group=GROUP_M)
 
@@ -386,8 +435,11 @@ def check(config: Config, a, bt, a_scales, b_scales, c) -> tuple[bool, str]:
     magnitude = np.sqrt((a64 ** 2) @ (b64 ** 2).T)
     out = c.astype(np.float64)
     unit = {"bf16": 2.0 ** -8, "f16": 2.0 ** -11, "f32": 2.0 ** -24}[config.out]
+    accumulation = 2.0 ** -7
+    if config.fast_accum:
+        accumulation *= max(1.0, blocks(config.k) / 4)
     error = np.abs(out - reference)
-    allowed = 2 * unit * np.abs(reference) + 2.0 ** -7 * magnitude
+    allowed = 2 * unit * np.abs(reference) + accumulation * magnitude
     bad = ~(error <= allowed)  # NaN fails
     worst = float(np.nanmax(error / allowed)) if error.size else 0.0
     summary = (f"max |C - ref| / tolerance {worst:.3g}; {int(bad.sum())} of {out.size} "
@@ -416,6 +468,9 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
     parser.add_argument("--tile-n", type=int, default=None,
                         help="tile width, 128 or 256 (default: 256 when the stages fit; "
                              "128 for block scaling)")
+    parser.add_argument("--fast-accum", action="store_true",
+                        help="tensor and row scaling: accumulate all of K in the tensor core "
+                             "instead of promoting every 128")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--emulate", action="store_true",
                         help="run on the PTX emulator instead of a GPU")
@@ -427,7 +482,7 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
 def main(argv: Sequence[str] | None = None) -> int:
     parser, args = parse(argv)
     config = Config(args.m, args.n, args.k, args.scaling, args.dtype, args.out, args.stages,
-                    args.grid, args.tile_n)
+                    args.grid, args.tile_n, args.fast_accum)
     try:
         kernel = build(config)
     except ValueError as error:
@@ -439,7 +494,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     a, bt, a_scales, b_scales = inputs(config, args.seed)
     backend = "emulator" if args.emulate else "cuda"
-    run = (f"gemm_fp8 {config.dtype} {config.scaling} -> {config.out} "
+    run = (f"gemm_fp8 {config.dtype} {config.scaling}"
+           f"{' fast-accum' if config.fast_accum else ''} -> {config.out} "
            f"{config.m}x{config.n}x{config.k}, 128x{tile_width(config)} tiles, "
            f"{config.stages} stages, grid {config.grid}, on the {backend}")
     try:
