@@ -153,7 +153,7 @@ def tile_width(config: Config) -> int:
             return tile_n
     tile_n = widths[-1]
     raise ValueError(
-        f"{config.stages} stages of 128 x {tile_n} tiles with a {config.out} C tile need "
+        f"{config.stages} stages of 128 x {tile_n} tiles and their {config.out} C tile need "
         f"{smem_needed(config, tile_n) / 1024:.1f} KiB of shared memory, more than the "
         f"{mgpu.MAX_SMEM_BYTES // 1024} KiB of a block"
         + ("; use --tile-n 128 or fewer stages" if tile_n == 256 else "; use fewer stages"))
