@@ -38,6 +38,11 @@ need not be; a 1-D one has no stride, and a box that runs past a row
 reads the next one's scales (or TMA's zeros at the end), which only rows
 and columns outside C would use.
 
+With --cluster 2 (the default, as gemm_ws.py) the blocks run in clusters
+of two that take consecutive tile rows of one tile column: each loads half
+of Bt's stage and multicasts it to both (the scales each block loads
+itself).
+
 Tiles are 128 x TILE_N (two 64-row consumers) with 128-element K steps;
 block scaling needs TILE_N = 128 (a 256-wide tile would span two B scale
 blocks). M, N and K need not be multiples of the tile: TMA fills the
@@ -90,6 +95,8 @@ class Config(NamedTuple):
     grid: int = 132
     tile_n: int | None = None
     fast_accum: bool = False
+    # Blocks per cluster along M: 2 share each stage of Bt (multicast).
+    cluster: int = 2
 
 
 def blocks(size: int) -> int:
@@ -180,8 +187,11 @@ def check_config(config: Config) -> int:
     if config.fast_accum and config.scaling == "block":
         raise ValueError("--fast-accum applies to tensor and row scaling: block scaling "
                          "scales every 128-K partial sum, so it always promotes")
-    if config.grid <= 0:
-        raise ValueError(f"--grid must be positive, got {config.grid}")
+    if config.cluster not in (1, 2):
+        raise ValueError(f"--cluster must be 1 or 2, got {config.cluster}")
+    if config.grid <= 0 or config.grid % config.cluster:
+        raise ValueError(f"--grid must be a positive multiple of the cluster "
+                         f"({config.cluster}), got {config.grid}")
     for flag, size in (("--m", config.m), ("--n", config.n), ("--k", config.k)):
         if size <= 0:
             raise ValueError(f"{flag} must be positive, got {size}")
@@ -231,7 +241,13 @@ def build(config: Config) -> mgpu.Kernel:
     scaling = config.scaling
     k_blocks = blocks(k)
     promote = not config.fast_accum
-    pipeline = mgpu.WarpSpecializedPipeline(stages=config.stages, consumers=2)
+    pipeline = mgpu.WarpSpecializedPipeline(stages=config.stages, consumers=2,
+                                            cluster=config.cluster)
+    # The blocks of a cluster take consecutive tile rows: the tile rows are
+    # rounded up to whole clusters (a tile past M loads zeros and stores
+    # nothing).
+    tiles_m = -(-m // (TILE_M * config.cluster)) * config.cluster
+    bt_collective = "x" if config.cluster > 1 else ()
     a_scales_shape, b_scales_shape = kernel_scale_shapes(config)
     acc_shape = (HALF_M, tile_n)
     steps = -(-k // TILE_K)
@@ -273,7 +289,10 @@ def build(config: Config) -> mgpu.Kernel:
             n0 = tile.n.astype("i32") * tile_n
             for half in range(2):
                 mgpu.async_load(a, a_ring[stage, half], barrier, indices=[m0 + half * HALF_M, k0])
-            mgpu.async_load(bt, b_ring[stage], barrier, indices=[n0, k0])
+            # The blocks of a cluster share the tile column: each loads half
+            # of Bt's stage and multicasts it to both.
+            mgpu.async_load(bt, b_ring[stage], barrier, indices=[n0, k0],
+                            collective=bt_collective)
             if scaling == "block":
                 # Step k's scales: A's (k, m0 .. m0 + 127) of the
                 # K-block-major matrix, B's (tile.n, k); tile_n = 128 makes
@@ -329,10 +348,10 @@ def build(config: Config) -> mgpu.Kernel:
             mgpu.async_store(c_half, c, indices=[m0.astype("i32"), n0.astype("i32")],
                              defer_wait=True)
 
-        pipeline.emit(full, empty, rings=rings, tiles=(-(-m // TILE_M), -(-n // tile_n)),
+        pipeline.emit(full, empty, rings=rings, tiles=(tiles_m, -(-n // tile_n)),
                       steps=steps, fetch=fetch, compute=compute,
                       init=lambda: mgpu.constant(0.0, "f32", acc_shape),
-                      epilogue=epilogue, group=GROUP_M)
+                      epilogue=epilogue, group=GROUP_M * config.cluster)
 
     return gemm
 
@@ -466,6 +485,8 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
     parser.add_argument("--out", default="bf16", choices=list(OUT_DTYPES),
                         help="C's format (default bf16)")
     parser.add_argument("--stages", type=int, default=4, help="2 to 6 (default 4)")
+    parser.add_argument("--cluster", type=int, default=2,
+                        help="blocks per cluster along M, 1 or 2 (default 2: Bt is multicast)")
     parser.add_argument("--grid", type=int, default=132,
                         help="persistent blocks (default 132, one per H100 SM)")
     parser.add_argument("--tile-n", type=int, default=None,
@@ -485,7 +506,7 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
 def main(argv: Sequence[str] | None = None) -> int:
     parser, args = parse(argv)
     config = Config(args.m, args.n, args.k, args.scaling, args.dtype, args.out, args.stages,
-                    args.grid, args.tile_n, args.fast_accum)
+                    args.grid, args.tile_n, args.fast_accum, args.cluster)
     try:
         kernel = build(config)
     except ValueError as error:
@@ -500,7 +521,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = (f"gemm_fp8 {config.dtype} {config.scaling}"
            f"{' fast-accum' if config.fast_accum else ''} -> {config.out} "
            f"{config.m}x{config.n}x{config.k}, 128x{tile_width(config)} tiles, "
-           f"{config.stages} stages, grid {config.grid}, on the {backend}")
+           f"{config.stages} stages, cluster {config.cluster}, grid {config.grid}, on the "
+           f"{backend}")
     try:
         c = kernel.launch(a, bt, *kernel_scales(config, a_scales, b_scales), backend=backend)
     except RuntimeError as error:  # a driver error; on the emulator, a fault or a hazard

@@ -46,15 +46,16 @@ def passes(args, cache):
 
 # Each scaling at a tile multiple and at edge shapes (M, N, K not multiples
 # of the 128 x TILE_N x 128 tile), with the other dtypes and outputs spread
-# over them; grids smaller than the tile count, so blocks take several tiles.
+# over them, in clusters of 2 (Bt multicast; the default) and of 1; grids
+# smaller than the tile count, so blocks take several tiles.
 EMULATED = [
-    ("tensor", 256, 256, 512, ["--grid", "3"]),
+    ("tensor", 256, 256, 512, ["--grid", "3", "--cluster", "1"]),
     ("tensor", 200, 136, 272, ["--out", "f32", "--grid", "2"]),
     ("tensor", 128, 512, 384, ["--fast-accum", "--tile-n", "256", "--stages", "3",
                                "--dtype", "e5m2"]),
-    ("row", 256, 256, 512, ["--dtype", "e5m2", "--grid", "3"]),
-    ("row", 77, 296, 48, ["--out", "f16", "--stages", "2"]),
-    ("block", 256, 256, 512, ["--grid", "3"]),
+    ("row", 256, 256, 512, ["--dtype", "e5m2", "--grid", "2"]),
+    ("row", 77, 296, 48, ["--out", "f16", "--stages", "2", "--cluster", "1"]),
+    ("block", 256, 256, 512, ["--grid", "3", "--cluster", "1"]),
     ("block", 300, 264, 400, ["--out", "f16", "--grid", "4"]),
     ("block", 256, 128, 512, ["--dtype", "e5m2", "--out", "f32", "--stages", "2"]),
 ]
@@ -113,7 +114,8 @@ sys.path.insert(0, {str(EXAMPLES)!r})
 example = runpy.run_path({str(SCRIPT)!r})
 Config = example["Config"]
 for fast_accum in (False, True):
-    config = Config(128, 128, 8192, "tensor", out="f32", grid=1, fast_accum=fast_accum)
+    config = Config(128, 128, 8192, "tensor", out="f32", grid=1, fast_accum=fast_accum,
+                    cluster=1)
     a, bt, a_scales, b_scales = example["inputs"](config)
     c = example["build"](config).launch(a, bt, a_scales, b_scales, backend="emulator")
     promoted = config._replace(fast_accum=False)
@@ -179,7 +181,11 @@ def test_quantized_inputs_round_trip():
     (["--scaling", "row", "--n", "1001", "--out", "f32"],
      r"--n 1001 must be a multiple of 4: TMA needs the rows of C \(1001 x 4 bytes\)"),
     (["--scaling", "tensor", "--m", "0"], "--m must be positive, got 0"),
-    (["--scaling", "tensor", "--grid", "0"], "--grid must be positive, got 0"),
+    (["--scaling", "tensor", "--grid", "0"],
+     r"--grid must be a positive multiple of the cluster \(2\), got 0"),
+    (["--scaling", "tensor", "--grid", "131"],
+     r"--grid must be a positive multiple of the cluster \(2\), got 131"),
+    (["--scaling", "row", "--cluster", "4"], "--cluster must be 1 or 2, got 4"),
     (["--scaling", "channel"], "argument --scaling: invalid choice: 'channel'"),
     (["--scaling", "row", "--dtype", "e4m3fnuz"], "argument --dtype: invalid choice"),
     (["--m", "128"], "the following arguments are required: --scaling"),
@@ -209,6 +215,8 @@ def test_ptx(scaling, dtype, instruction):
     config = Config(8192, 8192, 8192, scaling, dtype, stages=3)
     ptx = EXAMPLE["build"](config).compile(emit="ptx").ptx
     assert ptx.count(instruction) == 4  # 4 k32 instructions per 128-K step
+    # In clusters of 2 (the default) Bt's stage is multicast.
+    assert ptx.count("global.tile.mbarrier::complete_tx::bytes.multicast::cluster") == 1
     # No accumulator goes through shared memory for a relayout: the only
     # shared stores are the C tile's stmatrix.
     assert "st.shared" not in ptx
