@@ -77,8 +77,8 @@ DTYPES = {"e4m3": mgpu.f8e4m3fn, "e5m2": mgpu.f8e5m2}
 FP8_MAX = {"e4m3": 448.0, "e5m2": 57344.0}
 OUT_DTYPES = {"bf16": mgpu.bf16, "f16": mgpu.f16, "f32": mgpu.f32}
 SCALINGS = ("tensor", "row", "block")
-# The accumulator's column layout (the dialect's wgmmaColLayout): a row
-# vector broadcast down the rows of a WGMMA value. Layout inference would
+# The accumulator's column layout (the dialect's wgmmaColLayout): a vector
+# along N, broadcast down the rows of a WGMMA value. Layout inference would
 # also accept the transposed WGMMA layout for the broadcasts below, and
 # then relayout the accumulator through shared memory; the casts pin them.
 WGMMA_COL = mgpu.TiledLayout([(8,), (2,)], [("replicated", 4)], [("replicated", 8), -2], -1)
