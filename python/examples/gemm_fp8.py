@@ -43,9 +43,12 @@ of two that take consecutive tile rows of one tile column: each loads half
 of Bt's stage and multicasts it to both (the scales each block loads
 itself).
 
-Tiles are 128 x TILE_N (two 64-row consumers) with 128-element K steps;
-block scaling needs TILE_N = 128 (a 256-wide tile would span two B scale
-blocks). M, N and K need not be multiples of the tile: TMA fills the
+Tiles are 128 x TILE_N (two 64-row consumers) with 128-element K steps.
+Promotion needs TILE_N = 128: a consumer holds its 64 x TILE_N partial sum
+beside its accumulator, which at 256 is 256 registers per thread, more
+than the 232 it has; --fast-accum may use 256 (its default where the
+stages fit). Block scaling always promotes (and a 256-wide tile would span
+two B scale blocks). M, N and K need not be multiples of the tile: TMA fills the
 loads past the edges with zeros (a K step past K adds zero products) and
 clips the stores. TMA does need each row of A, Bt and C to be a multiple
 of 16 bytes long: K a multiple of 16, N of 16 / C's element size.
@@ -149,12 +152,12 @@ def smem_needed(config: Config, tile_n: int) -> int:
 
 
 def tile_width(config: Config) -> int:
-    """TILE_N: --tile-n, or the widest tile whose stages fit (128 for block
-    scaling)."""
+    """TILE_N: --tile-n, or the widest tile whose stages fit (128 unless
+    --fast-accum: see check_config)."""
     if config.tile_n is not None:
         widths = [config.tile_n]
     else:
-        widths = [128] if config.scaling == "block" else [256, 128]
+        widths = [256, 128] if config.fast_accum else [128]
     for tile_n in widths:
         if smem_needed(config, tile_n) <= mgpu.MAX_SMEM_BYTES:
             return tile_n
@@ -187,6 +190,10 @@ def check_config(config: Config) -> int:
     if config.fast_accum and config.scaling == "block":
         raise ValueError("--fast-accum applies to tensor and row scaling: block scaling "
                          "scales every 128-K partial sum, so it always promotes")
+    if config.tile_n == 256 and not config.fast_accum:
+        raise ValueError("--tile-n 256 needs --fast-accum: promotion keeps a 64 x 256 f32 "
+                         "partial sum beside the 64 x 256 accumulator, 256 registers per "
+                         "consumer thread, more than the 232 it has (ptxas spills)")
     if config.cluster not in (1, 2):
         raise ValueError(f"--cluster must be 1 or 2, got {config.cluster}")
     if config.grid <= 0 or config.grid % config.cluster:

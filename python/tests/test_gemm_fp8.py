@@ -170,7 +170,10 @@ def test_quantized_inputs_round_trip():
      "partial sum, so it always promotes"),
     (["--scaling", "tensor", "--stages", "7"], "--stages must be 2 to 6, got 7"),
     (["--scaling", "row", "--tile-n", "64"], "--tile-n must be 128 or 256, got 64"),
-    (["--scaling", "tensor", "--stages", "4", "--tile-n", "256"],
+    (["--scaling", "row", "--tile-n", "256"],
+     "--tile-n 256 needs --fast-accum: promotion keeps a 64 x 256 f32 partial sum beside "
+     "the 64 x 256 accumulator"),
+    (["--scaling", "tensor", "--stages", "4", "--tile-n", "256", "--fast-accum"],
      r"4 stages of 128 x 256 tiles and their bf16 C tile need 259.0 KiB of shared memory, more "
      "than the 227 KiB of a block; use --tile-n 128 or fewer stages"),
     (["--scaling", "block", "--stages", "6", "--out", "f32"],
@@ -207,12 +210,12 @@ def test_emits_its_mlir(tmp_path):
     assert str(mgpu.Module.parse(text)) == text
 
 
-@pytest.mark.parametrize("scaling, dtype, instruction", [
-    ("block", "e4m3", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"),
-    ("row", "e5m2", "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2"),
+@pytest.mark.parametrize("scaling, dtype, fast_accum, instruction", [
+    ("block", "e4m3", False, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"),
+    ("row", "e5m2", True, "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2"),
 ])
-def test_ptx(scaling, dtype, instruction):
-    config = Config(8192, 8192, 8192, scaling, dtype, stages=3)
+def test_ptx(scaling, dtype, fast_accum, instruction):
+    config = Config(8192, 8192, 8192, scaling, dtype, stages=3, fast_accum=fast_accum)
     ptx = EXAMPLE["build"](config).compile(emit="ptx").ptx
     assert ptx.count(instruction) == 4  # 4 k32 instructions per 128-K step
     # In clusters of 2 (the default) Bt's stage is multicast.
@@ -222,8 +225,11 @@ def test_ptx(scaling, dtype, instruction):
     assert "st.shared" not in ptx
 
 
-def test_compiles_without_spills(ptxas):
-    for scaling in ("tensor", "row", "block"):
-        kernel = EXAMPLE["build"](Config(8192, 8192, 8192, scaling)).compile()
-        ptxas_info = kernel.manifest["ptxas"]
-        assert (ptxas_info["spill_stores"], ptxas_info["spill_loads"]) == (0, 0), scaling
+@pytest.mark.parametrize("scaling, stages, fast_accum", [
+    ("tensor", 4, False), ("row", 4, False), ("block", 4, False),
+    ("tensor", 3, True), ("row", 3, True),  # 128 x 256 tiles
+])
+def test_compiles_without_spills(scaling, stages, fast_accum, ptxas):
+    config = Config(8192, 8192, 8192, scaling, stages=stages, fast_accum=fast_accum)
+    ptxas_info = EXAMPLE["build"](config).compile().manifest["ptxas"]
+    assert (ptxas_info["spill_stores"], ptxas_info["spill_loads"]) == (0, 0)
