@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import mosaic_gpu as mgpu
 
@@ -100,6 +100,104 @@ class Config(NamedTuple):
     # K splits (1: none), and how their partial tiles are summed.
     split_k: int = 1
     reduction: str = "deterministic"
+    # A fused epilogue: the name of one of EPILOGUES.
+    epilogue: str | None = None
+
+
+class Epilogue(NamedTuple):
+    """A function applied to each f32 accumulator tile in registers before
+    the store. ``function(acc, operands)`` returns the f32 tile to store;
+    ``operands`` maps each name below to its values over the tile, f32 and
+    broadcast to the tile's shape:
+
+    - ``row_vectors``: (M,) f32 inputs, one value per row (a bias per
+      output feature when C is transposed, a row scale);
+    - ``column_vectors``: (N,) f32 inputs, one value per column (nn.Linear's
+      bias);
+    - ``residual``: an (M, N) input of the output's dtype, e.g. a skip
+      connection, read through the C tile's shared memory.
+
+    ``out`` is C's dtype: bf16, f16 or f32. With ``amax`` the
+    kernel also records the largest |value| it stores (before the cast),
+    what an FP8 recipe needs for the next step's scale: as 64 partial
+    maxima in a (64,) bf16 output (entry i: rows i, 64 + i, ...), which
+    every tile's rows TMA-max-reduce into; the amax is their maximum. Its inputs follow A and B in this
+    order: row vectors, column vectors, the residual; ``reference`` is the
+    same computation in NumPy (float64) for the check."""
+    function: Callable
+    reference: Callable
+    row_vectors: tuple = ()
+    column_vectors: tuple = ()
+    residual: str | None = None
+    out: str = "bf16"
+    amax: bool = False
+
+
+def gelu_tanh(x):
+    """GELU, tanh form (PyTorch's approximate='tanh')."""
+    inner = (x + x * x * x * 0.044715) * 0.7978845608028654
+    return x * 0.5 * (mgpu.tanh(inner) + 1.0)
+
+
+def gelu_erf(x):
+    """GELU, erf form (PyTorch's default)."""
+    return x * 0.5 * (mgpu.erf(x * 0.7071067811865476) + 1.0)
+
+
+def silu(x):
+    return x / (mgpu.exp(-x) + 1.0)
+
+
+def _numpy_gelu_tanh(x):
+    import numpy as np
+    return 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
+
+
+def _numpy_gelu_erf(x):
+    from math import erf
+    import numpy as np
+    return 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))
+
+
+def _numpy_silu(x):
+    import numpy as np
+    return x / (1 + np.exp(-x))
+
+
+# Named epilogues for the command line, the tests and bench/gpu.
+EPILOGUES = {
+    "relu": Epilogue(lambda acc, ops: mgpu.maximum(acc, 0.0),
+                     lambda acc, ops: acc.clip(min=0)),
+    "gelu_tanh": Epilogue(lambda acc, ops: gelu_tanh(acc),
+                          lambda acc, ops: _numpy_gelu_tanh(acc)),
+    "gelu_erf": Epilogue(lambda acc, ops: gelu_erf(acc),
+                         lambda acc, ops: _numpy_gelu_erf(acc)),
+    "silu": Epilogue(lambda acc, ops: silu(acc), lambda acc, ops: _numpy_silu(acc)),
+    "scale": Epilogue(lambda acc, ops: acc * 0.125, lambda acc, ops: acc * 0.125),
+    # nn.Linear + GELU: a bias per column, then the activation.
+    "bias_gelu_tanh": Epilogue(lambda acc, ops: gelu_tanh(acc + ops["bias"]),
+                               lambda acc, ops: _numpy_gelu_tanh(acc + ops["bias"]),
+                               column_vectors=("bias",)),
+    "row_bias_relu": Epilogue(lambda acc, ops: mgpu.maximum(acc + ops["bias"], 0.0),
+                              lambda acc, ops: (acc + ops["bias"]).clip(min=0),
+                              row_vectors=("bias",)),
+    "residual": Epilogue(lambda acc, ops: acc + ops["skip"],
+                         lambda acc, ops: acc + ops["skip"], residual="skip"),
+    "f16": Epilogue(lambda acc, ops: acc, lambda acc, ops: acc, out="f16"),
+    "f32": Epilogue(lambda acc, ops: acc, lambda acc, ops: acc, out="f32"),
+    # The amax an FP8 recipe scales the next layer's input by.
+    "scale_amax": Epilogue(lambda acc, ops: acc * 0.25, lambda acc, ops: acc * 0.25,
+                           amax=True),
+}
+# The partial maxima an epilogue with amax records (one per row of a
+# consumer's tile).
+AMAX_PARTIALS = HALF_M
+# The accumulator's column layout: what WGMMA_ROW is to its rows (each
+# thread holds the pairs of columns its lane holds in every row).
+WGMMA_COLUMN = mgpu.TiledLayout([(8,), (2,)], [("replicated", 4)], [("replicated", 8), -2], -1)
+# e4m3 is not offered yet: the compiler has no lowering of a cast from f32
+# to fp8 (PTX's cvt.rn.satfinite.e4m3x2.f32).
+OUT_DTYPES = {"bf16": mgpu.bf16, "f16": mgpu.f16, "f32": mgpu.f32}
 
 
 def b_transposed(config: Config) -> bool:
@@ -128,9 +226,17 @@ def split_for(m: int, n: int, k: int, dtype: str = "bf16", sms: int = SMS) -> in
     return split
 
 
+def epilogue_of(config: Config) -> Epilogue | None:
+    return None if config.epilogue is None else EPILOGUES[config.epilogue]
+
+
 def c_dtype(config: Config) -> mgpu.DType:
-    """What the kernel stores: bf16 C, or f32 partial tiles with split-K."""
-    return mgpu.f32 if config.split_k > 1 else mgpu.bf16
+    """What the kernel stores: C in the epilogue's dtype (bf16 without one),
+    or f32 partial tiles with split-K."""
+    if config.split_k > 1:
+        return mgpu.f32
+    epilogue = epilogue_of(config)
+    return OUT_DTYPES[epilogue.out] if epilogue else mgpu.bf16
 
 
 def smem(config: Config, tile_n: int) -> list:
@@ -138,9 +244,17 @@ def smem(config: Config, tile_n: int) -> list:
     dtype = DTYPES[config.dtype]
     tile_k = ROW_BYTES // dtype.itemsize
     b_stage = (tile_n, tile_k) if b_transposed(config) else (tile_k, tile_n)
-    return [mgpu.SmemBuffer((config.stages, 2, HALF_M, tile_k), dtype),
-            mgpu.SmemBuffer((config.stages, *b_stage), dtype),
-            mgpu.SmemBuffer((2, HALF_M, tile_n), c_dtype(config))]
+    buffers = [mgpu.SmemBuffer((config.stages, 2, HALF_M, tile_k), dtype),
+               mgpu.SmemBuffer((config.stages, *b_stage), dtype),
+               mgpu.SmemBuffer((2, HALF_M, tile_n), c_dtype(config))]
+    epilogue = epilogue_of(config)
+    if epilogue:
+        # Per consumer: its row and column vectors' slices, its amax, and
+        # a barrier for the loads.
+        buffers += [mgpu.SmemBuffer((2, max(1, len(epilogue.row_vectors)), HALF_M), "f32"),
+                    mgpu.SmemBuffer((2, max(1, len(epilogue.column_vectors)), tile_n), "f32"),
+                    mgpu.SmemBuffer((2, 64), "bf16"), mgpu.Barriers(2)]
+    return buffers
 
 
 def smem_needed(config: Config, tile_n: int) -> int:
@@ -208,6 +322,12 @@ def check_config(config: Config) -> int:
                          "K-major; pass --b-layout nk")
     if not 1 <= config.split_k <= MAX_SPLIT_K:
         raise ValueError(f"--split-k must be 1 to {MAX_SPLIT_K} or auto, got {config.split_k}")
+    if config.epilogue is not None and config.epilogue not in EPILOGUES:
+        raise ValueError(f"--epilogue must be one of {', '.join(EPILOGUES)}, "
+                         f"got {config.epilogue!r}")
+    if config.epilogue is not None and config.split_k > 1:
+        raise ValueError("--epilogue runs in the GEMM's own epilogue, which split-K leaves to "
+                         "its fix-up kernel: use --split-k 1 with an epilogue")
     if config.reduction not in REDUCTIONS:
         raise ValueError(f"--reduction must be one of {', '.join(REDUCTIONS)}, "
                          f"got {config.reduction!r}")
@@ -262,8 +382,16 @@ def build(config: Config) -> mgpu.Kernel:
     tiles_m, tiles_n = tile_grid(config, tile_n)
     steps = ceil_div(k, tile_k)
     split_steps = ceil_div(steps, split)
+    epilogue = epilogue_of(config)
+    extra_inputs = []
+    if epilogue:
+        extra_inputs = ([((m,), "f32")] * len(epilogue.row_vectors)
+                        + [((n,), "f32")] * len(epilogue.column_vectors)
+                        + ([((m, n), c_dtype(config))] if epilogue.residual else []))
     if split == 1:
-        outputs = [((m, n), "bf16")]
+        outputs = [((m, n), c_dtype(config))]
+        if epilogue and epilogue.amax:
+            outputs.append(((AMAX_PARTIALS,), "bf16"))
     elif config.reduction == "deterministic":
         outputs = [((split, m, n), "f32")]
     else:
@@ -274,10 +402,19 @@ def build(config: Config) -> mgpu.Kernel:
 
     @mgpu.kernel(grid=(config.grid, 1, 1), block=pipeline.block,
                  cluster=pipeline.cluster_shape,
-                 inputs=[((m, k), dtype), (b_shape, dtype)], outputs=outputs,
+                 inputs=[((m, k), dtype), (b_shape, dtype)] + extra_inputs, outputs=outputs,
                  smem=smem(config, tile_n) + pipeline.barriers,
                  name="gemm_ws" if split == 1 else "gemm_ws_split_k")
-    def gemm(a, b, c, a_ring, b_ring, c_halves, full, empty):
+    def gemm(a, b, *refs):
+        extras, refs = refs[:len(extra_inputs)], refs[len(extra_inputs):]
+        c, refs = refs[0], refs[1:]
+        amax = None
+        if epilogue and epilogue.amax:
+            amax, refs = refs[0], refs[1:]
+        a_ring, b_ring, c_halves, refs = refs[0], refs[1], refs[2], refs[3:]
+        if epilogue:
+            row_slices, column_slices, amax_rows, loaded, refs = (*refs[:4], refs[4:])
+        full, empty = refs
         # The blocks of a cluster share B (2x1) or A (1x2): each loads its
         # part and multicasts it.
         shared = "b" if config.pair == "m" else "a"
@@ -308,16 +445,62 @@ def build(config: Config) -> mgpu.Kernel:
             b_stage = b_ring[stage].T if transposed else b_ring[stage]  # K-major
             return mgpu.wgmma(acc, a_ring[stage, consumer], b_stage, async_=True)
 
-        def epilogue(tile, consumer, acc):
+        def fused(tile, consumer, acc, c_half, m0, n0):
+            """The epilogue's function of the tile, its operands loaded by
+            TMA (zeros past the edges) into this consumer's buffers."""
+            rows = len(epilogue.row_vectors)
+            columns = len(epilogue.column_vectors)
+            total = (rows * HALF_M + columns * tile_n) * 4
+            if epilogue.residual:
+                total += HALF_M * tile_n * c_dtype(config).itemsize
+            barrier = loaded[consumer]
+            mgpu.arrive_expect_tx(barrier, total)
+            for i in range(rows):
+                mgpu.async_load(extras[i], row_slices[consumer, i], barrier, indices=[m0])
+            for i in range(columns):
+                mgpu.async_load(extras[rows + i], column_slices[consumer, i], barrier,
+                                indices=[n0])
+            if epilogue.residual:
+                mgpu.async_load(extras[rows + columns], c_half, barrier, indices=[m0, n0])
+            # This consumer's tiles so far: the barrier's phase.
+            count = tile.first_step // steps
+            mgpu.wait(barrier, count.astype("i64").astype("i1"))
+            shape = (HALF_M, tile_n)
+            operands = {}
+            # Loaded straight into the accumulator's row and column
+            # layouts, so the broadcasts move no data.
+            for i, name in enumerate(epilogue.row_vectors):
+                values = mgpu.layout_cast(mgpu.vector_load(row_slices[consumer, i]),
+                                          mgpu.WGMMA_ROW)
+                operands[name] = mgpu.broadcast_in_dim(values, shape, [0])
+            for i, name in enumerate(epilogue.column_vectors):
+                values = mgpu.layout_cast(mgpu.vector_load(column_slices[consumer, i]),
+                                          WGMMA_COLUMN)
+                operands[name] = mgpu.broadcast_in_dim(values, shape, [1])
+            if epilogue.residual:
+                operands[epilogue.residual] = mgpu.vector_load(c_half).astype("f32")
+            result = epilogue.function(acc, operands)
+            if epilogue.amax:
+                # The maxima of the tile's 64 rows, max-reduced by TMA into
+                # the 64 partial maxima (a reduction across the warps here
+                # races in the lowering's scratch: see the docs).
+                rows_max = mgpu.absolute(result).reduce("max", 1)
+                mgpu.vector_store(rows_max.astype("bf16"), amax_rows[consumer])
+                mgpu.async_store(amax_rows[consumer], amax, indices=[0], reduction="max")
+            return result
+
+        def epilogue_(tile, consumer, acc):
             # The previous tile's store read this buffer during the main
             # loop; the new one reads it during the next tile's.
             c_half = c_halves[consumer]
             part, row = split_and_row(tile)
-            result = acc if split > 1 else acc.astype("bf16")
-            mgpu.async_store_wait(0)
-            mgpu.vector_store(result, c_half)
             m0 = (row * TILE_M + consumer * HALF_M).astype("i32")
             n0 = tile.n.astype("i32") * tile_n
+            mgpu.async_store_wait(0)
+            if epilogue:
+                acc = fused(tile, consumer, acc, c_half, m0, n0)
+            result = acc.astype(c_dtype(config))
+            mgpu.vector_store(result, c_half)
             if split == 1:
                 mgpu.async_store(c_half, c, indices=[m0, n0], defer_wait=True)
             elif config.reduction == "deterministic":
@@ -329,7 +512,7 @@ def build(config: Config) -> mgpu.Kernel:
         pipeline.emit(full, empty, rings=[a_ring, b_ring], tiles=(tiles_m * split, tiles_n),
                       steps=split_steps if split > 1 else steps, fetch=fetch, compute=compute,
                       init=lambda: mgpu.constant(0.0, "f32", (HALF_M, tile_n)),
-                      epilogue=epilogue,
+                      epilogue=epilogue_,
                       group=GROUP_M * (config.cluster if config.pair == "m" else 1))
 
     return gemm
@@ -416,7 +599,49 @@ def inputs(config: Config, seed: int = 0):
     return a, b
 
 
-def check(config: Config, a, b, c) -> tuple[bool, str]:
+def epilogue_inputs(config: Config, seed: int = 0) -> list:
+    """The epilogue's inputs, in the kernel's order: row vectors, column
+    vectors, the residual."""
+    import numpy as np
+    epilogue = epilogue_of(config)
+    if epilogue is None:
+        return []
+    rng = np.random.default_rng(seed + 1)
+    arrays = [rng.standard_normal(config.m, dtype=np.float32) for _ in epilogue.row_vectors]
+    arrays += [rng.standard_normal(config.n, dtype=np.float32)
+               for _ in epilogue.column_vectors]
+    if epilogue.residual:
+        scale = np.sqrt(config.k)  # the accumulator's scale
+        arrays.append((rng.standard_normal((config.m, config.n), dtype=np.float32) * scale)
+                      .astype(c_dtype(config).numpy))
+    return arrays
+
+
+def reference(config: Config, a, b, extras=()):
+    """C in float64: A * B, then the epilogue."""
+    import numpy as np
+    acc = a.astype(np.float64) @ (b.astype(np.float64).T if b_transposed(config)
+                                  else b.astype(np.float64))
+    epilogue = epilogue_of(config)
+    if epilogue is None:
+        return acc
+    names = list(epilogue.row_vectors) + list(epilogue.column_vectors)
+    operands = {}
+    for name, array in zip(names, extras):
+        array = array.astype(np.float64)
+        operands[name] = array[:, None] if name in epilogue.row_vectors and len(
+            operands) < len(epilogue.row_vectors) else array[None, :]
+    if epilogue.residual:
+        operands[epilogue.residual] = extras[-1].astype(np.float64)
+    return epilogue.reference(acc, operands)
+
+
+# The unit roundoff of each output dtype: C may be off by it (twice is
+# allowed) from the rounding alone.
+ROUNDOFF = {"bf16": 2 ** -8, "f16": 2 ** -11, "f32": 2 ** -23}
+
+
+def check(config: Config, a, b, c, extras=(), amax=None) -> tuple[bool, str]:
     """Compares C with A * B computed by NumPy in float64. Each element may
     be off by the bf16 rounding of C (at most 2^-8 of its value, bf16's
     unit roundoff; twice that is allowed) plus an absolute term for the
@@ -425,14 +650,17 @@ def check(config: Config, a, b, c) -> tuple[bool, str]:
     with fewer bits than f32). A K step missing or read twice is off by
     about sqrt(tile_k / K) of the RMS, far more."""
     import numpy as np
-    a64 = a.astype(np.float64)
-    b64 = b.astype(np.float64)
-    reference = a64 @ (b64.T if b_transposed(config) else b64)
+    expected = reference(config, a, b, extras)
     out = c.astype(np.float64)
-    rms = float(np.sqrt(np.mean(reference ** 2)))
+    # The absolute term scales with the accumulator, before the epilogue
+    # (whose functions change values by at most about their own size).
+    acc = reference(config._replace(epilogue=None), a, b)
+    rms = float(np.sqrt(np.mean(acc ** 2))) if acc.size else 0.0
     absolute = (2 ** -5 if config.dtype == "fp8" else 2 ** -8) * rms
-    error = np.abs(out - reference)
-    allowed = 2 ** -7 * np.abs(reference) + absolute
+    error = np.abs(out - expected)
+    epilogue = epilogue_of(config)
+    roundoff = ROUNDOFF[epilogue.out] if epilogue else ROUNDOFF["bf16"]
+    allowed = 2 * roundoff * np.abs(expected) + absolute
     bad = ~(error <= allowed)  # NaN fails
     worst = float(np.nanmax(error / allowed)) if error.size else 0.0
     summary = (f"max |C - ref| {np.nanmax(error):.3g}, {worst:.2f} of the tolerance; "
@@ -440,8 +668,16 @@ def check(config: Config, a, b, c) -> tuple[bool, str]:
     if bad.any():
         row, col = np.argwhere(bad)[0]
         summary += (f"; first at ({row}, {col}): {out[row, col]:.6g} vs "
-                    f"{reference[row, col]:.6g}")
-    return not bad.any(), summary
+                    f"{expected[row, col]:.6g}")
+    passed = not bad.any()
+    if epilogue and epilogue.amax:
+        # The recorded amax is a bf16 max of the tiles' bf16 amaxes.
+        truth = float(np.abs(expected).max())
+        recorded = float(np.asarray(amax, np.float64).max())
+        amax_ok = abs(recorded - truth) <= 2 * ROUNDOFF["bf16"] * truth + absolute
+        summary += f"; amax {recorded:.6g} vs {truth:.6g}{'' if amax_ok else ' (WRONG)'}"
+        passed = passed and amax_ok
+    return passed, summary
 
 
 def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
@@ -470,6 +706,8 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
     parser.add_argument("--reduction", default="deterministic", choices=list(REDUCTIONS),
                         help="how split-K sums its partial tiles: deterministic (the default; "
                              "in split order) or atomic (TMA reduce-add, any order)")
+    parser.add_argument("--epilogue", default=None, choices=list(EPILOGUES),
+                        help="a fused epilogue (see EPILOGUES)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--emulate", action="store_true",
                         help="run on the PTX emulator instead of a GPU")
@@ -489,7 +727,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     b_layout = args.b_layout or ("nk" if args.dtype == "fp8" else "kn")
     config = Config(args.m, args.n, args.k, args.stages, args.cluster, args.dtype, args.grid,
                     args.tile_n, "m" if args.cluster_shape == "2x1" else "n", b_layout, split,
-                    args.reduction)
+                    args.reduction, args.epilogue)
     try:
         gemm = SplitK(config) if split > 1 else build(config)
     except ValueError as error:
@@ -508,19 +746,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {' and '.join(written)}")
         return 0
     a, b = inputs(config, args.seed)
+    extras = epilogue_inputs(config, args.seed)
     backend = "emulator" if args.emulate else "cuda"
     run = (f"gemm_ws {config.dtype} {config.m}x{config.n}x{config.k}, 128x{tile_n} tiles, "
            f"{config.stages} stages, cluster "
            f"{config.cluster if config.cluster == 1 else args.cluster_shape}, grid {config.grid}"
            + (f", B {b_layout}" if b_layout != "kn" else "")
            + (f", split-K {split} ({config.reduction})" if split > 1 else "")
+           + (f", epilogue {config.epilogue}" if config.epilogue else "")
            + f", on the {backend}")
     try:
-        c = gemm(a, b, backend=backend) if split > 1 else gemm.launch(a, b, backend=backend)
+        amax = None
+        if split > 1:
+            c = gemm(a, b, backend=backend)
+        elif epilogue_of(config) and epilogue_of(config).amax:
+            import numpy as np
+            c = np.empty((config.m, config.n), c_dtype(config).numpy)
+            amax = np.zeros(AMAX_PARTIALS, mgpu.bf16.numpy)  # the tiles max-reduce into it
+            gemm.launch(a, b, *extras, c, amax, backend=backend)
+        else:
+            c = gemm.launch(a, b, *extras, backend=backend)
     except RuntimeError as error:  # a driver error; on the emulator, a fault or a hazard
         print(f"{run}: FAIL; the launch failed: {error}")
         return 1
-    passed, summary = check(config, a, b, c)
+    passed, summary = check(config, a, b, c, extras, amax)
     print(f"{run}: {'PASS' if passed else 'FAIL'}; {summary}")
     return 0 if passed else 1
 

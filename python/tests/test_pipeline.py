@@ -246,6 +246,9 @@ def test_the_readme_example_builds_and_compiles():
      r"3 stages of 128 x 256 tiles need 273.0 KiB of shared memory \(3 x 48 KiB stages \+ a "
      r"128 KiB f32 C tile \+ barriers\)"),
     (["--reduction", "random"], "argument --reduction: invalid choice: 'random'"),
+    (["--epilogue", "relu", "--split-k", "2"],
+     "--epilogue runs in the GEMM's own epilogue, which split-K leaves to its fix-up kernel"),
+    (["--epilogue", "tanh"], "argument --epilogue: invalid choice: 'tanh'"),
     (["--cluster", "3"], "--cluster must be 1 or 2, got 3"),
     (["--grid", "0"], r"--grid must be a positive multiple of the cluster \(2\), got 0"),
     (["--grid", "131"], r"--grid must be a positive multiple of the cluster \(2\), got 131"),
@@ -416,6 +419,30 @@ def test_example_passes_at_edge_shapes(m, n, k, args, cache):
 @pytest.mark.parametrize("m, n, k, args", EMULATED_SPLIT)
 def test_example_passes_with_split_k(m, n, k, args, cache):
     passes(m, n, k, args, cache)
+
+
+# Every named epilogue, at a shape whose edge tiles get zeros for the
+# operands past the edge.
+@needs_emulator
+@pytest.mark.parametrize("epilogue", list(EXAMPLE["EPILOGUES"]))
+def test_example_passes_with_each_epilogue(epilogue, cache):
+    passes(200, 136, 200, ["--b-layout", "nk", "--grid", "4", "--epilogue", epilogue], cache)
+
+
+def test_epilogue_check_finds_a_wrong_function():
+    """The check holds C to the epilogue's NumPy reference: the plain
+    product fails it for GELU, a missing bias fails it too."""
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("ml_dtypes")
+    config = Config(64, 128, 64, cluster=1, b_layout="nk", epilogue="bias_gelu_tanh")
+    a, b = EXAMPLE["inputs"](config)
+    extras = EXAMPLE["epilogue_inputs"](config)
+    right = EXAMPLE["reference"](config, a, b, extras).astype(mgpu.bf16.numpy)
+    assert EXAMPLE["check"](config, a, b, right, extras)[0]
+    plain = EXAMPLE["reference"](config._replace(epilogue=None), a, b)
+    assert not EXAMPLE["check"](config, a, b, plain.astype(mgpu.bf16.numpy), extras)[0]
+    no_bias = EXAMPLE["_numpy_gelu_tanh"](plain).astype(mgpu.bf16.numpy)
+    assert not EXAMPLE["check"](config, a, b, no_bias, extras)[0]
 
 
 @needs_emulator
