@@ -63,7 +63,10 @@ import sys
 from typing import NamedTuple, Sequence
 
 import mosaic_gpu as mgpu
-from gemm_ws import GROUP_M, HALF_M, ROW_BYTES, TILE_M
+# gemm_ws.py's tile geometry, and the accumulator's column layout (the
+# dialect's wgmmaColLayout): a vector along N, broadcast down the rows of a
+# WGMMA value.
+from gemm_ws import GROUP_M, HALF_M, ROW_BYTES, TILE_M, WGMMA_COLUMN
 
 # The K width of a stage: 128 bytes of fp8, which is also the scale block.
 TILE_K = ROW_BYTES
@@ -80,11 +83,6 @@ DTYPES = {"e4m3": mgpu.f8e4m3fn, "e5m2": mgpu.f8e5m2}
 FP8_MAX = {"e4m3": 448.0, "e5m2": 57344.0}
 OUT_DTYPES = {"bf16": mgpu.bf16, "f16": mgpu.f16, "f32": mgpu.f32}
 SCALINGS = ("tensor", "row", "block")
-# The accumulator's column layout (the dialect's wgmmaColLayout): a vector
-# along N, broadcast down the rows of a WGMMA value. Layout inference would
-# also accept the transposed WGMMA layout for the broadcasts below, and
-# then relayout the accumulator through shared memory; the casts pin them.
-WGMMA_COL = mgpu.TiledLayout([(8,), (2,)], [("replicated", 4)], [("replicated", 8), -2], -1)
 
 
 class Config(NamedTuple):
@@ -232,8 +230,11 @@ def broadcast_scalar(box: mgpu.Ref) -> mgpu.Vector:
     the accumulator (the column layout), all but its first element are
     masked to 0, and it is broadcast down 64 rows and summed along them:
     x + 0 + ... + 0 is x exactly. The sum is over one 8-column tile of the
-    WGMMA layout: two adds and two shuffles per row."""
-    row = mgpu.layout_cast(mgpu.vector_load(box), WGMMA_COL)
+    WGMMA layout: two adds and two shuffles per row. The casts pin the
+    layouts: inference would also accept the transposed WGMMA layout for
+    the broadcast, and then relayout the accumulator through shared
+    memory."""
+    row = mgpu.layout_cast(mgpu.vector_load(box), WGMMA_COLUMN)
     first = mgpu.select(mgpu.iota((SCALAR_BOX,), "i32", 0) == 0, row, 0.0)
     wide = mgpu.layout_cast(mgpu.broadcast_in_dim(first, (HALF_M, SCALAR_BOX), [1]), mgpu.WGMMA)
     return wide.reduce("add", 1)
@@ -343,7 +344,8 @@ def build(config: Config) -> mgpu.Kernel:
                 tile_parity = (tile.first_step // steps).astype("i64").astype("i1")
                 mgpu.wait(barrier, parity=tile_parity)
                 rows = mgpu.layout_cast(mgpu.vector_load(row_scales[consumer]), mgpu.WGMMA_ROW)
-                columns = mgpu.layout_cast(mgpu.vector_load(column_scales[consumer]), WGMMA_COL)
+                columns = mgpu.layout_cast(mgpu.vector_load(column_scales[consumer]),
+                                           WGMMA_COLUMN)
                 acc = (acc * mgpu.broadcast_in_dim(rows, acc_shape, [0])
                        * mgpu.broadcast_in_dim(columns, acc_shape, [1]))
             result = acc.astype(out_dtype)
@@ -450,10 +452,10 @@ def check(config: Config, a, bt, a_scales, b_scales, c) -> tuple[bool, str]:
     DeepSeek-V3 measured about 14 bits on Hopper, and the emulator models
     13), so each step loses up to ~2^-13 of its largest term per term, with
     random signs; over a 128-K step that is ~2^-10 mag, which the
-    promotion into f32 every 128 stops from growing further; the f32 scaling and adds add ~2^-24 per step. 2^-7 leaves a
-    margin of 8 (the emulator's largest is about 2^-10 mag at any K); a
-    wrong scale, a K block missing or applied twice is off by about mag
-    itself. With --fast-accum nothing stops the growth: the running sum's
+    promotion into f32 every 128 stops from growing further; the f32
+    scaling and adds add ~2^-24 per step. 2^-7 leaves a margin of 8 (the
+    emulator's largest is about 2^-10 mag at any K); a wrong scale, a K
+    block missing or applied twice is off by about mag itself. With --fast-accum nothing stops the growth: the running sum's
     truncation is biased, so its error grows about linearly with K (2^-8
     mag at K = 512, 2^-5.6 at 8192 on the emulator), and the second term
     is scaled by K / 512 (at least 1)."""

@@ -132,7 +132,7 @@ def test_unpromoted_accumulation_misses_the_promoted_tolerance(cache):
 
 
 def test_check_finds_a_wrong_element():
-    np = pytest.importorskip("numpy")
+    pytest.importorskip("numpy")
     pytest.importorskip("ml_dtypes")
     config = Config(128, 128, 256, "block")
     a, bt, a_scales, b_scales = EXAMPLE["inputs"](config)
