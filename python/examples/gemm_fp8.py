@@ -455,10 +455,11 @@ def check(config: Config, a, bt, a_scales, b_scales, c) -> tuple[bool, str]:
     promotion into f32 every 128 stops from growing further; the f32
     scaling and adds add ~2^-24 per step. 2^-7 leaves a margin of 8 (the
     emulator's largest is about 2^-10 mag at any K); a wrong scale, a K
-    block missing or applied twice is off by about mag itself. With --fast-accum nothing stops the growth: the running sum's
-    truncation is biased, so its error grows about linearly with K (2^-8
-    mag at K = 512, 2^-5.6 at 8192 on the emulator), and the second term
-    is scaled by K / 512 (at least 1)."""
+    block missing or applied twice is off by about mag itself. With
+    --fast-accum nothing stops the growth: the running sum's truncation is
+    biased, so its error grows about linearly with K (2^-8 mag at K = 512,
+    2^-5.6 at 8192 on the emulator), and the second term is scaled by
+    K / 512 (at least 1)."""
     import numpy as np
     a64 = dequantize(a, a_scales, config.scaling, "a")
     b64 = dequantize(bt, b_scales, config.scaling, "bt")
