@@ -104,6 +104,30 @@ def test_a_wrong_block_scale_layout_fails(cache):
     assert result.returncode == 1 and ": FAIL; " in result.stdout, result.stdout + result.stderr
 
 
+# Row scaling whose consumers read their scales without waiting for the
+# TMA load that brings them.
+NO_WAIT_FOR_ROW_SCALES = f"""
+import sys
+source = open({str(SCRIPT)!r}).read()
+wait = "                mgpu.wait(barrier, parity=tile_parity)\\n"
+assert source.count(wait) == 1
+sys.path.insert(0, {str(EXAMPLES)!r})
+sys.argv = [{str(SCRIPT)!r}] + sys.argv[1:]
+exec(compile(source.replace(wait, ""), {str(SCRIPT)!r}, "exec"), {{"__name__": "__main__"}})
+"""
+
+
+@needs_emulator
+def test_row_scales_read_before_they_land_is_a_hazard(cache):
+    pytest.importorskip("ml_dtypes")
+    args = ["--scaling", "row", "--m", "256", "--n", "256", "--k", "512", "--grid", "2",
+            "--emulate"]
+    result = run(args, cache, script=NO_WAIT_FOR_ROW_SCALES)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert ": FAIL; the launch failed: " in result.stdout, result.stdout
+    assert "hazard: the TMA load" in result.stdout, result.stdout
+
+
 # Accumulating K = 8192 in the tensor core's FP8 accumulator (--fast-accum)
 # misses the tolerance of promoted accumulation, which the promoted kernel
 # meets: the emulator models the accumulator's ~14 bits, and promotion is
