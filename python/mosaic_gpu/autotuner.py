@@ -543,6 +543,9 @@ class Autotuner:
                     candidate.times = list(self.timer(candidate.kernel, arrays, dict(options)))
                 except RuntimeError as error:
                     candidate.fail("launch error", str(error))
+                    continue
+                if not candidate.times:
+                    raise ValueError(f"the timer returned no times for {candidate.config!r}")
             self._fail_if_none(candidates, key)
             best = min((c for c in survivors if c.ok), key=lambda c: c.time)
             note = (f"the fastest of {sum(c.ok for c in candidates)} timed on {device} "

@@ -8,14 +8,16 @@ path is what is checked); the errors for bad arguments."""
 import json
 import os
 import re
+import runpy
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
 
 import mosaic_gpu as mgpu
-from conftest import needs_emulator
+from conftest import REPO, needs_emulator
 from test_launch import FAKE_DRIVER
 
 autotuner = sys.modules["mosaic_gpu.autotuner"]
@@ -100,6 +102,43 @@ def test_the_emulator_chooses_by_heuristic_and_runs_the_choice(ptxas, cache):
     assert tuned.specialize(x, backend="emulator").grid == (128, 1, 1)
     # Equal scores: the config listed first.
     assert tuner([16, 32]).best(x, backend="emulator") == mgpu.Config(rows=16)
+
+
+@needs_emulator
+def test_tuning_the_warp_specialized_gemm(ptxas):
+    """examples/gemm_ws.py's `build` as a factory: the smem estimate prunes
+    the 256-wide tiles of 4 to 6 stages; the choice runs and is right."""
+    pytest.importorskip("ml_dtypes")
+    gemm_ws = runpy.run_path(str(REPO / "python" / "examples" / "gemm_ws.py"))
+
+    @mgpu.autotune(configs=[mgpu.Config(tile_n=t, stages=s) for t in (256, 128)
+                            for s in (2, 3, 4, 5, 6)],
+                   smem=lambda config, a, b: gemm_ws["smem_needed"](a.dtype, config.stages,
+                                                                    config.tile_n))
+    def gemm(config, a, b):
+        (m, k), n = a.shape, b.shape[1]
+        return gemm_ws["build"](gemm_ws["Config"](m, n, k, grid=8, **config.kwargs))
+    problem = gemm_ws["Config"](256, 512, 128)
+    a, b = gemm_ws["inputs"](problem)
+    passed, summary = gemm_ws["check"](problem, a, b, gemm(a, b, backend="emulator"))
+    assert passed, summary
+    decision = gemm.decision(a, b, backend="emulator")
+    assert [c.status for c in decision.candidates] == ["ok"] * 2 + ["pruned"] * 3 + ["ok"] * 5
+    # Every block count is 8: the most shared memory wins.
+    assert decision.config == mgpu.Config(tile_n=128, stages=6)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one CPU: one compile at a time")
+def test_candidates_compile_in_parallel(ptxas, monkeypatch):
+    """Two compiles meet at a barrier: they would time out one at a time."""
+    barrier = threading.Barrier(2, timeout=10)
+    compile_cached = mgpu.launch.compile_cached
+
+    def meeting(module, **options):
+        barrier.wait()
+        return compile_cached(module, **options)
+    monkeypatch.setattr(mgpu.launch, "compile_cached", meeting)
+    assert tuner([64, 32]).best(mgpu.Spec(SHAPE, "f32"), backend="emulator") == mgpu.Config(rows=32)
 
 
 def test_heuristic_score_fills_waves_then_takes_more_shared_memory():
