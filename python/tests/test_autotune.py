@@ -141,6 +141,18 @@ def test_candidates_compile_in_parallel(ptxas, monkeypatch):
     assert tuner([64, 32]).best(mgpu.Spec(SHAPE, "f32"), backend="emulator") == mgpu.Config(rows=32)
 
 
+@needs_emulator
+def test_the_readme_example_prints_what_the_readme_says(cache):
+    readme = (REPO / "python" / "README.md").read_text()
+    section = readme[readme.index("## Autotuning"):]
+    code, printed = re.findall(r"```(?:python)?\n(.*?)```", section, re.S)[:2]
+    env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(cache))
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr
+    assert registers_hidden(result.stdout) == registers_hidden(printed)
+
+
 def test_heuristic_score_fills_waves_then_takes_more_shared_memory():
     x = mgpu.Spec(SHAPE, "f32")
     assert mgpu.heuristic_score(None, body_for(mgpu.Config(rows=32), x)) == (0.9697, 0)
