@@ -525,7 +525,7 @@ class Autotuner:
               device: str | None, timed: bool, why_not: str,
               options: Mapping[str, Any]) -> Decision:
         candidates = [Candidate(config) for config in self.configs]
-        for candidate in candidates:  # one at a time: the builder is not thread-safe
+        for candidate in candidates:  # Python holding the GIL: on this thread
             self._prepare(candidate, specs)
         self._compile([c for c in candidates if c.ok], options)
         for candidate in candidates:
