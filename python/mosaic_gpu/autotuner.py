@@ -548,8 +548,8 @@ class Autotuner:
                     raise ValueError(f"the timer returned no times for {candidate.config!r}")
             self._fail_if_none(candidates, key)
             best = min((c for c in survivors if c.ok), key=lambda c: c.time)
-            note = (f"the fastest of {sum(c.ok for c in candidates)} timed on {device} "
-                    "(median of host-synchronized runs, L2 flushed before each)")
+            note = (f"the fastest of {sum(c.ok for c in candidates)} timed (median of "
+                    "host-synchronized runs, L2 flushed before each)")
             how = "timed"
         else:
             for candidate in survivors:

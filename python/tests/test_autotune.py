@@ -278,7 +278,7 @@ def test_the_gpu_path_takes_the_fastest_with_a_fake_timer(ptxas, cache):
     assert timer.calls == [(g, [(SHAPE, "float32")]) for g in (32, 64, 128, 256)]
     assert registers_hidden(decision.report()) == [
         "autotune `scale` for `x: f32[4096, 64]` on Fake GPU: Config(rows=64), the fastest of 3 "
-        "timed on Fake GPU (median of host-synchronized runs, L2 flushed before each)",
+        "timed (median of host-synchronized runs, L2 flushed before each)",
         "    Config(rows=128): 3.00 us (median of 3 runs, min 3.00 us); N registers",
         "  * Config(rows=64): 2.00 us (median of 3 runs, min 2.00 us); N registers",
         "    Config(rows=32): 5.00 us (median of 3 runs, min 5.00 us); N registers",
