@@ -249,6 +249,35 @@ def test_a_second_tuner_reuses_the_cached_choice(ptxas, cache, monkeypatch):
     assert fifth == [128, 32] and json.loads(entry.read_text())["config"] == {"rows": 32}
 
 
+# Tunes `double` for one key on the emulator and prints how the choice was
+# made and which configs the factory built.
+SECOND_PROCESS = """
+import mosaic_gpu as mgpu
+built = []
+
+@mgpu.autotune(configs=[mgpu.Config(rows=128), mgpu.Config(rows=32)])
+def double(config, x):
+    built.append(config.rows)
+    @mgpu.kernel(grid=(x.tiles(0, config.rows), 1, 1), block=(128, 1, 1),
+                 inputs=[(x.shape, x.dtype)], outputs=[(x.shape, x.dtype)])
+    def body(x_ref, out):
+        rows = mgpu.ds(mgpu.block_id("x") * config.rows, config.rows)
+        mgpu.vector_store(mgpu.vector_load(x_ref[rows, :]) * 2.0, out[rows, :])
+    return body
+
+decision = double.decision(mgpu.Spec((4096, 64), "f32"), backend="emulator")
+print(decision.how, decision.config, built)
+"""
+
+
+def test_a_later_process_reuses_the_choice(ptxas, cache):
+    env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(cache))
+    runs = [subprocess.run([sys.executable, "-c", SECOND_PROCESS], env=env, capture_output=True,
+                           text=True) for _ in range(2)]
+    assert [r.stdout for r in runs] == ["heuristic Config(rows=32) [128, 32]\n",
+                                        "cache Config(rows=32) [32]\n"], runs[-1].stderr
+
+
 def test_the_key_may_name_inputs_or_be_a_function(ptxas):
     calls = []
 
