@@ -69,6 +69,9 @@ class Config:
 
     def __init__(self, **kwargs: Any) -> None:
         for name, value in kwargs.items():
+            if name == "kwargs":
+                raise ValueError("a Config cannot have a `kwargs` argument: `config.kwargs` "
+                                 "is the dict of all of them")
             if not isinstance(value, _SCALARS):
                 raise TypeError(f"Config `{name}` must be an int, float, str, bool or None "
                                 f"(what the autotune cache stores), got {value!r}")

@@ -176,8 +176,8 @@ def test_pruning_before_building_and_after_compiling(ptxas):
                   prune=lambda config, x: config.rows == 999 and "999 is unlucky",
                   smem=lambda config, x: 300 * 1024 if config.rows == 64 else 0)
     report = tuned.report(mgpu.Spec(SHAPE, "f32"), backend="emulator").splitlines()
-    assert report[1] == ("    Config(rows=3): rejected: ValueError: `x` has shape (4096, 64): dim 0 "
-                         "(4096) is not a multiple of the kernel's tile (3)")
+    assert report[1] == ("    Config(rows=3): rejected: ValueError: `x` has shape (4096, 64): "
+                         "dim 0 (4096) is not a multiple of the kernel's tile (3)")
     assert report[2].startswith("    Config(rows=1024): pruned: spills registers (")
     assert report[3] == "    Config(rows=999): pruned: 999 is unlucky"
     assert report[4] == (f"    Config(rows=64): pruned: needs 307200 bytes of shared memory, more "
@@ -414,6 +414,8 @@ def test_bad_arguments():
         mgpu.autotune(configs=configs)(lambda config, x: None)
     with pytest.raises(TypeError, match=r"Config `tiles` must be an int, .* got \[1, 2\]"):
         mgpu.Config(tiles=[1, 2])
+    with pytest.raises(ValueError, match="a Config cannot have a `kwargs` argument"):
+        mgpu.Config(kwargs=1)
     with pytest.raises(AttributeError, match=r"Config\(rows=32\) has no `stages`"):
         mgpu.Config(rows=32).stages
     tuned = mgpu.autotune(configs=configs)(make)
