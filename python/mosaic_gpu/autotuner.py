@@ -79,12 +79,16 @@ class Config:
 
     @property
     def kwargs(self) -> dict[str, Any]:
+        """The arguments, as a new dict."""
         return dict(self._kwargs)
 
     def __getattr__(self, name: str) -> Any:
-        kwargs = self.__dict__.get("_kwargs", {})
-        if name in kwargs:
-            return kwargs[name]
+        # Only for names the instance lacks; copy and pickle probe for
+        # dunders on a Config that has no `_kwargs` yet.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in self._kwargs:
+            return self._kwargs[name]
         raise AttributeError(f"{self!r} has no `{name}`")
 
     def _items(self) -> tuple:

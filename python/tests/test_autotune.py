@@ -5,8 +5,10 @@ environment control and the shipped defaults; the GPU path with a fake
 timer, ``measure`` with a fake clock, and ``CudaTimer`` end to end through
 the fake CUDA driver (which runs nothing: the numbers mean nothing, the
 path is what is checked); the errors for bad arguments."""
+import copy
 import json
 import os
+import pickle
 import re
 import runpy
 import subprocess
@@ -436,6 +438,8 @@ def test_config_equality_hash_and_repr():
     assert mgpu.Config(a=1) != mgpu.Config(a=True) and mgpu.Config(a=1) != mgpu.Config(a=1.0)
     assert repr(mgpu.Config(tile_n=256, stages=3)) == "Config(tile_n=256, stages=3)"
     assert mgpu.Config(tile_n=None).kwargs == {"tile_n": None}
+    config = mgpu.Config(tile_n=256, stages=3)
+    assert copy.deepcopy(config) == pickle.loads(pickle.dumps(config)) == config
 
 
 # Runs in a process of its own with the fake driver as the CUDA driver
