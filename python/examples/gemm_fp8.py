@@ -63,10 +63,8 @@ import sys
 from typing import NamedTuple, Sequence
 
 import mosaic_gpu as mgpu
-# gemm_ws.py's tile geometry, and the accumulator's column layout (the
-# dialect's wgmmaColLayout): a vector along N, broadcast down the rows of a
-# WGMMA value.
-from gemm_ws import GROUP_M, HALF_M, ROW_BYTES, TILE_M, WGMMA_COLUMN
+# gemm_ws.py's tile geometry.
+from gemm_ws import GROUP_M, HALF_M, ROW_BYTES, TILE_M
 
 # The K width of a stage: 128 bytes of fp8, which is also the scale block.
 TILE_K = ROW_BYTES
@@ -98,6 +96,13 @@ class Config(NamedTuple):
     fast_accum: bool = False
     # Blocks per cluster along M: 2 share each stage of Bt (multicast).
     cluster: int = 2
+    # Bt's format when it differs from A's (e4m3 activations times e5m2
+    # gradients, as backward passes mix them); None: A's.
+    b_dtype: str | None = None
+
+
+def b_format(config: Config) -> str:
+    return config.b_dtype or config.dtype
 
 
 def blocks(size: int) -> int:
@@ -128,9 +133,8 @@ def smem(config: Config, tile_n: int) -> list:
     """The A and Bt rings, the block scales' rings, the C halves, and the
     tensor or row scales with their barriers (tensor: one, filled once;
     row: one per consumer, filled every tile)."""
-    dtype = DTYPES[config.dtype]
-    entries = [mgpu.SmemBuffer((config.stages, 2, HALF_M, TILE_K), dtype),
-               mgpu.SmemBuffer((config.stages, tile_n, TILE_K), dtype)]
+    entries = [mgpu.SmemBuffer((config.stages, 2, HALF_M, TILE_K), DTYPES[config.dtype]),
+               mgpu.SmemBuffer((config.stages, tile_n, TILE_K), DTYPES[b_format(config)])]
     if config.scaling == "block":
         entries += [mgpu.SmemBuffer((config.stages, TILE_M), "f32"),
                     mgpu.SmemBuffer((config.stages, SCALAR_SLOT), "f32")]
@@ -175,6 +179,9 @@ def check_config(config: Config) -> int:
                          f"got {config.scaling!r}")
     if config.dtype not in DTYPES:
         raise ValueError(f"--dtype must be one of {', '.join(DTYPES)}, got {config.dtype!r}")
+    if config.b_dtype is not None and config.b_dtype not in DTYPES:
+        raise ValueError(f"--b-dtype must be one of {', '.join(DTYPES)}, "
+                         f"got {config.b_dtype!r}")
     if config.out not in OUT_DTYPES:
         raise ValueError(f"--out must be one of {', '.join(OUT_DTYPES)}, got {config.out!r}")
     if not 2 <= config.stages <= 6:
@@ -234,7 +241,7 @@ def broadcast_scalar(box: mgpu.Ref) -> mgpu.Vector:
     layouts: inference would also accept the transposed WGMMA layout for
     the broadcast, and then relayout the accumulator through shared
     memory."""
-    row = mgpu.layout_cast(mgpu.vector_load(box), WGMMA_COLUMN)
+    row = mgpu.layout_cast(mgpu.vector_load(box), mgpu.WGMMA_COLUMN)
     first = mgpu.select(mgpu.iota((SCALAR_BOX,), "i32", 0) == 0, row, 0.0)
     wide = mgpu.layout_cast(mgpu.broadcast_in_dim(first, (HALF_M, SCALAR_BOX), [1]), mgpu.WGMMA)
     return wide.reduce("add", 1)
@@ -262,7 +269,8 @@ def build(config: Config) -> mgpu.Kernel:
 
     @mgpu.kernel(grid=(config.grid, 1, 1), block=pipeline.block,
                  cluster=pipeline.cluster_shape,
-                 inputs=[((m, k), dtype), ((n, k), dtype), (a_scales_shape, "f32"),
+                 inputs=[((m, k), dtype), ((n, k), DTYPES[b_format(config)]),
+                         (a_scales_shape, "f32"),
                          (b_scales_shape, "f32")],
                  outputs=[((m, n), out_dtype)],
                  smem=smem(config, tile_n) + pipeline.barriers, name="gemm_fp8")
@@ -345,7 +353,7 @@ def build(config: Config) -> mgpu.Kernel:
                 mgpu.wait(barrier, parity=tile_parity)
                 rows = mgpu.layout_cast(mgpu.vector_load(row_scales[consumer]), mgpu.WGMMA_ROW)
                 columns = mgpu.layout_cast(mgpu.vector_load(column_scales[consumer]),
-                                           WGMMA_COLUMN)
+                                           mgpu.WGMMA_COLUMN)
                 acc = (acc * mgpu.broadcast_in_dim(rows, acc_shape, [0])
                        * mgpu.broadcast_in_dim(columns, acc_shape, [1]))
             result = acc.astype(out_dtype)
@@ -423,7 +431,7 @@ def inputs(config: Config, seed: int = 0):
         return rng.standard_normal((rows, config.k)) * magnitudes
 
     a, a_scales = quantize(matrix(config.m), config.scaling, "a", config.dtype)
-    bt, b_scales = quantize(matrix(config.n), config.scaling, "bt", config.dtype)
+    bt, b_scales = quantize(matrix(config.n), config.scaling, "bt", b_format(config))
     return a, bt, a_scales, b_scales
 
 
@@ -492,6 +500,8 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
     parser.add_argument("--scaling", required=True, choices=list(SCALINGS))
     parser.add_argument("--dtype", default="e4m3", choices=list(DTYPES),
                         help="A's and Bt's format (default e4m3)")
+    parser.add_argument("--b-dtype", default=None, choices=list(DTYPES),
+                        help="Bt's format when it differs from A's (e4m3 x e5m2)")
     parser.add_argument("--out", default="bf16", choices=list(OUT_DTYPES),
                         help="C's format (default bf16)")
     parser.add_argument("--stages", type=int, default=4, help="2 to 6 (default 4)")
@@ -516,7 +526,7 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
 def main(argv: Sequence[str] | None = None) -> int:
     parser, args = parse(argv)
     config = Config(args.m, args.n, args.k, args.scaling, args.dtype, args.out, args.stages,
-                    args.grid, args.tile_n, args.fast_accum, args.cluster)
+                    args.grid, args.tile_n, args.fast_accum, args.cluster, args.b_dtype)
     try:
         kernel = build(config)
     except ValueError as error:
@@ -528,7 +538,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     a, bt, a_scales, b_scales = inputs(config, args.seed)
     backend = "emulator" if args.emulate else "cuda"
-    run = (f"gemm_fp8 {config.dtype} {config.scaling}"
+    formats = config.dtype if b_format(config) == config.dtype else \
+        f"{config.dtype} x {b_format(config)}"
+    run = (f"gemm_fp8 {formats} {config.scaling}"
            f"{' fast-accum' if config.fast_accum else ''} -> {config.out} "
            f"{config.m}x{config.n}x{config.k}, 128x{tile_width(config)} tiles, "
            f"{config.stages} stages, cluster {config.cluster}, grid {config.grid}, on the "

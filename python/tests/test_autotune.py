@@ -107,27 +107,25 @@ def test_the_emulator_chooses_by_heuristic_and_runs_the_choice(ptxas, cache):
 
 
 @needs_emulator
-def test_tuning_the_warp_specialized_gemm(ptxas):
-    """examples/gemm_ws.py's `build` as a factory: the smem estimate prunes
-    the 256-wide tiles of 4 to 6 stages; the choice runs and is right."""
+def test_tuning_the_warp_specialized_gemm(ptxas, tmp_path, monkeypatch):
+    """examples/gemm_ws.py's `tuned`: the smem estimate prunes the 256-wide
+    tiles of 4 to 6 stages before they are built; tile_fill picks the
+    128-wide tile in clusters of 2x1 with 4 stages; the choice runs and is
+    right."""
     pytest.importorskip("ml_dtypes")
+    monkeypatch.setenv("MOSAIC_GPU_CACHE_DIR", str(tmp_path))
     gemm_ws = runpy.run_path(str(REPO / "python" / "examples" / "gemm_ws.py"))
-
-    @mgpu.autotune(configs=[mgpu.Config(tile_n=t, stages=s) for t in (256, 128)
-                            for s in (2, 3, 4, 5, 6)],
-                   smem=lambda config, a, b: gemm_ws["smem_needed"](a.dtype, config.stages,
-                                                                    config.tile_n))
-    def gemm(config, a, b):
-        (m, k), n = a.shape, b.shape[1]
-        return gemm_ws["build"](gemm_ws["Config"](m, n, k, grid=8, **config.kwargs))
+    tuned = gemm_ws["tuned"]
     problem = gemm_ws["Config"](256, 512, 128)
     a, b = gemm_ws["inputs"](problem)
-    passed, summary = gemm_ws["check"](problem, a, b, gemm(a, b, backend="emulator"))
+    decision = tuned.decision(a, b, backend="emulator")
+    pruned = [str(c.config) for c in decision.candidates if c.status == "pruned"]
+    assert pruned == [f"Config(tile_n=256, stages={s}, cluster={c}, pair='{p}')"
+                      for s in (4, 5, 6) for c, p in ((2, "m"), (2, "n"), (1, "m"))]
+    assert decision.config == mgpu.Config(tile_n=128, stages=4, cluster=2, pair="m")
+    chosen = problem._replace(**decision.config.kwargs)
+    passed, summary = gemm_ws["check"](chosen, a, b, tuned(a, b, backend="emulator"))
     assert passed, summary
-    decision = gemm.decision(a, b, backend="emulator")
-    assert [c.status for c in decision.candidates] == ["ok"] * 2 + ["pruned"] * 3 + ["ok"] * 5
-    # Every block count is 8: the most shared memory wins.
-    assert decision.config == mgpu.Config(tile_n=128, stages=6)
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one CPU: one compile at a time")

@@ -58,6 +58,8 @@ EMULATED = [
     ("block", 256, 256, 512, ["--grid", "3", "--cluster", "1"]),
     ("block", 300, 264, 400, ["--out", "f16", "--grid", "4"]),
     ("block", 256, 128, 512, ["--dtype", "e5m2", "--out", "f32", "--stages", "2"]),
+    # Mixed formats: e4m3 activations times e5m2 gradients.
+    ("row", 200, 136, 272, ["--b-dtype", "e5m2", "--grid", "2"]),
 ]
 
 
@@ -234,12 +236,14 @@ def test_emits_its_mlir(tmp_path):
     assert str(mgpu.Module.parse(text)) == text
 
 
-@pytest.mark.parametrize("scaling, dtype, fast_accum, instruction", [
-    ("block", "e4m3", False, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"),
-    ("row", "e5m2", True, "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2"),
+@pytest.mark.parametrize("scaling, dtype, b_dtype, fast_accum, instruction", [
+    ("block", "e4m3", None, False, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"),
+    ("row", "e5m2", None, True, "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2"),
+    ("row", "e4m3", "e5m2", False, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2"),
 ])
-def test_ptx(scaling, dtype, fast_accum, instruction):
-    config = Config(8192, 8192, 8192, scaling, dtype, stages=3, fast_accum=fast_accum)
+def test_ptx(scaling, dtype, b_dtype, fast_accum, instruction):
+    config = Config(8192, 8192, 8192, scaling, dtype, stages=3, fast_accum=fast_accum,
+                    b_dtype=b_dtype)
     ptx = EXAMPLE["build"](config).compile(emit="ptx").ptx
     assert ptx.count(instruction) == 4  # 4 k32 instructions per 128-K step
     # In clusters of 2 (the default) Bt's stage is multicast.
