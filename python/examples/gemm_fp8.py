@@ -332,7 +332,8 @@ def build(config: Config) -> mgpu.Kernel:
                 return acc + partial
             a_scale = mgpu.vector_load(a_scale_ring[stage, mgpu.ds(consumer * HALF_M, HALF_M)])
             scale = a_scale * broadcast_scalar(b_scale_ring[stage, 0:SCALAR_BOX])
-            return acc + partial * mgpu.broadcast_in_dim(scale, acc_shape, [0])
+            # One FFMA per element, as DeepGEMM's promotion.
+            return mgpu.fma(partial, mgpu.broadcast_in_dim(scale, acc_shape, [0]), acc)
 
         def epilogue(tile, consumer, acc):
             m0 = tile.m * TILE_M + consumer * HALF_M
