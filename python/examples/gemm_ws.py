@@ -230,13 +230,15 @@ def epilogue_of(config: Config) -> Epilogue | None:
     return None if config.epilogue is None else EPILOGUES[config.epilogue]
 
 
-def c_dtype(config: Config) -> mgpu.DType:
-    """What the kernel stores: C in the epilogue's dtype (bf16 without one),
-    or f32 partial tiles with split-K."""
-    if config.split_k > 1:
-        return mgpu.f32
+def out_dtype(config: Config) -> mgpu.DType:
+    """C's dtype: the epilogue's (bf16 without one)."""
     epilogue = epilogue_of(config)
     return OUT_DTYPES[epilogue.out] if epilogue else mgpu.bf16
+
+
+def c_dtype(config: Config) -> mgpu.DType:
+    """What the GEMM kernel stores: C, or f32 partial tiles with split-K."""
+    return mgpu.f32 if config.split_k > 1 else out_dtype(config)
 
 
 def smem(config: Config, tile_n: int) -> list:
@@ -248,7 +250,7 @@ def smem(config: Config, tile_n: int) -> list:
                mgpu.SmemBuffer((config.stages, *b_stage), dtype),
                mgpu.SmemBuffer((2, HALF_M, tile_n), c_dtype(config))]
     epilogue = epilogue_of(config)
-    if epilogue:
+    if epilogue and config.split_k == 1:
         # Per consumer: its row and column vectors' slices, its amax, and
         # a barrier for the loads.
         buffers += [mgpu.SmemBuffer((2, max(1, len(epilogue.row_vectors)), HALF_M), "f32"),
@@ -290,7 +292,9 @@ def check_rows(config: Config) -> None:
     b_rows = ("Bt", "K", config.k) if b_transposed(config) else ("B", "N", config.n)
     for array, name, size, itemsize in (("A", "K", config.k, dtype.itemsize),
                                         (*b_rows, dtype.itemsize),
-                                        ("C", "N", config.n, c_dtype(config).itemsize)):
+                                        ("C", "N", config.n, out_dtype(config).itemsize),
+                                        ("C's f32 partials", "N", config.n,
+                                         c_dtype(config).itemsize)):
         if size * itemsize % ROW_ALIGNMENT:
             multiple = ROW_ALIGNMENT // itemsize
             raise ValueError(
@@ -325,9 +329,6 @@ def check_config(config: Config) -> int:
     if config.epilogue is not None and config.epilogue not in EPILOGUES:
         raise ValueError(f"--epilogue must be one of {', '.join(EPILOGUES)}, "
                          f"got {config.epilogue!r}")
-    if config.epilogue is not None and config.split_k > 1:
-        raise ValueError("--epilogue runs in the GEMM's own epilogue, which split-K leaves to "
-                         "its fix-up kernel: use --split-k 1 with an epilogue")
     if config.reduction not in REDUCTIONS:
         raise ValueError(f"--reduction must be one of {', '.join(REDUCTIONS)}, "
                          f"got {config.reduction!r}")
@@ -382,12 +383,8 @@ def build(config: Config) -> mgpu.Kernel:
     tiles_m, tiles_n = tile_grid(config, tile_n)
     steps = ceil_div(k, tile_k)
     split_steps = ceil_div(steps, split)
-    epilogue = epilogue_of(config)
-    extra_inputs = []
-    if epilogue:
-        extra_inputs = ([((m,), "f32")] * len(epilogue.row_vectors)
-                        + [((n,), "f32")] * len(epilogue.column_vectors)
-                        + ([((m, n), c_dtype(config))] if epilogue.residual else []))
+    epilogue = epilogue_of(config) if split == 1 else None  # else the fix-up's
+    extra_inputs = epilogue_specs(config) if epilogue else []
     if split == 1:
         outputs = [((m, n), c_dtype(config))]
         if epilogue and epilogue.amax:
@@ -414,6 +411,7 @@ def build(config: Config) -> mgpu.Kernel:
         a_ring, b_ring, c_halves, refs = refs[0], refs[1], refs[2], refs[3:]
         if epilogue:
             row_slices, column_slices, amax_rows, loaded, refs = (*refs[:4], refs[4:])
+        extras = list(extras)
         full, empty = refs
         # The blocks of a cluster share B (2x1) or A (1x2): each loads its
         # part and multicasts it.
@@ -445,53 +443,6 @@ def build(config: Config) -> mgpu.Kernel:
             b_stage = b_ring[stage].T if transposed else b_ring[stage]  # K-major
             return mgpu.wgmma(acc, a_ring[stage, consumer], b_stage, async_=True)
 
-        def fused(tile, consumer, acc, c_half, m0, n0):
-            """The epilogue's function of the tile, its operands loaded by
-            TMA (zeros past the edges) into this consumer's buffers."""
-            rows = len(epilogue.row_vectors)
-            columns = len(epilogue.column_vectors)
-            total = (rows * HALF_M + columns * tile_n) * 4
-            if epilogue.residual:
-                total += HALF_M * tile_n * c_dtype(config).itemsize
-            barrier = loaded[consumer]
-            mgpu.arrive_expect_tx(barrier, total)
-            for i in range(rows):
-                mgpu.async_load(extras[i], row_slices[consumer, i], barrier, indices=[m0])
-            for i in range(columns):
-                mgpu.async_load(extras[rows + i], column_slices[consumer, i], barrier,
-                                indices=[n0])
-            if epilogue.residual:
-                mgpu.async_load(extras[rows + columns], c_half, barrier, indices=[m0, n0])
-            # This consumer's tiles so far: the barrier's phase.
-            count = tile.first_step // steps
-            mgpu.wait(barrier, count.astype("i64").astype("i1"))
-            shape = (HALF_M, tile_n)
-            operands = {}
-            # Loaded straight into the accumulator's row and column
-            # layouts, so the broadcasts move no data.
-            for i, name in enumerate(epilogue.row_vectors):
-                values = mgpu.layout_cast(mgpu.vector_load(row_slices[consumer, i]),
-                                          mgpu.WGMMA_ROW)
-                operands[name] = mgpu.broadcast_in_dim(values, shape, [0])
-            for i, name in enumerate(epilogue.column_vectors):
-                values = mgpu.layout_cast(mgpu.vector_load(column_slices[consumer, i]),
-                                          mgpu.WGMMA_COLUMN)
-                operands[name] = mgpu.broadcast_in_dim(values, shape, [1])
-            if epilogue.residual:
-                operands[epilogue.residual] = mgpu.vector_load(c_half).astype("f32")
-            result = epilogue.function(acc, operands)
-            if epilogue.amax:
-                # The rows' maxima, then their maximum down each column of
-                # a broadcast: every thread holds the tile's amax. One TMA
-                # max-reduction of a row of 8 copies, clipped to the (1,)
-                # output, folds it into the kernel's.
-                rows_max = mgpu.absolute(result).reduce("max", 1)
-                largest = mgpu.broadcast_in_dim(rows_max, (HALF_M, 8), [0]).reduce("max", 0)
-                copies = amax_rows[consumer, mgpu.ds(0, 8)]
-                mgpu.vector_store(largest.astype("bf16"), copies)
-                mgpu.async_store(copies, amax, indices=[0], reduction="max")
-            return result
-
         def epilogue_(tile, consumer, acc):
             # The previous tile's store read this buffer during the main
             # loop; the new one reads it during the next tile's.
@@ -501,7 +452,13 @@ def build(config: Config) -> mgpu.Kernel:
             n0 = tile.n.astype("i32") * tile_n
             mgpu.async_store_wait(0)
             if epilogue:
-                acc = fused(tile, consumer, acc, c_half, m0, n0)
+                buffers = EpilogueBuffers(extras, row_slices[consumer], column_slices[consumer],
+                                          amax_rows[consumer, mgpu.ds(0, 8)], amax,
+                                          loaded[consumer])
+                # The barrier's phase: this consumer's tiles so far.
+                count = tile.first_step // steps
+                acc = apply_epilogue(epilogue, acc, c_half, buffers,
+                                     count.astype("i64").astype("i1"), m0, n0)
             result = acc.astype(c_dtype(config))
             mgpu.vector_store(result, c_half)
             if split == 1:
@@ -521,11 +478,22 @@ def build(config: Config) -> mgpu.Kernel:
     return gemm
 
 
+def epilogue_specs(config: Config) -> list:
+    """The epilogue's inputs as (shape, dtype): row vectors, column
+    vectors, the residual."""
+    epilogue = epilogue_of(config)
+    return ([((config.m,), "f32")] * len(epilogue.row_vectors)
+            + [((config.n,), "f32")] * len(epilogue.column_vectors)
+            + ([((config.m, config.n), out_dtype(config))] if epilogue.residual else []))
+
+
 def build_fixup(config: Config) -> mgpu.Kernel:
     """Split-K's second kernel: sums the f32 partial tiles of the workspace
-    (deterministic: the S slices in split order; atomic: the one sum) and
-    stores C in bf16. One warpgroup per 64 x 64 tile of C; every load is
-    issued before the first is summed."""
+    (deterministic: the S slices in split order; atomic: the one sum),
+    applies the epilogue if there is one, and stores C. One warpgroup per
+    64 x 64 tile of C; every load is issued before the first is summed.
+    Its inputs: the workspace, then the epilogue's; its outputs: C (and
+    the amax)."""
     check_config(config)
     m, n = config.m, config.n
     deterministic = config.reduction == "deterministic"
@@ -534,16 +502,31 @@ def build_fixup(config: Config) -> mgpu.Kernel:
     rows, columns = FIXUP_TILE
     tiles_n = ceil_div(n, columns)
     grid = ceil_div(m, rows) * tiles_n
+    epilogue = epilogue_of(config)
+    extra_inputs = epilogue_specs(config) if epilogue else []
+    outputs = [((m, n), out_dtype(config))]
+    scratch = [mgpu.SmemBuffer((parts, rows, columns), "f32"),
+               mgpu.SmemBuffer((rows, columns), out_dtype(config)), mgpu.Barriers(parts)]
+    if epilogue:
+        if epilogue.amax:
+            outputs.append(((1,), "bf16"))
+        scratch += [mgpu.SmemBuffer((max(1, len(epilogue.row_vectors)), rows), "f32"),
+                    mgpu.SmemBuffer((max(1, len(epilogue.column_vectors)), columns), "f32"),
+                    mgpu.SmemBuffer((64,), "bf16"), mgpu.Barriers(1)]
     # Plain row-major tiles: the fix-up is bound by memory, not by the
     # bank conflicts a swizzle would remove.
     plain = []
 
     @mgpu.kernel(grid=(grid, 1, 1), block=(128, 1, 1),
-                 inputs=[(workspace, "f32")], outputs=[((m, n), "bf16")],
-                 smem=[mgpu.SmemBuffer((parts, rows, columns), "f32"),
-                       mgpu.SmemBuffer((rows, columns), "bf16"), mgpu.Barriers(parts)],
+                 inputs=[(workspace, "f32")] + extra_inputs, outputs=outputs, smem=scratch,
                  name="gemm_ws_split_k_fixup")
-    def fixup(partials, c, partial_tiles, c_tile, loaded):
+    def fixup(partials, *refs):
+        extras, refs = list(refs[:len(extra_inputs)]), refs[len(extra_inputs):]
+        c, refs = refs[0], refs[1:]
+        amax = None
+        if epilogue and epilogue.amax:
+            amax, refs = refs[0], refs[1:]
+        partial_tiles, c_tile, loaded = refs[:3]
         partial_tiles = mgpu.with_transforms(partial_tiles, plain)
         c_tile = mgpu.with_transforms(c_tile, plain)
         tile = mgpu.block_id("x")
@@ -559,9 +542,16 @@ def build_fixup(config: Config) -> mgpu.Kernel:
         total = None
         for part in range(parts):  # in split order: the same sum every run
             mgpu.wait(loaded[part])
-            value = mgpu.vector_load(partial_tiles[part])
+            # In the accumulator's layout, which the epilogue's operands
+            # are loaded in.
+            value = mgpu.layout_cast(mgpu.vector_load(partial_tiles[part]), mgpu.WGMMA)
             total = value if total is None else total + value
-        mgpu.vector_store(total.astype("bf16"), c_tile)
+        if epilogue:
+            row_slices, column_slices, amax_copies, epilogue_loaded = refs[3:]
+            buffers = EpilogueBuffers(extras, row_slices, column_slices,
+                                      amax_copies[mgpu.ds(0, 8)], amax, epilogue_loaded[0])
+            total = apply_epilogue(epilogue, total, c_tile, buffers, False, m0, n0)
+        mgpu.vector_store(total.astype(out_dtype(config)), c_tile)
         mgpu.async_store(c_tile, c, indices=[m0, n0])
 
     return fixup
@@ -569,14 +559,15 @@ def build_fixup(config: Config) -> mgpu.Kernel:
 
 class SplitK:
     """The two kernels of a split-K GEMM, called as one: ``SplitK(config)(a,
-    b, backend=...)`` returns C."""
+    b, *epilogue_inputs, backend=...)`` returns C, or (C, amax) for an
+    epilogue that records it."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
         self.gemm = build(config)
         self.fixup = build_fixup(config)
 
-    def __call__(self, a, b, backend: str | None = None):
+    def __call__(self, a, b, *extras, backend: str | None = None):
         import numpy as np
         config = self.config
         if config.reduction == "atomic":
@@ -585,7 +576,13 @@ class SplitK:
             self.gemm.launch(a, b, workspace, backend=backend)
         else:
             workspace = self.gemm.launch(a, b, backend=backend)
-        return self.fixup.launch(workspace, backend=backend)
+        epilogue = epilogue_of(config)
+        if epilogue and epilogue.amax:
+            c = np.empty((config.m, config.n), out_dtype(config).numpy)
+            amax = np.zeros(1, mgpu.bf16.numpy)  # the tiles max-reduce into it
+            self.fixup.launch(workspace, *extras, c, amax, backend=backend)
+            return c, amax
+        return self.fixup.launch(workspace, *extras, backend=backend)
 
 
 def inputs(config: Config, seed: int = 0):
@@ -648,6 +645,66 @@ def tuned(config: mgpu.Config, a, b) -> mgpu.Kernel:
                         b_layout="nk" if fp8 else "kn", **config.kwargs))
 
 
+class EpilogueBuffers(NamedTuple):
+    """Where one warpgroup's epilogue finds its operands: the epilogue's
+    global inputs, its shared-memory slices of them (``rows``: one row of
+    the tile's rows per row vector; ``columns``: one of its columns per
+    column vector), 8 bf16 for the amax and the amax output, and the
+    barrier the loads complete on."""
+    extras: Sequence
+    rows: object
+    columns: object
+    amax_copies: object
+    amax: object
+    barrier: object
+
+
+def apply_epilogue(epilogue: Epilogue, acc, c_tile, buffers: EpilogueBuffers, parity,
+                   m0, n0):
+    """The epilogue's function of the f32 tile ``acc`` (in the WGMMA
+    layout), whose first element is C's (m0, n0): its operands loaded by
+    TMA (zeros past the edges), the residual through ``c_tile``, which
+    must not be in use; ``parity`` is the barrier's phase. Records the
+    amax."""
+    rows, columns = acc.shape
+    vectors = len(epilogue.row_vectors), len(epilogue.column_vectors)
+    total = (vectors[0] * rows + vectors[1] * columns) * 4
+    if epilogue.residual:
+        total += rows * columns * c_tile.dtype.itemsize
+    mgpu.arrive_expect_tx(buffers.barrier, total)
+    for i in range(vectors[0]):
+        mgpu.async_load(buffers.extras[i], buffers.rows[i], buffers.barrier, indices=[m0])
+    for i in range(vectors[1]):
+        mgpu.async_load(buffers.extras[vectors[0] + i], buffers.columns[i], buffers.barrier,
+                        indices=[n0])
+    if epilogue.residual:
+        mgpu.async_load(buffers.extras[sum(vectors)], c_tile, buffers.barrier,
+                        indices=[m0, n0])
+    mgpu.wait(buffers.barrier, parity)
+    operands = {}
+    # Loaded straight into the accumulator's row and column layouts, so
+    # the broadcasts move no data.
+    for i, name in enumerate(epilogue.row_vectors):
+        values = mgpu.layout_cast(mgpu.vector_load(buffers.rows[i]), mgpu.WGMMA_ROW)
+        operands[name] = mgpu.broadcast_in_dim(values, acc.shape, [0])
+    for i, name in enumerate(epilogue.column_vectors):
+        values = mgpu.layout_cast(mgpu.vector_load(buffers.columns[i]), mgpu.WGMMA_COLUMN)
+        operands[name] = mgpu.broadcast_in_dim(values, acc.shape, [1])
+    if epilogue.residual:
+        operands[epilogue.residual] = mgpu.vector_load(c_tile).astype("f32")
+    result = epilogue.function(acc, operands)
+    if epilogue.amax:
+        # The rows' maxima, then their maximum down each column of a
+        # broadcast: every thread holds the tile's amax. One TMA
+        # max-reduction of a row of 8 copies, clipped to the (1,) output,
+        # folds it into the kernel's.
+        rows_max = mgpu.absolute(result).reduce("max", 1)
+        largest = mgpu.broadcast_in_dim(rows_max, (rows, 8), [0]).reduce("max", 0)
+        mgpu.vector_store(largest.astype("bf16"), buffers.amax_copies)
+        mgpu.async_store(buffers.amax_copies, buffers.amax, indices=[0], reduction="max")
+    return result
+
+
 def epilogue_inputs(config: Config, seed: int = 0) -> list:
     """The epilogue's inputs, in the kernel's order: row vectors, column
     vectors, the residual."""
@@ -662,7 +719,7 @@ def epilogue_inputs(config: Config, seed: int = 0) -> list:
     if epilogue.residual:
         scale = np.sqrt(config.k)  # the accumulator's scale
         arrays.append((rng.standard_normal((config.m, config.n), dtype=np.float32) * scale)
-                      .astype(c_dtype(config).numpy))
+                      .astype(out_dtype(config).numpy))
     return arrays
 
 
@@ -839,10 +896,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         amax = None
         if split > 1:
-            c = gemm(a, b, backend=backend)
+            c = gemm(a, b, *extras, backend=backend)
+            if epilogue_of(config) and epilogue_of(config).amax:
+                c, amax = c
         elif epilogue_of(config) and epilogue_of(config).amax:
             import numpy as np
-            c = np.empty((config.m, config.n), c_dtype(config).numpy)
+            c = np.empty((config.m, config.n), out_dtype(config).numpy)
             amax = np.zeros(1, mgpu.bf16.numpy)  # the tiles max-reduce into it
             gemm.launch(a, b, *extras, c, amax, backend=backend)
         else:

@@ -246,8 +246,6 @@ def test_the_readme_example_builds_and_compiles():
      r"3 stages of 128 x 256 tiles need 273.0 KiB of shared memory \(3 x 48 KiB stages \+ a "
      r"128 KiB f32 C tile \+ barriers\)"),
     (["--reduction", "random"], "argument --reduction: invalid choice: 'random'"),
-    (["--epilogue", "relu", "--split-k", "2"],
-     "--epilogue runs in the GEMM's own epilogue, which split-K leaves to its fix-up kernel"),
     (["--epilogue", "tanh"], "argument --epilogue: invalid choice: 'tanh'"),
     (["--cluster", "3"], "--cluster must be 1 or 2, got 3"),
     (["--grid", "0"], r"--grid must be a positive multiple of the cluster \(2\), got 0"),
@@ -387,6 +385,14 @@ EMULATED_SPLIT = [
                                   "--reduction", "atomic"], id="split3-atomic-edges"),
     pytest.param(131, 72, 520, ["--split-k", "auto", "--b-layout", "nk", "--grid", "6",
                                 "--cluster", "1"], id="split-auto-edges"),
+    # The fix-up kernel applies the epilogue.
+    pytest.param(200, 144, 1000, ["--split-k", "3", "--b-layout", "nk", "--grid", "8",
+                                  "--epilogue", "bias_gelu_tanh", "--reduction", "atomic"],
+                 id="split3-atomic-bias-gelu"),
+    pytest.param(131, 144, 520, ["--split-k", "2", "--b-layout", "nk", "--grid", "4",
+                                 "--epilogue", "fp8_amax"], id="split2-fp8-amax"),
+    pytest.param(131, 144, 520, ["--split-k", "2", "--b-layout", "nk", "--grid", "4",
+                                 "--epilogue", "residual"], id="split2-residual"),
 ]
 
 
@@ -427,6 +433,16 @@ def test_example_passes_with_split_k(m, n, k, args, cache):
 @pytest.mark.parametrize("epilogue", list(EXAMPLE["EPILOGUES"]))
 def test_example_passes_with_each_epilogue(epilogue, cache):
     passes(200, 144, 200, ["--b-layout", "nk", "--grid", "4", "--epilogue", epilogue], cache)
+
+
+def test_shipped_tuning_defaults_are_the_benchmark_shapes():
+    import json
+    table = json.loads((REPO / "python" / "examples" / "gemm_ws_tuned.json").read_text())
+    bench = runpy.run_path(str(REPO / "bench" / "gpu" / "bench.py"))
+    assert set(table) == {f"a: bf16[{s.m}, {s.k}], b: bf16[{s.k}, {s.n}]"
+                          for s in bench["GEMM_SHAPES"]}
+    for config in table.values():
+        assert mgpu.Config(**config) in EXAMPLE["TUNING_CONFIGS"], config
 
 
 def test_epilogue_check_finds_a_wrong_function():
