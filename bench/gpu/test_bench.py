@@ -13,6 +13,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import bench  # noqa: E402
+import checks  # noqa: E402
 
 GEMM = {"entry": "gemm", "cubin": "gemm.cubin", "parameters": [
     {"index": 0, "kind": "buffer", "element_type": "bf16", "shape": [4096, 2048]},
@@ -83,16 +84,61 @@ def test_group_kernels_prefers_the_example():
 
 def test_gemm_shapes():
     """Every shape fits the warp-specialized kernel's tiling (a cluster of
-    two 128x256 tiles, K steps of 64), none repeats, each says why it is
-    there, and the issue's shapes are among them."""
+    two 128x256 tiles, K steps of 64) but the any-shape rows, which still
+    meet TMA's 16-byte row alignment and K x N B's 64-column tiles; none
+    repeats, each says why it is there, and the issue's shapes are among
+    them."""
     dims = [(s.m, s.n, s.k) for s in bench.GEMM_SHAPES]
     assert len(set(dims)) == len(dims)
-    assert {(8192, 8192, 8192), (4096, 4096, 512), (4096, 4096, 4096)} <= set(dims)
+    assert {(8192, 8192, 8192), (4096, 4096, 512), (4096, 4096, 4096),
+            (1024, 1024, 32768)} <= set(dims)
+    any_shape = [s for s in bench.GEMM_SHAPES if not bench.gemm_is_tiled(s)]
+    assert any_shape and all(s.why.startswith("any shape") for s in any_shape)
     for shape in bench.GEMM_SHAPES:
-        assert shape.m % 256 == 0 and shape.n % 256 == 0 and shape.k % 64 == 0, shape
+        # Rows of A (K bf16), B (N bf16) and C (N bf16) 16-byte aligned.
+        assert shape.k % 8 == 0 and shape.n % 64 == 0, shape
         assert shape.why
     notes = bench.gemm_shape_notes()
     assert notes[0].startswith("8192x8192x8192: the headline")
+    # The LLM vocabulary row, and why not 50257.
+    assert (4000, 50304, 1000) in dims
+    assert "50257" in bench.GEMM_SHAPES[dims.index((4000, 50304, 1000))].why
+
+
+def test_split_k_shapes_have_few_tiles():
+    """Split-K only where the 128x256 tiles fill less than half the SMs
+    (gemm_ws.py's split_for), with splits that leave each unit at least 8
+    of the K steps; the deep-K row among them."""
+    split = [s for s in bench.GEMM_SHAPES if s.splits]
+    assert (1024, 1024, 32768) in [(s.m, s.n, s.k) for s in split]
+    for shape in split:
+        tiles = -(-shape.m // 128) * -(-shape.n // 256)
+        assert tiles * 2 < 132, shape
+        for splits in shape.splits:
+            assert 2 <= splits <= 8 and shape.k // 64 // splits >= 8, shape
+
+
+def test_split_k_agrees_with_gemm_ws_split_for():
+    """The first split of each split-K row is gemm_ws.py --split-k auto's
+    choice (where python/examples/gemm_ws.py and mosaic_gpu import)."""
+    examples = pathlib.Path(__file__).parents[2] / "python" / "examples"
+    sys.path.insert(0, str(examples))
+    try:
+        gemm_ws = pytest.importorskip("gemm_ws", reason="mosaic_gpu is not importable here")
+    finally:
+        sys.path.remove(str(examples))
+    for shape in bench.GEMM_SHAPES:
+        if shape.splits:
+            assert gemm_ws.split_for(shape.m, shape.n, shape.k) == shape.splits[0], shape
+
+
+def test_new_gemm_shapes_are_the_split_and_any_shape_rows():
+    assert bench.new_gemm_shapes() == [(1024, 1024, 32768), (256, 4096, 14336),
+                                       (4000, 50304, 1000), (3000, 4096, 3000)]
+    shapes = [(s.m, s.n, s.k) for s in bench.GEMM_SHAPES]
+    assert bench.select_gemm_shapes(shapes, ["gemm", "gemm-new"]) == shapes
+    assert bench.select_gemm_shapes(shapes, ["gemm-new", "fp8"]) == bench.new_gemm_shapes()
+    assert bench.select_gemm_shapes(shapes, ["fp8"]) == []
 
 
 def test_list_gemm_shapes_needs_no_torch():
@@ -111,6 +157,9 @@ def test_gemm_columns():
     assert bench.gemm_columns({"gemm_bf16", "gemm_fp8"}) == [
         bench.CUBLAS, "gemm_bf16_ws", "gemm_bf16", "gemm_fp8", bench.TRITON_TMA,
         bench.TRITON_BLOCKED]
+    assert bench.gemm_columns({"gemm_bf16_ws"}, [4, 2, 4]) == [
+        bench.CUBLAS, "gemm_bf16_ws", "gemm_bf16", "gemm_bf16_ws split-K 2",
+        "gemm_bf16_ws split-K 4", bench.TRITON_TMA, bench.TRITON_BLOCKED]
 
 
 def test_times_and_rates():
@@ -455,3 +504,123 @@ def test_find_manifests_leaves_collective_kernels_to_collective_py(tmp_path):
     (tmp_path / "allgather_matmul_d2_128x256x128.json").write_text(json.dumps(collective))
     found = [data["entry"] for _, data in bench.find_manifests(tmp_path)]
     assert found == ["gemm"]
+
+
+def test_list_generated_names_every_new_kernel():
+    """bench.py --list-generated (for compile-kernels.sh, no torch needed):
+    NAME SCRIPT ARGS per kernel, every name parsed back to its table's case."""
+    out = subprocess.run([sys.executable, str(pathlib.Path(bench.__file__)),
+                          "--list-generated"], capture_output=True, text=True, check=True)
+    lines = [line.split() for line in out.stdout.splitlines()]
+    assert lines[0] == ["gemm_bf16_ws_splitk2_1024x1024x32768", "gemm_ws.py", "--m", "1024",
+                        "--n", "1024", "--k", "32768", "--split-k", "2"]
+    names = [line[0] for line in lines]
+    assert len(set(names)) == len(names)
+    assert len(names) == (sum(len(s.splits) for s in bench.GEMM_SHAPES)
+                          + len(bench.EPILOGUE_CASES) + len(bench.FP8_CASES))
+    kinds = {}
+    for name, script, *args in lines:
+        kernel = bench.parse_new_kernel(name)
+        assert kernel is not None, name
+        kinds[kernel.kind] = kinds.get(kernel.kind, 0) + 1
+        flags = dict(zip(args[::2], args[1::2]))
+        assert tuple(int(flags[f]) for f in ("--m", "--n", "--k")) == kernel.dims
+        param = {"split": "--split-k", "epilogue": "--epilogue", "fp8": "--scaling"}[kernel.kind]
+        assert flags[param] == str(kernel.param)
+        assert script == ("gemm_fp8.py" if kernel.kind == "fp8" else "gemm_ws.py")
+    assert kinds == {"split": 4, "epilogue": 4, "fp8": 9}
+
+
+def test_parse_new_kernel():
+    assert bench.parse_new_kernel("gemm_bf16_ws_splitk4_256x4096x14336") == \
+        bench.NewKernel("split", (256, 4096, 14336), 4)
+    assert bench.parse_new_kernel("gemm_bf16_ws_splitk4_256x4096x14336.fixup") == \
+        bench.NewKernel("fixup", (256, 4096, 14336), 4)
+    assert bench.parse_new_kernel("gemm_bf16_ws_bias_gelu_tanh_8192x8192x8192") == \
+        bench.NewKernel("epilogue", (8192, 8192, 8192), "bias_gelu_tanh")
+    assert bench.parse_new_kernel("gemm_fp8_block_4096x4096x4096") == \
+        bench.NewKernel("fp8", (4096, 4096, 4096), "block")
+    # The bf16 GEMM table's own kernels, and names that only look alike.
+    for stem in ("gemm_bf16_ws_8192x8192x8192", "gemm_bf16_ws", "gemm_fp8_nope_1x2x3",
+                 "gemm_bf16_ws_splitk2_1024x1024x32768.fixup.result",
+                 "gemm_bf16_ws_gelu_erf_8x8x8"):
+        assert bench.parse_new_kernel(stem) is None, stem
+
+
+def test_pair_split_kernels():
+    kernels = {stem: bench.parse_new_kernel(stem) for stem in (
+        "gemm_bf16_ws_splitk2_1024x1024x32768", "gemm_bf16_ws_splitk2_1024x1024x32768.fixup",
+        "gemm_bf16_ws_splitk4_1024x1024x32768", "gemm_bf16_ws_splitk2_256x4096x14336.fixup")}
+    pairs, notes = bench.pair_split_kernels(kernels)
+    assert pairs == {((1024, 1024, 32768), 2): ("gemm_bf16_ws_splitk2_1024x1024x32768",
+                                                "gemm_bf16_ws_splitk2_1024x1024x32768.fixup")}
+    assert notes == [
+        "gemm_bf16_ws_splitk4_1024x1024x32768 not run: its fix-up kernel "
+        "gemm_bf16_ws_splitk4_1024x1024x32768.fixup was not compiled.",
+        "gemm_bf16_ws_splitk2_256x4096x14336.fixup not run: its split-K GEMM was not compiled."]
+
+
+def test_parse_tables():
+    assert bench.parse_tables("epilogue, fp8,gemm-new") == ["gemm-new", "fp8", "epilogue"]
+    assert bench.parse_tables(",".join(bench.DEFAULT_TABLES)) == list(bench.DEFAULT_TABLES)
+    for bad in ("", "gemm,bogus"):
+        with pytest.raises(ValueError):
+            bench.parse_tables(bad)
+
+
+def test_fp8_and_epilogue_tables():
+    """The new tables from fake results: ratios against torch._scaled_mm and
+    against the unfused torch sequence, a failure, an unavailable peer and a
+    cell never run."""
+    flops = 2 * 8192 ** 3
+    tensor = bench.Fp8Case(8192, 8192, 8192, "tensor")
+    block = tensor._replace(scaling="block")
+    # 1.1 TFLOP in 1 ms: 1100 TFLOP/s; ours at 0.8 ms is 1.25x cuBLAS.
+    assert flops == 1_099_511_627_776
+    assert bench.fp8_markdown([
+        (tensor, {bench.SCALED_MM: 1.0, bench.OURS_FP8: 0.8, bench.TRITON_FP8: 1.25}),
+        (block, {bench.SCALED_MM: bench.UNAVAILABLE, bench.OURS_FP8: bench.FAILED})
+    ]).splitlines() == [
+        "| M x N x K, scaling | cuBLAS (torch._scaled_mm) | ours (gemm_fp8) | Triton FP8 |",
+        "|---|---:|---:|---:|",
+        "| 8192x8192x8192, tensor | 1.000 ms, 1100 TFLOP/s, 1.00x | 800.0 us, 1374 TFLOP/s, "
+        "1.25x | 1.250 ms, 880 TFLOP/s, 0.80x |",
+        "| 8192x8192x8192, block | unavailable | FAILED | - |"]
+    case = bench.EpilogueCase(4096, 16384, 4096, "bias_gelu_tanh")
+    assert bench.epilogue_markdown([
+        (case, {bench.TORCH_EAGER: 1.0, bench.CUBLAS_FUSED: 0.8, bench.OURS_FUSED: 0.75})
+    ]).splitlines() == [
+        "| M x N x K, epilogue | torch eager (unfused) | cuBLAS epilogue | torch.compile "
+        "| ours (fused) |",
+        "|---|---:|---:|---:|---:|",
+        "| 4096x16384x4096, bias_gelu_tanh | 1.000 ms, 550 TFLOP/s, 1.00x | 800.0 us, "
+        "687 TFLOP/s, 1.25x | - | 750.0 us, 733 TFLOP/s, 1.33x |"]
+
+
+def test_docs_section_with_the_new_tables_only():
+    """A run of the new tables alone: their sections, none of the others."""
+    section = bench.docs_section("2026-11-27", "GPU", "cmd", 10, 100, [
+        bench.gemm_section("", []), bench.attention_section("", []),
+        bench.other_examples_section("", []),
+        bench.fp8_section("FP8 TABLE", ["an fp8 note"]),
+        bench.epilogue_section("EPILOGUE TABLE", [])])
+    lines = section.splitlines()
+    assert "### GEMM (bf16 in, f32 accumulation, bf16 out)" not in lines
+    assert "### Attention forward (bf16 Q, K, V and O, f32 LSE)" not in lines
+    fp8 = lines.index("### FP8 GEMM (e4m3 A and Bt, f32 scales, f32 accumulation, bf16 C)")
+    epilogue = lines.index("### Fused epilogues (bf16 GEMM, f32 accumulation, then the "
+                           "epilogue, bf16 C)")
+    assert fp8 < lines.index("FP8 TABLE") < lines.index("- an fp8 note") < epilogue < \
+        lines.index("EPILOGUE TABLE")
+    assert "sum of the two medians" in bench.gemm_section("T", []).legend
+
+
+def test_new_tables_cases():
+    assert bench.FP8_CASES[:3] == [bench.Fp8Case(8192, 8192, 8192, s)
+                                   for s in ("tensor", "row", "block")]
+    for case in bench.FP8_CASES:
+        # Block scaling by whole 128 x 128 blocks of Bt; rows 16-byte aligned.
+        assert case.n % 128 == 0 and case.k % 128 == 0, case
+    assert {(c.m, c.n, c.k) for c in bench.EPILOGUE_CASES} == {(8192, 8192, 8192),
+                                                               (4096, 16384, 4096)}
+    assert {c.epilogue for c in bench.EPILOGUE_CASES} <= set(checks.EPILOGUE_REFERENCES)
