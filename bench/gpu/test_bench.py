@@ -13,7 +13,15 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import bench  # noqa: E402
-import checks  # noqa: E402
+
+try:  # checks.py and its tests need NumPy and ml_dtypes
+    import checks
+    import ml_dtypes
+    import numpy as np
+    BF16, E4M3 = ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn
+except ImportError:  # those tests skip
+    ml_dtypes = None
+needs_numpy = pytest.mark.skipif(ml_dtypes is None, reason="NumPy or ml_dtypes is missing")
 
 GEMM = {"entry": "gemm", "cubin": "gemm.cubin", "parameters": [
     {"index": 0, "kind": "buffer", "element_type": "bf16", "shape": [4096, 2048]},
@@ -355,6 +363,30 @@ def test_triton_peers_compile_for_hopper():
     assert "cp.async.bulk.tensor" in ptx and "wgmma.mma_async" in ptx
 
 
+@pytest.mark.parametrize("scaling, block_n", [("tensor", 256), ("row", 128), ("block", 128)])
+def test_triton_fp8_gemm_compiles_for_hopper(scaling, block_n):
+    """The Triton FP8 GEMM compiles for sm_90a with the installed Triton (no
+    GPU needed), through TMA and e4m3 wgmma, with each scaling."""
+    triton = pytest.importorskip("triton", reason="Triton is not installed")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    import triton_peers
+    if triton_peers.TensorDescriptor is None:
+        pytest.skip(f"Triton {triton.__version__} has no host-side TMA descriptors")
+    signature = {"a_desc": "tensordesc<fp8e4nv[128,128]>",
+                 "b_desc": f"tensordesc<fp8e4nv[{block_n},128]>",
+                 "c_desc": f"tensordesc<bf16[128,{block_n}]>", "a_scale_ptr": "*fp32",
+                 "b_scale_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+    constants = {"BM": 128, "BN": block_n, "BK": 128, "GROUP_M": 8,
+                 "SCALING": triton_peers.FP8_SCALINGS[scaling], "NUM_SMS": 132}
+    kernel = triton.compile(ASTSource(triton_peers.matmul_fp8, signature, constants),
+                            target=GPUTarget("cuda", 90, 32),
+                            options={"num_warps": 8, "num_stages": 3})
+    ptx = kernel.asm["ptx"]
+    assert "cp.async.bulk.tensor" in ptx
+    assert f"wgmma.mma_async.sync.aligned.m64n{block_n}k32.f32.e4m3.e4m3" in ptx
+
+
 @pytest.mark.parametrize("causal, block_n", [(False, 128), (True, 64)])
 def test_triton_attention_compiles_for_hopper(causal, block_n):
     """The Triton fused attention compiles for sm_90a with the installed
@@ -387,7 +419,13 @@ def test_triton_launchers_load_without_a_gpu():
         pytest.skip(f"Triton {triton.__version__} has no host-side TMA descriptors")
     launchers, notes = triton_peers.load(132)
     assert notes == []
-    assert {"matmul_tma_persistent", "attention"} <= set(launchers)
+    assert {"matmul_tma_persistent", "attention", "matmul_fp8"} <= set(launchers)
+    assert launchers["matmul_fp8"].config() == "not tuned"
+    # Block scaling keeps the 128-column tiles alone.
+    configs = triton_peers.fp8_configs()
+    block = triton_peers.prune_fp8_configs(configs, {}, SCALING=2)
+    assert block and all(config.kwargs["BN"] == 128 for config in block)
+    assert triton_peers.prune_fp8_configs(configs, {}, SCALING=0) == configs
     assert launchers["attention"].config() == "not tuned"
     descriptors = {name: types.SimpleNamespace(block_shape=None)
                    for name in ("q_desc", "k_desc", "v_desc", "o_desc")}
@@ -615,6 +653,7 @@ def test_docs_section_with_the_new_tables_only():
     assert "sum of the two medians" in bench.gemm_section("T", []).legend
 
 
+@needs_numpy
 def test_new_tables_cases():
     assert bench.FP8_CASES[:3] == [bench.Fp8Case(8192, 8192, 8192, s)
                                    for s in ("tensor", "row", "block")]
@@ -624,3 +663,248 @@ def test_new_tables_cases():
     assert {(c.m, c.n, c.k) for c in bench.EPILOGUE_CASES} == {(8192, 8192, 8192),
                                                                (4096, 16384, 4096)}
     assert {c.epilogue for c in bench.EPILOGUE_CASES} <= set(checks.EPILOGUE_REFERENCES)
+
+
+# ---------------------------------------------------------------------------
+# checks.py: the float64 checks of dumped bytes, each against an output
+# computed as the kernel would (f32 arithmetic, then the output's rounding)
+# and against broken ones, which must fail.
+
+
+
+def normal(rng, shape, dtype):
+    """Standard normal values rounded to `dtype`, as mosaic-run draws them."""
+    return rng.standard_normal(shape).astype(np.float32).astype(dtype)
+
+
+@needs_numpy
+def test_decode_dumps_round_trip():
+    rng = np.random.default_rng(0)
+    a, b = normal(rng, (4, 8), BF16), normal(rng, (8,), E4M3)
+    scale, c = normal(rng, (3,), np.float32), normal(rng, (4, 2), BF16)
+    manifest = [("bf16", (4, 8)), ("f8E4M3FN", (8,)), ("f32", (3,)), ("bf16", (4, 2))]
+    ins, outs = checks.decode_dumps(manifest, [3], a.tobytes() + b.tobytes() + scale.tobytes(),
+                                    c.tobytes())
+    for got, want in zip(ins + outs, [a, b, scale, c]):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    with pytest.raises(ValueError, match="fewer than"):
+        checks.decode_dumps(manifest, [3], a.tobytes(), c.tobytes())
+    with pytest.raises(ValueError, match="the buffers"):
+        checks.decode_dumps(manifest, [3], a.tobytes() + b.tobytes() + scale.tobytes() + b"x",
+                            c.tobytes())
+    # The poison (0xFF bytes) is NaN in every float type.
+    for dtype in (np.float32, BF16, E4M3):
+        assert np.isnan(np.frombuffer(b"\xff" * 4, dtype).astype(np.float64)).all()
+
+
+@needs_numpy
+def test_sample_rows_keep_the_ends():
+    rows = checks.sample_rows(10000, 256, seed=1)
+    assert len(rows) == 256 and rows[0] == 0 and rows[-1] == 9999
+    assert list(rows) == sorted(set(rows))
+    assert list(checks.sample_rows(5, 256)) == [0, 1, 2, 3, 4]
+
+
+@needs_numpy
+def test_split_ranges_follow_gemm_ws_split_steps():
+    # 32768 / 64 = 512 steps: 256 or 128 per split.
+    assert checks.split_ranges(32768, 2) == [(0, 16384), (16384, 32768)]
+    # 1000 / 64: 16 steps (the last part zeros), 6 per split of 3.
+    assert checks.split_ranges(1000, 3) == [(0, 384), (384, 768), (768, 1000)]
+
+
+def split_k_case(rng, m=256, n=128, k=1024, splits=4):
+    a, b = normal(rng, (m, k), BF16), normal(rng, (k, n), BF16)
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    workspace = np.stack([a32[:, lo:hi] @ b32[lo:hi] for lo, hi in checks.split_ranges(k, splits)])
+    return a, b, workspace.astype(np.float32)
+
+
+@needs_numpy
+def test_split_partials_check():
+    rng = np.random.default_rng(1)
+    a, b, workspace = split_k_case(rng)
+    assert checks.check_split_partials(a, b, workspace).passed
+    # One K step (64 of 256 per split) in the wrong split.
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    shifted = workspace.copy()
+    shifted[0] -= a32[:, 192:256] @ b32[192:256]
+    shifted[1] += a32[:, 192:256] @ b32[192:256]
+    found = checks.check_split_partials(a, b, shifted)
+    assert not found.passed and "partial 0" in found.summary and "partial 1" in found.summary
+    unwritten = workspace.copy()
+    unwritten[3, 100, 7] = np.nan
+    found = checks.check_split_partials(a, b, unwritten)
+    assert not found.passed and found.worst == math.inf and "1 of" in found.summary
+
+
+@needs_numpy
+def test_fixup_check():
+    rng = np.random.default_rng(2)
+    workspace = normal(rng, (4, 64, 96), np.float32)
+    c = workspace.sum(axis=0, dtype=np.float32).astype(BF16)
+    assert checks.check_fixup(workspace, c).passed
+    assert not checks.check_fixup(workspace, workspace[:3].sum(axis=0).astype(BF16)).passed
+    c[5, 5] = np.nan
+    assert not checks.check_fixup(workspace, c).passed
+
+
+@needs_numpy
+@pytest.mark.parametrize("epilogue", ["bias_gelu_tanh", "residual"])
+def test_epilogue_check(epilogue):
+    """Right, and wrong where a kernel could go wrong: the epilogue's input
+    left out, or applied twice."""
+    rng = np.random.default_rng(3)
+    m, n, k = 256, 128, 512
+    a, b = normal(rng, (m, k), BF16), normal(rng, (k, n), BF16)
+    acc = a.astype(np.float32) @ b.astype(np.float32)
+    if epilogue == "bias_gelu_tanh":
+        extra = normal(rng, (n,), np.float32)
+        good, bad = checks.gelu_tanh(acc + extra), checks.gelu_tanh(acc)
+    else:
+        extra = normal(rng, (m, n), BF16)
+        good, bad = acc + extra.astype(np.float32), acc + 2 * extra.astype(np.float32)
+    assert checks.check_epilogue(epilogue, a, b, [extra], good.astype(BF16)).passed
+    assert not checks.check_epilogue(epilogue, a, b, [extra], bad.astype(BF16)).passed
+    with pytest.raises(ValueError, match="takes 1 inputs"):
+        checks.check_epilogue(epilogue, a, b, [], good.astype(BF16))
+
+
+@needs_numpy
+def test_epilogue_references_match_gemm_ws():
+    """bench's float64 epilogues are gemm_ws.py's (where mosaic_gpu imports)."""
+    examples = pathlib.Path(__file__).parents[2] / "python" / "examples"
+    sys.path.insert(0, str(examples))
+    try:
+        gemm_ws = pytest.importorskip("gemm_ws", reason="mosaic_gpu is not importable here")
+    finally:
+        sys.path.remove(str(examples))
+    rng = np.random.default_rng(4)
+    m, n, k = 64, 32, 128
+    a, b = normal(rng, (m, k), BF16), normal(rng, (k, n), BF16)
+    for name, reference in checks.EPILOGUE_REFERENCES.items():
+        config = gemm_ws.Config(m, n, k, epilogue=name)
+        extras = gemm_ws.epilogue_inputs(config, seed=5)
+        theirs = gemm_ws.reference(config, a, b, extras)
+        ours = checks.check_epilogue(name, a, b, extras, theirs)
+        assert ours.passed and ours.worst < 1e-9, (name, ours)
+        spec = gemm_ws.EPILOGUES[name]
+        assert (len(spec.row_vectors), len(spec.column_vectors), bool(spec.residual),
+                spec.out) == (reference.row_vectors, reference.column_vectors,
+                              reference.residual, reference.out)
+
+
+def fp8_case(rng, scaling, m=256, n=256, k=512):
+    """Random e4m3 A and Bt and standard normal f32 scales (as mosaic-run
+    draws them) in the kernel's layouts, and C computed from them in f32."""
+    a, bt = normal(rng, (m, k), E4M3), normal(rng, (n, k), E4M3)
+    a_shape, b_shape = checks.fp8_scale_shapes(scaling, m, n, k)
+    a_scales = normal(rng, a_shape, np.float32)
+    b_scales = normal(rng, b_shape, np.float32)
+    rows = np.arange(m)
+    a64, b64 = checks.dequantize_fp8(scaling, a, bt, a_scales, b_scales, rows)
+    c = (a64.astype(np.float32) @ b64.astype(np.float32).T).astype(BF16)
+    return a, bt, a_scales, b_scales, c
+
+
+@needs_numpy
+@pytest.mark.parametrize("scaling", ["tensor", "row", "block"])
+def test_fp8_check(scaling):
+    rng = np.random.default_rng(6)
+    a, bt, a_scales, b_scales, c = fp8_case(rng, scaling)
+    assert checks.check_fp8(scaling, a, bt, a_scales, b_scales, c).passed
+    if scaling == "block":
+        # A's scales read row-major (M, K/128) instead of K-block-major.
+        wrong = np.ascontiguousarray(a_scales.reshape(4, 256).T).reshape(-1)
+    else:
+        wrong = a_scales * np.float32(1.05)
+    assert not checks.check_fp8(scaling, a, bt, wrong, b_scales, c).passed
+    with pytest.raises(ValueError, match="takes scales of shapes"):
+        checks.check_fp8(scaling, a, bt, np.ones(3, np.float32), b_scales, c)
+
+
+@needs_numpy
+def test_fp8_dequantize_matches_gemm_fp8():
+    """The kernel's scale layouts as python/examples/gemm_fp8.py makes them
+    (where it exists and mosaic_gpu imports): its quantized inputs,
+    dequantized by both, agree."""
+    examples = pathlib.Path(__file__).parents[2] / "python" / "examples"
+    if not (examples / "gemm_fp8.py").exists():
+        pytest.skip("python/examples/gemm_fp8.py does not exist in this tree")
+    sys.path.insert(0, str(examples))
+    try:
+        gemm_fp8 = pytest.importorskip("gemm_fp8", reason="mosaic_gpu is not importable here")
+    finally:
+        sys.path.remove(str(examples))
+    for scaling in checks.FP8_SCALINGS:
+        config = gemm_fp8.Config(200, 256, 384, scaling)
+        a, bt, a_scales, b_scales = gemm_fp8.inputs(config, seed=7)
+        kernel_a, kernel_b = gemm_fp8.kernel_scales(config, a_scales, b_scales)
+        rows = np.arange(200)
+        ours = checks.dequantize_fp8(scaling, a, bt, kernel_a, kernel_b, rows)
+        theirs = (gemm_fp8.dequantize(a, a_scales, scaling, "a"),
+                  gemm_fp8.dequantize(bt, b_scales, scaling, "bt"))
+        for mine, other in zip(ours, theirs):
+            assert np.array_equal(mine, other), scaling
+
+
+def mosaic_build():
+    """The build with mosaic-compile, mosaic-run and the mosaic_gpu module:
+    $MOSAIC_BUILD, else this tree's build/; the test skips without one."""
+    build = pathlib.Path(os.environ.get("MOSAIC_BUILD",
+                                        pathlib.Path(__file__).parents[2] / "build"))
+    needed = [build / "bin" / "mosaic-compile", build / "bin" / "mosaic-run",
+              build / "python" / "mosaic_gpu"]
+    missing = [str(path) for path in needed if not path.exists()]
+    if missing:
+        pytest.skip(f"no build here ({', '.join(missing)} missing; set MOSAIC_BUILD)")
+    return build
+
+
+# Small kernels of each new kind, as compile-kernels.sh makes them: NAME,
+# the script in python/examples, its arguments (a grid for the emulator).
+EMULATED_KERNELS = [
+    ("gemm_bf16_ws_splitk2_256x128x1024", "gemm_ws.py",
+     "--m 256 --n 128 --k 1024 --split-k 2 --grid 4"),
+    ("gemm_bf16_ws_bias_gelu_tanh_256x128x512", "gemm_ws.py",
+     "--m 256 --n 128 --k 512 --epilogue bias_gelu_tanh --grid 4"),
+    ("gemm_bf16_ws_residual_200x128x520", "gemm_ws.py",
+     "--m 200 --n 128 --k 520 --epilogue residual --grid 4"),
+    ("gemm_fp8_row_256x256x512", "gemm_fp8.py", "--m 256 --n 256 --k 512 --scaling row --grid 2"),
+    ("gemm_fp8_block_256x256x512", "gemm_fp8.py",
+     "--m 256 --n 256 --k 512 --scaling block --grid 2"),
+]
+
+
+@needs_numpy
+@pytest.mark.parametrize("name, script, arguments", EMULATED_KERNELS)
+def test_new_kernels_pass_their_checks_on_the_emulator(tmp_path, monkeypatch, name, script,
+                                                       arguments):
+    """End to end on the PTX emulator: the kernel generated and compiled as
+    compile-kernels.sh does, run by mosaic-run --check=none with its inputs
+    and outputs dumped (run_ours_dumped, as on a GPU), and the dumps checked
+    in float64 by bench.py's check of its kind; the split-K GEMM's fix-up
+    too. The emulator is not timed, which run_ours_dumped reports."""
+    build = mosaic_build()
+    generator = pathlib.Path(__file__).parents[2] / "python" / "examples" / script
+    if not generator.exists():
+        pytest.skip(f"python/examples/{script} does not exist in this tree")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(build / "python"), os.environ.get("PYTHONPATH", "")]))
+    subprocess.run([sys.executable, str(generator), *arguments.split(), "--emit-mlir",
+                    str(tmp_path / f"{name}.mlir")], env=env, check=True, capture_output=True)
+    stems = sorted(path.name[:-len(".mlir")] for path in tmp_path.glob(f"{name}*.mlir"))
+    assert stems == ([name, f"{name}.fixup"] if "splitk" in name else [name])
+    monkeypatch.setenv("MOSAIC_GPU_BACKEND", "emulator")
+    args = bench.argparse.Namespace(warmup=1, reps=1, seed=11, run_timeout=120)
+    for stem in stems:
+        subprocess.run([str(build / "bin" / "mosaic-compile"), str(tmp_path / f"{stem}.mlir"),
+                        "-o", str(tmp_path / f"{stem}.cubin")], check=True, capture_output=True)
+        manifest = json.loads((tmp_path / f"{stem}.json").read_text())
+        kernel = bench.parse_new_kernel(stem)
+        ms, found, result, why = bench.run_ours_dumped(
+            build / "bin" / "mosaic-run", tmp_path / f"{stem}.json", manifest,
+            bench.new_kernel_check(kernel), args, tmp_path)
+        assert result["passed"] and result["emulated"], result
+        assert found is not None and found.passed and found.worst < 0.8, (stem, found)
+        assert ms is None and why == "mosaic-run reported no time (emulated: True)"
