@@ -27,6 +27,21 @@ that time. The peers' O (and the Triton peer's LSE) are checked against a
 float64 reference on sampled rows, after a check that every element was
 written; mosaic-run checks ours.
 
+The GEMM table also has a column per K split of our split-K GEMM
+(gemm_ws.py --split-k S: the GEMM writing f32 partial tiles, then the
+fix-up summing them; the cell is the sum of the two kernels' medians) at
+the shapes with few tiles, and rows of shapes that are not tile multiples.
+The FP8 table has one row per shape of FP8_SHAPES and scaling (per tensor,
+per row, per 1x128 / 128x128 block), one column each for torch._scaled_mm
+(cuBLAS), ours (gemm_fp8, compiled per case by compile-kernels.sh) and a
+Triton FP8 GEMM; the fused-epilogue table one row per EPILOGUE_CASES, one
+column each for the unfused torch sequence, cuBLAS's fused epilogue,
+torch.compile and ours (gemm_ws.py --epilogue NAME). mosaic-run has no
+reference for those kernels of ours: it runs them with --check=none (fresh
+random inputs, poisoned outputs that must all be written, the timing) and
+dumps their inputs and outputs, which checks.py compares with float64.
+--tables picks the tables to measure.
+
 Prints the tables, appends them to docs/BENCHMARKS.md with the date, the GPU
 and the command when every check passed, and exits non-zero when one failed.
 A peer that cannot run here (Triton missing, an API it lacks) leaves its
@@ -35,10 +50,15 @@ cells `-` or `unavailable` with a note saying why; that is not a failure.
 Usage (normally through bench/gpu/run.sh, which builds mosaic-run first):
   bench/gpu/bench.py --kernels DIR --mosaic-run PATH [--docs FILE]
       [--out DIR] [--warmup N] [--reps N] [--seed S] [--command TEXT]
+      [--tables gemm,gemm-new,attention,other,fp8,epilogue]
+      [--run-timeout SECONDS] [--no-torch-compile]
   bench/gpu/bench.py --list-gemm-shapes     (M N K per line, for
       compile-kernels.sh; needs no GPU)
   bench/gpu/bench.py --list-attention-shapes
       (BATCH HEADS SEQ HEAD_DIM causal|full per line, for
+      compile-kernels.sh; needs no GPU)
+  bench/gpu/bench.py --list-generated
+      (NAME SCRIPT ARGS... per split-K, FP8 and fused-epilogue kernel, for
       compile-kernels.sh; needs no GPU)
 """
 import argparse
