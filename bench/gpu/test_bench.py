@@ -908,3 +908,103 @@ def test_new_kernels_pass_their_checks_on_the_emulator(tmp_path, monkeypatch, na
         assert result["passed"] and result["emulated"], result
         assert found is not None and found.passed and found.worst < 0.8, (stem, found)
         assert ms is None and why == "mosaic-run reported no time (emulated: True)"
+
+
+# Runs the Triton FP8 GEMM in Triton's interpreter (on the CPU) with each
+# scaling, on inputs quantized by bench.fp8_quantize, and prints its
+# relative error against the float64 reference of the dequantized product;
+# for block scaling also with A's scales in the wrong layout.
+INTERPRETED_FP8 = textwrap.dedent("""
+    import math
+    import torch
+    import bench, triton_peers
+    generator = torch.Generator().manual_seed(0)
+    m, n, k = 256, 256, 384
+    for scaling, block_n, wrong in (("tensor", 256, False), ("row", 128, False),
+                                    ("block", 128, False), ("block", 128, True)):
+        x, w = (torch.randn(rows, k, generator=generator) for rows in (m, n))
+        a, a_scales, a_expanded = bench.fp8_quantize(torch, x, scaling, "a")
+        bt, b_scales, b_expanded = bench.fp8_quantize(torch, w, scaling, "bt")
+        if wrong:
+            a_scales = a_scales.t().contiguous()
+        c = torch.full((m, n), math.nan, dtype=torch.bfloat16)
+        descriptors = (triton_peers.TensorDescriptor.from_tensor(a, [128, 128]),
+                       triton_peers.TensorDescriptor.from_tensor(bt, [block_n, 128]),
+                       triton_peers.TensorDescriptor.from_tensor(c, [128, block_n]))
+        triton_peers.matmul_fp8[(2,)](*descriptors, a_scales, b_scales, m, n, k, BM=128,
+                                      BN=block_n, BK=128, GROUP_M=8,
+                                      SCALING=triton_peers.FP8_SCALINGS[scaling], NUM_SMS=2)
+        reference = (a.float().double() * a_expanded) @ (bt.float().double() * b_expanded).T
+        print(scaling, wrong, bench.relative_error(torch, c, reference))
+""")
+
+
+def test_triton_fp8_gemm_matches_float64_in_the_interpreter():
+    """The Triton FP8 GEMM computes dequant(A) dequant(Bt)^T with each
+    scaling and the scale layouts bench.py gives it; A's block scales in the
+    wrong layout are far off."""
+    pytest.importorskip("torch", reason="PyTorch is not installed")
+    triton = pytest.importorskip("triton", reason="Triton is not installed")
+    import triton_peers
+    if triton_peers.TensorDescriptor is None:
+        pytest.skip(f"Triton {triton.__version__} has no host-side TMA descriptors")
+    here = pathlib.Path(__file__).parent
+    env = dict(os.environ, TRITON_INTERPRET="1",
+               PYTHONPATH=os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", INTERPRETED_FP8], env=env,
+                         capture_output=True, text=True, check=True)
+    runs = [line.split() for line in out.stdout.splitlines()]
+    assert [run[:2] for run in runs] == [["tensor", "False"], ["row", "False"],
+                                         ["block", "False"], ["block", "True"]]
+    for scaling, wrong, error in runs:
+        assert (float(error) > 0.05) if wrong == "True" else (float(error) < 1e-2), scaling
+
+
+@pytest.mark.parametrize("scaling", ["tensor", "row", "block"])
+def test_fp8_quantize_and_scaled_mm_layouts(scaling):
+    """On the CPU: the recipe's scales (amax / 448 per group), e4m3 values
+    within 448, and the layouts torch._scaled_mm takes (per block: A's
+    scales outer-dim-major, the same memory as ours)."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(256, 384, generator=generator)
+    w = torch.randn(128, 384, generator=generator)
+    a, a_scales, a_expanded = bench.fp8_quantize(torch, x, scaling, "a")
+    bt, b_scales, _ = bench.fp8_quantize(torch, w, scaling, "bt")
+    assert a.dtype == torch.float8_e4m3fn and a.float().abs().max() <= 448
+    assert ((a.float().double() * a_expanded - x.double()).norm() / x.double().norm()) < 0.05
+    scale_a, scale_b = bench.scaled_mm_scales(scaling, a_scales, b_scales, 256, 128)
+    shapes = {"tensor": ((1,), (1,)), "row": ((256, 1), (1, 128)),
+              "block": ((256, 3), (3, 1))}[scaling]
+    assert (tuple(scale_a.shape), tuple(scale_b.shape)) == shapes
+    if scaling == "block":
+        assert scale_a.stride() == (1, 256)  # outer-dim-major
+        assert torch.equal(scale_a, x.abs().view(256, 3, 128).amax(-1) / 448)
+    if scaling == "tensor":
+        # torch._scaled_mm runs per-tensor scaling on the CPU too.
+        c = torch._scaled_mm(a, bt.t(), scale_a, scale_b, out_dtype=torch.bfloat16)
+        reference = (a.float().double() * a_expanded) @ (
+            bt.float().double() * b_scales.double()).T
+        assert bench.relative_error(torch, c, reference) < 1e-2
+
+
+@pytest.mark.parametrize("epilogue", ["bias_gelu_tanh", "residual"])
+def test_epilogue_peers_check_their_outputs(epilogue, monkeypatch):
+    """On the CPU: the eager and cuBLAS-fused forms pass the check; a form
+    that leaves the epilogue's input out fails it."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    case = bench.EpilogueCase(128, 256, 256, epilogue)
+    generator = torch.Generator().manual_seed(0)
+    peers = dict(bench.epilogue_peers(torch, case, generator, compile_torch=False))
+    assert list(peers) == [bench.TORCH_EAGER, bench.CUBLAS_FUSED]
+    for peer in peers.values():
+        peer.run()
+        peer.poison()
+        peer.run()
+        assert peer.check() < 1e-2
+    eager, fused = bench.epilogue_functions(torch, epilogue)
+    without_input = (lambda a, b, extra: eager(a, b, torch.zeros_like(extra)))
+    monkeypatch.setattr(bench, "epilogue_functions", lambda torch, name: (without_input, fused))
+    wrong = dict(bench.epilogue_peers(torch, case, generator, compile_torch=False))
+    wrong[bench.TORCH_EAGER].run()
+    assert wrong[bench.TORCH_EAGER].check() > 1e-2
