@@ -34,10 +34,12 @@
 # runtime's ctest), collective, and bench.py's tables: gemm, gemm-new (the
 # GEMM table's split-K and any-shape rows alone), attention, other, fp8,
 # epilogue. Unset, it runs all but gemm-new (which gemm contains). The
-# runtime is always built. The new tables alone, on one H100 or H200 (the
-# estimates in docs/BENCHMARKS.md):
+# runtime is always built. The new tables alone, in two runs that each fit
+# a 10-minute device call (estimated in docs/BENCHMARKS.md: under about 4
+# minutes each, the runtime's build included):
 #
-#   MOSAIC_BENCH_PARTS=gemm-new,fp8,epilogue bench/gpu/run.sh build/kernels
+#   MOSAIC_BENCH_PARTS=gemm-new,fp8 bench/gpu/run.sh build/kernels
+#   MOSAIC_BENCH_PARTS=epilogue bench/gpu/run.sh build/kernels
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if [ $# -lt 1 ]; then
