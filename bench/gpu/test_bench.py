@@ -23,6 +23,27 @@ except ImportError:  # those tests skip
     ml_dtypes = None
 needs_numpy = pytest.mark.skipif(ml_dtypes is None, reason="NumPy or ml_dtypes is missing")
 
+EXAMPLES = pathlib.Path(__file__).parents[2] / "python" / "examples"
+
+
+def build_folder():
+    """$MOSAIC_BUILD, else this tree's build/ (which may not exist)."""
+    return pathlib.Path(os.environ.get("MOSAIC_BUILD", pathlib.Path(__file__).parents[2] / "build"))
+
+
+def import_example(name):
+    """python/examples/NAME.py as a module, with the build's mosaic_gpu
+    (build_folder()/python) on the path; skips where either is missing."""
+    if not (EXAMPLES / f"{name}.py").exists():
+        pytest.skip(f"python/examples/{name}.py does not exist in this tree")
+    added = [str(EXAMPLES), str(build_folder() / "python")]
+    sys.path[:0] = added
+    try:
+        return pytest.importorskip(name, reason="mosaic_gpu is not importable here")
+    finally:
+        for path in added:
+            sys.path.remove(path)
+
 GEMM = {"entry": "gemm", "cubin": "gemm.cubin", "parameters": [
     {"index": 0, "kind": "buffer", "element_type": "bf16", "shape": [4096, 2048]},
     {"index": 1, "kind": "buffer", "element_type": "bf16", "shape": [2048, 1024]},
@@ -129,12 +150,7 @@ def test_split_k_shapes_have_few_tiles():
 def test_split_k_agrees_with_gemm_ws_split_for():
     """The first split of each split-K row is gemm_ws.py --split-k auto's
     choice (where python/examples/gemm_ws.py and mosaic_gpu import)."""
-    examples = pathlib.Path(__file__).parents[2] / "python" / "examples"
-    sys.path.insert(0, str(examples))
-    try:
-        gemm_ws = pytest.importorskip("gemm_ws", reason="mosaic_gpu is not importable here")
-    finally:
-        sys.path.remove(str(examples))
+    gemm_ws = import_example("gemm_ws")
     for shape in bench.GEMM_SHAPES:
         if shape.splits:
             assert gemm_ws.split_for(shape.m, shape.n, shape.k) == shape.splits[0], shape
@@ -773,12 +789,7 @@ def test_epilogue_check(epilogue):
 @needs_numpy
 def test_epilogue_references_match_gemm_ws():
     """bench's float64 epilogues are gemm_ws.py's (where mosaic_gpu imports)."""
-    examples = pathlib.Path(__file__).parents[2] / "python" / "examples"
-    sys.path.insert(0, str(examples))
-    try:
-        gemm_ws = pytest.importorskip("gemm_ws", reason="mosaic_gpu is not importable here")
-    finally:
-        sys.path.remove(str(examples))
+    gemm_ws = import_example("gemm_ws")
     rng = np.random.default_rng(4)
     m, n, k = 64, 32, 128
     a, b = normal(rng, (m, k), BF16), normal(rng, (k, n), BF16)
@@ -828,14 +839,7 @@ def test_fp8_dequantize_matches_gemm_fp8():
     """The kernel's scale layouts as python/examples/gemm_fp8.py makes them
     (where it exists and mosaic_gpu imports): its quantized inputs,
     dequantized by both, agree."""
-    examples = pathlib.Path(__file__).parents[2] / "python" / "examples"
-    if not (examples / "gemm_fp8.py").exists():
-        pytest.skip("python/examples/gemm_fp8.py does not exist in this tree")
-    sys.path.insert(0, str(examples))
-    try:
-        gemm_fp8 = pytest.importorskip("gemm_fp8", reason="mosaic_gpu is not importable here")
-    finally:
-        sys.path.remove(str(examples))
+    gemm_fp8 = import_example("gemm_fp8")
     for scaling in checks.FP8_SCALINGS:
         config = gemm_fp8.Config(200, 256, 384, scaling)
         a, bt, a_scales, b_scales = gemm_fp8.inputs(config, seed=7)
@@ -851,8 +855,7 @@ def test_fp8_dequantize_matches_gemm_fp8():
 def mosaic_build():
     """The build with mosaic-compile, mosaic-run and the mosaic_gpu module:
     $MOSAIC_BUILD, else this tree's build/; the test skips without one."""
-    build = pathlib.Path(os.environ.get("MOSAIC_BUILD",
-                                        pathlib.Path(__file__).parents[2] / "build"))
+    build = build_folder()
     needed = [build / "bin" / "mosaic-compile", build / "bin" / "mosaic-run",
               build / "python" / "mosaic_gpu"]
     missing = [str(path) for path in needed if not path.exists()]
@@ -886,7 +889,7 @@ def test_new_kernels_pass_their_checks_on_the_emulator(tmp_path, monkeypatch, na
     in float64 by bench.py's check of its kind; the split-K GEMM's fix-up
     too. The emulator is not timed, which run_ours_dumped reports."""
     build = mosaic_build()
-    generator = pathlib.Path(__file__).parents[2] / "python" / "examples" / script
+    generator = EXAMPLES / script
     if not generator.exists():
         pytest.skip(f"python/examples/{script} does not exist in this tree")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
