@@ -110,6 +110,20 @@ void defBinary(KernelBuilderClass &builder, const char *name) {
 }
 
 template <typename OpTy>
+void defTernary(KernelBuilderClass &builder, const char *name) {
+  builder.def(
+      name,
+      [](BuilderState &state, const SourceLocation &at, const ValueHandle &a,
+         const ValueHandle &b, const ValueHandle &c) {
+        return result(state,
+                      state.create<OpTy>(at, state.use(a, "a"),
+                                         state.use(b, "b"), state.use(c, "c")));
+      },
+      py::arg("loc"), py::arg("a"), py::arg("b"), py::arg("c"),
+      (opName<OpTy>() + " a, b, c").c_str());
+}
+
+template <typename OpTy>
 void defUnary(KernelBuilderClass &builder, const char *name) {
   builder.def(
       name,
@@ -487,6 +501,7 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
   defUnary<math::CeilOp>(builder, "ceil");
   defBinary<math::PowFOp>(builder, "powf");
   defBinary<math::CopySignOp>(builder, "copysign");
+  defTernary<math::FmaOp>(builder, "fma");
   defBinary<math::Atan2Op>(builder, "atan2");
   defBinary<arith::AndIOp>(builder, "andi");
   defBinary<arith::OrIOp>(builder, "ori");

@@ -60,6 +60,7 @@ stages.
 from __future__ import annotations
 
 import argparse
+import pathlib
 import sys
 from typing import Callable, NamedTuple, Sequence
 
@@ -117,11 +118,14 @@ class Epilogue(NamedTuple):
     - ``residual``: an (M, N) input of the output's dtype, e.g. a skip
       connection, read through the C tile's shared memory.
 
-    ``out`` is C's dtype: bf16, f16 or f32. With ``amax`` the
-    kernel also records the largest |value| it stores (before the cast),
-    what an FP8 recipe needs for the next step's scale: as 64 partial
-    maxima in a (64,) bf16 output (entry i: rows i, 64 + i, ...), which
-    every tile's rows TMA-max-reduce into; the amax is their maximum. Its inputs follow A and B in this
+    ``out`` is C's dtype: bf16, f16, f32 or e4m3 (fp8: rounded to nearest,
+    saturating at +-448). With ``amax`` the
+    kernel also records the largest |value| it stores (before the cast)
+    in a (1,) bf16 output that starts at zero and that every tile
+    max-reduces into with TMA: what an FP8 recipe needs for the next
+    step's scale. bf16 because TMA's max-reduction takes f16 and bf16
+    only; its rounding to nearest may put it up to 2^-9 below the f32
+    amax. Its inputs follow A and B in this
     order: row vectors, column vectors, the residual; ``reference`` is the
     same computation in NumPy (float64) for the check."""
     function: Callable
@@ -188,16 +192,12 @@ EPILOGUES = {
     # The amax an FP8 recipe scales the next layer's input by.
     "scale_amax": Epilogue(lambda acc, ops: acc * 0.25, lambda acc, ops: acc * 0.25,
                            amax=True),
+    # FP8 output for the next layer: scaled into e4m3's range (448), its
+    # amax recorded.
+    "fp8_amax": Epilogue(lambda acc, ops: acc * 0.25, lambda acc, ops: acc * 0.25,
+                         out="e4m3", amax=True),
 }
-# The partial maxima an epilogue with amax records (one per row of a
-# consumer's tile).
-AMAX_PARTIALS = HALF_M
-# The accumulator's column layout: what WGMMA_ROW is to its rows (each
-# thread holds the pairs of columns its lane holds in every row).
-WGMMA_COLUMN = mgpu.TiledLayout([(8,), (2,)], [("replicated", 4)], [("replicated", 8), -2], -1)
-# e4m3 is not offered yet: the compiler has no lowering of a cast from f32
-# to fp8 (PTX's cvt.rn.satfinite.e4m3x2.f32).
-OUT_DTYPES = {"bf16": mgpu.bf16, "f16": mgpu.f16, "f32": mgpu.f32}
+OUT_DTYPES = {"bf16": mgpu.bf16, "f16": mgpu.f16, "f32": mgpu.f32, "e4m3": mgpu.f8e4m3fn}
 
 
 def b_transposed(config: Config) -> bool:
@@ -391,7 +391,7 @@ def build(config: Config) -> mgpu.Kernel:
     if split == 1:
         outputs = [((m, n), c_dtype(config))]
         if epilogue and epilogue.amax:
-            outputs.append(((AMAX_PARTIALS,), "bf16"))
+            outputs.append(((1,), "bf16"))
     elif config.reduction == "deterministic":
         outputs = [((split, m, n), "f32")]
     else:
@@ -475,18 +475,21 @@ def build(config: Config) -> mgpu.Kernel:
                 operands[name] = mgpu.broadcast_in_dim(values, shape, [0])
             for i, name in enumerate(epilogue.column_vectors):
                 values = mgpu.layout_cast(mgpu.vector_load(column_slices[consumer, i]),
-                                          WGMMA_COLUMN)
+                                          mgpu.WGMMA_COLUMN)
                 operands[name] = mgpu.broadcast_in_dim(values, shape, [1])
             if epilogue.residual:
                 operands[epilogue.residual] = mgpu.vector_load(c_half).astype("f32")
             result = epilogue.function(acc, operands)
             if epilogue.amax:
-                # The maxima of the tile's 64 rows, max-reduced by TMA into
-                # the 64 partial maxima (a reduction across the warps here
-                # races in the lowering's scratch: see the docs).
+                # The rows' maxima, then their maximum down each column of
+                # a broadcast: every thread holds the tile's amax. One TMA
+                # max-reduction of a row of 8 copies, clipped to the (1,)
+                # output, folds it into the kernel's.
                 rows_max = mgpu.absolute(result).reduce("max", 1)
-                mgpu.vector_store(rows_max.astype("bf16"), amax_rows[consumer])
-                mgpu.async_store(amax_rows[consumer], amax, indices=[0], reduction="max")
+                largest = mgpu.broadcast_in_dim(rows_max, (HALF_M, 8), [0]).reduce("max", 0)
+                copies = amax_rows[consumer, mgpu.ds(0, 8)]
+                mgpu.vector_store(largest.astype("bf16"), copies)
+                mgpu.async_store(copies, amax, indices=[0], reduction="max")
             return result
 
         def epilogue_(tile, consumer, acc):
@@ -599,6 +602,52 @@ def inputs(config: Config, seed: int = 0):
     return a, b
 
 
+# The autotuner's candidates: tile width, stages, cluster shape. Split-K is
+# not among them (its two kernels are not one Kernel to time): split_for
+# chooses it, and --split-k overrides.
+TUNING_CONFIGS = [mgpu.Config(tile_n=tile_n, stages=stages, cluster=cluster, pair=pair)
+                  for tile_n in (256, 128) for stages in (3, 4, 5, 6)
+                  for cluster, pair in ((2, "m"), (2, "n"), (1, "m"))]
+# Shipped choices for the benchmark shapes (bench/gpu), keyed as report()
+# prints keys. They come from the heuristic below, not from timings: no GPU
+# has tuned them yet.
+TUNED_DEFAULTS = pathlib.Path(__file__).with_name("gemm_ws_tuned.json")
+
+
+def tile_fill(config: mgpu.Config, kernel: mgpu.Kernel) -> tuple:
+    """The heuristic where nothing is timed, higher first: how evenly the
+    output tiles spread over the persistent blocks' waves (the last wave's
+    idle blocks are lost work), then the wider tile (half the B traffic per
+    output), then clusters (multicast halves one operand's loads), then
+    the fewer stages that still hide the loads (3 at 256 wide, 4 at 128)."""
+    (m, n), _ = kernel.outputs[0]
+    cluster_rows = TILE_M * (config.cluster if config.pair == "m" else 1)
+    cluster_columns = config.tile_n * (config.cluster if config.pair == "n" else 1)
+    units = ceil_div(m, cluster_rows) * ceil_div(n, cluster_columns)
+    clusters = kernel.grid[0] // config.cluster
+    fill = units / (ceil_div(units, clusters) * clusters)
+    enough = 3 if config.tile_n == 256 else 4
+    return (round(fill, 3), config.tile_n, config.cluster, -abs(config.stages - enough))
+
+
+def _tuning_smem(config: mgpu.Config, a, b) -> int:
+    dtype = "fp8" if a.dtype.bitwidth == 8 else "bf16"
+    return smem_needed(Config(1, 1, 1, stages=config.stages, dtype=dtype), config.tile_n)
+
+
+@mgpu.autotune(configs=TUNING_CONFIGS, smem=_tuning_smem, heuristic=tile_fill,
+               defaults=str(TUNED_DEFAULTS) if TUNED_DEFAULTS.exists() else None,
+               name="gemm_ws")
+def tuned(config: mgpu.Config, a, b) -> mgpu.Kernel:
+    """gemm_ws for A (M x K) and B (K x N, or Bt N x K for fp8), with the
+    configuration the autotuner picks per shape: ``tuned(a, b)`` runs it,
+    ``tuned.report(a, b)`` says what it chose and why."""
+    fp8 = a.dtype.bitwidth == 8
+    (m, k), n = a.shape, (b.shape[0] if fp8 else b.shape[1])
+    return build(Config(m, n, k, dtype="fp8" if fp8 else "bf16",
+                        b_layout="nk" if fp8 else "kn", **config.kwargs))
+
+
 def epilogue_inputs(config: Config, seed: int = 0) -> list:
     """The epilogue's inputs, in the kernel's order: row vectors, column
     vectors, the residual."""
@@ -638,7 +687,7 @@ def reference(config: Config, a, b, extras=()):
 
 # The unit roundoff of each output dtype: C may be off by it (twice is
 # allowed) from the rounding alone.
-ROUNDOFF = {"bf16": 2 ** -8, "f16": 2 ** -11, "f32": 2 ** -23}
+ROUNDOFF = {"bf16": 2 ** -8, "f16": 2 ** -11, "f32": 2 ** -23, "e4m3": 2 ** -4}
 
 
 def check(config: Config, a, b, c, extras=(), amax=None) -> tuple[bool, str]:
@@ -673,7 +722,7 @@ def check(config: Config, a, b, c, extras=(), amax=None) -> tuple[bool, str]:
     if epilogue and epilogue.amax:
         # The recorded amax is a bf16 max of the tiles' bf16 amaxes.
         truth = float(np.abs(expected).max())
-        recorded = float(np.asarray(amax, np.float64).max())
+        recorded = float(np.asarray(amax, np.float64).reshape(-1)[0])
         amax_ok = abs(recorded - truth) <= 2 * ROUNDOFF["bf16"] * truth + absolute
         summary += f"; amax {recorded:.6g} vs {truth:.6g}{'' if amax_ok else ' (WRONG)'}"
         passed = passed and amax_ok
@@ -706,6 +755,10 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
     parser.add_argument("--reduction", default="deterministic", choices=list(REDUCTIONS),
                         help="how split-K sums its partial tiles: deterministic (the default; "
                              "in split order) or atomic (TMA reduce-add, any order)")
+    parser.add_argument("--autotune", action="store_true",
+                        help="let mosaic_gpu.autotune pick --tile-n, --stages and the cluster "
+                             "for the shape (timed on a GPU, by a heuristic on the emulator), "
+                             "and print what it chose and why")
     parser.add_argument("--epilogue", default=None, choices=list(EPILOGUES),
                         help="a fused epilogue (see EPILOGUES)")
     parser.add_argument("--seed", type=int, default=0)
@@ -714,6 +767,32 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
     parser.add_argument("--emit-mlir", metavar="PATH",
                         help="write the kernel's MLIR to PATH and exit")
     return parser, parser.parse_args(argv)
+
+
+def run_tuned(parser: argparse.ArgumentParser, args: argparse.Namespace, b_layout: str,
+              split: int) -> int:
+    """--autotune: the tuned kernel on the shape, checked, and the report."""
+    if split > 1 or args.epilogue or b_layout != ("nk" if args.dtype == "fp8" else "kn"):
+        parser.error("--autotune tunes the plain GEMM: without --split-k, --epilogue and "
+                     "--b-layout")
+    config = Config(args.m, args.n, args.k, dtype=args.dtype, b_layout=b_layout)
+    try:
+        check_config(config._replace(stages=3, cluster=1, tile_n=128))
+    except ValueError as error:
+        parser.error(str(error))
+    a, b = inputs(config, args.seed)
+    backend = "emulator" if args.emulate else "cuda"
+    try:
+        c = tuned(a, b, backend=backend)
+    except RuntimeError as error:
+        print(f"gemm_ws --autotune {args.m}x{args.n}x{args.k}: FAIL; the launch failed: {error}")
+        return 1
+    print(tuned.report(a, b, backend=backend))
+    chosen = tuned.best(a, b, backend=backend)
+    passed, summary = check(config._replace(**chosen.kwargs), a, b, c)
+    print(f"gemm_ws {config.dtype} {config.m}x{config.n}x{config.k}, tuned {chosen}, on the "
+          f"{backend}: {'PASS' if passed else 'FAIL'}; {summary}")
+    return 0 if passed else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -725,6 +804,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         parser.error(f"--split-k must be 1 to {MAX_SPLIT_K} or auto, got {args.split_k!r}")
     b_layout = args.b_layout or ("nk" if args.dtype == "fp8" else "kn")
+    if args.autotune:
+        return run_tuned(parser, args, b_layout, split)
     config = Config(args.m, args.n, args.k, args.stages, args.cluster, args.dtype, args.grid,
                     args.tile_n, "m" if args.cluster_shape == "2x1" else "n", b_layout, split,
                     args.reduction, args.epilogue)
@@ -762,7 +843,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif epilogue_of(config) and epilogue_of(config).amax:
             import numpy as np
             c = np.empty((config.m, config.n), c_dtype(config).numpy)
-            amax = np.zeros(AMAX_PARTIALS, mgpu.bf16.numpy)  # the tiles max-reduce into it
+            amax = np.zeros(1, mgpu.bf16.numpy)  # the tiles max-reduce into it
             gemm.launch(a, b, *extras, c, amax, backend=backend)
         else:
             c = gemm.launch(a, b, *extras, backend=backend)

@@ -21,12 +21,16 @@ launched by calling them (launch.py):
         rows = mg.ds(mg.block_id("x") * 64, 64)
         mg.vector_store(mg.vector_load(x[rows, :]) * 2.0, out[rows, :])
 
+``@autotune`` (autotuner.py) picks one of a kernel factory's configurations
+per input signature.
+
 MLIR diagnostics (parse, verifier, pass and inference errors) are raised as
 :class:`MosaicError`, whose message holds every diagnostic with its location
 and notes.
 """
 
 from . import _tools
+from . import autotuner as _autotuner
 from . import control_flow as _control_flow
 from . import dtypes as _dtypes
 from . import generic as _generic
@@ -50,6 +54,7 @@ from ._mosaic import (
     run_passes,
     run_pipeline,
 )
+from .autotuner import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403  (the authoring API)
 from .dtypes import *  # noqa: F401,F403
 from .kernels import *  # noqa: F401,F403
@@ -83,4 +88,5 @@ __all__ = [
     "compile_cached",
     "__version__",
 ] + (_kernels.__all__ + _generic.__all__ + _values.__all__ + _refs.__all__ + _control_flow.__all__
-     + _dtypes.__all__ + _layouts.__all__ + _pipeline.__all__ + _multi_device.__all__)
+     + _dtypes.__all__ + _layouts.__all__ + _pipeline.__all__ + _multi_device.__all__
+     + _autotuner.__all__)

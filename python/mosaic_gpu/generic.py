@@ -79,6 +79,22 @@ class Spec:
         return f"{self.name}: {self.dtype}{list(self.shape)}"
 
 
+def input_specs(inputs: Sequence[Any], names: Sequence[str]) -> tuple[Spec, ...]:
+    """The ``Spec`` of each input (an array, a Spec or a (shape, dtype)
+    pair), named by ``names``."""
+    specs = []
+    for i, (value, name) in enumerate(zip(inputs, names)):
+        if isinstance(value, Spec):
+            specs.append(Spec(value.shape, value.dtype, name))
+        elif (isinstance(value, tuple) and len(value) == 2
+              and isinstance(value[0], (tuple, list))):
+            specs.append(Spec(value[0], value[1], name))
+        else:
+            argument = _launch._Argument(value, f"input {i} (`{name}`)")
+            specs.append(Spec(argument.shape, argument.dtype, name))
+    return tuple(specs)
+
+
 # An output, as `outputs` may give it: a Spec (an output like that input)
 # or a (shape, dtype) pair.
 OutputLike = Union[Spec, tuple]
@@ -123,22 +139,13 @@ class GenericKernel:
     def _resolve(self, value: PerCall, specs: Sequence[Spec]) -> Any:
         return value(*specs) if callable(value) else value
 
-    def _spec(self, value: Any, i: int) -> Spec:
-        name = self.input_names[i]
-        if isinstance(value, Spec):
-            return Spec(value.shape, value.dtype, name)
-        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], (tuple, list)):
-            return Spec(value[0], value[1], name)
-        argument = _launch._Argument(value, f"input {i} (`{name}`)")
-        return Spec(argument.shape, argument.dtype, name)
-
     def specialize(self, *inputs: Any) -> Kernel:
         """The ``Kernel`` for inputs like ``inputs`` (arrays, Specs or
         (shape, dtype) pairs), built on first use and kept."""
         if len(inputs) != len(self.input_names):
             raise TypeError(f"{self.name} has {len(self.input_names)} inputs "
                             f"({', '.join(self.input_names)}); got {len(inputs)}")
-        specs = tuple(self._spec(value, i) for i, value in enumerate(inputs))
+        specs = input_specs(inputs, self.input_names)
         if specs not in self._kernels:
             self._kernels[specs] = self._build(specs)
         return self._kernels[specs]

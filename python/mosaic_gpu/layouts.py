@@ -20,6 +20,7 @@ __all__ = [
     "TiledLayout",
     "WGMMA",
     "WGMMA_ROW",
+    "WGMMA_COLUMN",
     "Tile",
     "Swizzle",
 ]
@@ -132,10 +133,15 @@ class _Splat(Layout):
 
 Splat = _Splat()
 # The wgmma accumulator layout and its row reduction (the dialect's #wgmma and
-# #wgmma_row aliases; lib/LayoutInference's wgmmaLayout and wgmmaRowLayout).
+# #wgmma_row aliases; lib/LayoutInference's wgmmaLayout and wgmmaRowLayout),
+# and the layout of one of its rows.
 WGMMA = TiledLayout([(64, 8), (16, 8), (8, 8), (2,)], [-7], [-3, -2], -1)
 WGMMA_ROW = TiledLayout([(64,), (16,), (8,), (1,)], [-4],
                         [-2, ("replicated", 4)], -1)
+# Its column counterpart: each thread holds the pairs of columns its lane
+# holds in every row (a bias per column, broadcast with broadcast_in_dim
+# into the accumulator's layout without moving data).
+WGMMA_COLUMN = TiledLayout([(8,), (2,)], [("replicated", 4)], [("replicated", 8), -2], -1)
 
 
 class Transform:

@@ -390,7 +390,7 @@ def layout_cast(x: Vector, layout: Layout) -> Vector:
 
 __all__ += [
     "absolute", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil",
-    "copysign", "cos", "cosh", "erf", "erfc", "expm1", "floor", "log", "log10", "log1p",
+    "copysign", "cos", "cosh", "erf", "erfc", "expm1", "floor", "fma", "log", "log10", "log1p",
     "power", "rint", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh",
 ]
 
@@ -456,6 +456,18 @@ def _float_binary(make: Callable[..., _mosaic.Value], name: str,
     function.__doc__ = (f"Elementwise {name} of ``a`` and ``b`` (``{op}``); ``b`` may be a "
                         "Python number.")
     return function
+
+
+def fma(a: _Arith, b: _Arith | Number, c: _Arith | Number) -> _Arith:
+    """``a * b + c`` with one rounding (``math.fma``: PTX's fma.rn, one
+    FFMA), elementwise on float vectors or scalars; ``b`` and ``c`` may be
+    Python numbers. Unlike ``a * b + c`` it does not round the product,
+    and it is one instruction instead of two."""
+    check_type(a, (Vector, Scalar), "a")
+    if not a.dtype.is_float:
+        raise TypeError(f"`fma` takes float values, got {a.dtype}")
+    b, c = a._coerce(b, "fma"), a._coerce(c, "fma")
+    return a._like(_K.fma(current(), location(), a.handle, b.handle, c.handle))
 
 
 power = _float_binary(_K.powf, "power", "math.powf")

@@ -66,6 +66,7 @@ BINARY = {
     "copysign": (mgpu.copysign, np.copysign),
     "atan2": (mgpu.atan2, np.arctan2),
     "select": (lambda a, b: mgpu.select(a > b, a, 0.0), lambda a, b: np.where(a > b, a, 0)),
+    "fma": (lambda a, b: mgpu.fma(a, b, 0.5), lambda a, b: a.astype(np.float64) * b + 0.5),
 }
 BITWISE = {
     "and": (lambda i, j: i & j), "or": (lambda i, j: i | j), "xor": (lambda i, j: i ^ j),
@@ -151,9 +152,27 @@ def test_each_function_makes_its_op():
     for op in ["arith.extui", "arith.uitofp", "arith.fptoui", "math.rsqrt", "math.sqrt",
                "math.log ", "math.log2", "math.log1p", "math.exp2",
                "math.expm1", "math.tanh", "math.erf", "math.absf", "math.floor", "math.ceil",
-               "math.powf", "math.copysign", "math.atan2", "arith.select", "arith.andi",
+               "math.powf", "math.copysign", "math.atan2", "math.fma", "arith.select",
+               "arith.andi",
                "arith.ori", "arith.xori", "arith.shli", "arith.shrsi"]:
         assert op in text, op
+
+
+def test_fma_is_one_instruction():
+    """mgpu.fma is PTX's fma.rn.f32 (one rounding), where a * b + c is a
+    mul.rn and an add.rn that ptxas may not fuse."""
+    @mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[((N,), "f32")] * 3,
+                 outputs=[((N,), "f32")])
+    def fused(a, b, c, out):
+        mgpu.vector_store(mgpu.fma(mgpu.vector_load(a), mgpu.vector_load(b),
+                                   mgpu.vector_load(c)), out)
+    ptx = fused.compile(emit="ptx").ptx
+    assert "fma.rn.f32" in ptx and "mul.rn.f32" not in ptx
+    with pytest.raises(TypeError, match="`fma` takes float values, got i32"):
+        @mgpu.kernel(grid=(1, 1, 1), block=(128, 1, 1), inputs=[((N,), "i32")],
+                     outputs=[((N,), "i32")])
+        def integers(a, out):
+            mgpu.vector_store(mgpu.fma(mgpu.vector_load(a), 2, 1), out)
 
 
 def test_integer_and_index_scalars():

@@ -259,6 +259,57 @@ FailureOr<SmallVector<Value>> mosaic::threadOffsets(
   return offsets;
 }
 
+/// Whether this thread holds the first copy of its elements, for a layout
+/// that replicates them over warps or lanes; none for one that does not.
+static FailureOr<std::optional<Value>>
+firstReplica(LoweringContext &lowering, Operation *op,
+             const layout::TiledLayout &layout, ArrayRef<int64_t> shape,
+             OpBuilder &builder) {
+  auto hasReplicas = [](ArrayRef<layout::PartitionDim> dims) {
+    return llvm::any_of(dims, [](const layout::PartitionDim &dim) {
+      return dim.isReplicated() && dim.times > 1;
+    });
+  };
+  if (!hasReplicas(layout.warpDims()) && !hasReplicas(layout.laneDims()))
+    return std::optional<Value>();
+  llvm::Expected<Shape> tiled = layout.tiling().tileShape(shape);
+  if (!tiled)
+    return op->emitOpError() << llvm::toString(tiled.takeError());
+  Location loc = op->getLoc();
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, value);
+  };
+  Value thread = lowering.threadInWarpgroup(op);
+  Value warp =
+      arith::DivUIOp::create(builder, loc, thread, constant(kLanesPerWarp));
+  Value lane =
+      arith::RemUIOp::create(builder, loc, thread, constant(kLanesPerWarp));
+  Value first = arith::ConstantIntOp::create(builder, loc, 1, 1);
+  // The id's digits as threadOffsets reads them: the last dim varies
+  // fastest; a replicated digit must be 0.
+  auto require = [&](ArrayRef<layout::PartitionDim> dims, Value id) {
+    int64_t stride = 1;
+    for (const layout::PartitionDim &dim : llvm::reverse(dims)) {
+      int64_t size =
+          dim.isReplicated() ? dim.times : (*tiled)[tiled->size() + dim.dim];
+      if (dim.isReplicated() && size > 1) {
+        Value digit = arith::RemUIOp::create(
+            builder, loc,
+            arith::DivUIOp::create(builder, loc, id, constant(stride)),
+            constant(size));
+        first = arith::AndIOp::create(
+            builder, loc, first,
+            arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                  digit, constant(0)));
+      }
+      stride *= size;
+    }
+  };
+  require(layout.warpDims(), warp);
+  require(layout.laneDims(), lane);
+  return std::optional<Value>(first);
+}
+
 /// Each thread's index offset from thread 0's elements (the same for all of
 /// its registers), for all 128 threads; none if the layout cannot say.
 static std::optional<std::vector<Shape>>
@@ -570,6 +621,22 @@ LogicalResult mosaic::lowerTiledTransfer(LoweringContext &lowering,
 
   OpBuilder builder(op);
   Location loc = op->getLoc();
+  // A layout that replicates elements over warps or lanes gives several
+  // threads the same elements: only the first copy is stored, so that no
+  // two threads write one address.
+  bool replicated = false;
+  if (!loaded) {
+    FailureOr<std::optional<Value>> first =
+        firstReplica(lowering, op, tiled, shape, builder);
+    if (failed(first))
+      return failure();
+    if (*first) {
+      replicated = true;
+      auto branch = scf::IfOp::create(builder, loc, **first,
+                                      /*withElseRegion=*/false);
+      builder.setInsertionPointToStart(&branch.getThenRegion().front());
+    }
+  }
   std::optional<TiledSmemAddressing> addressing;
   if (tiledBuffer) {
     FailureOr<TiledSmemAddressing> created =
@@ -601,7 +668,7 @@ LogicalResult mosaic::lowerTiledTransfer(LoweringContext &lowering,
   // 16-bit stores into swizzled buffers whose rows stmatrix can address
   // (the WGMMA layout into the tiles TMA and wgmma use): four register pairs
   // per instruction instead of one st.shared.b32 each.
-  if (addressing && !loaded && threadIndices)
+  if (addressing && !loaded && threadIndices && !replicated)
     if (std::optional<StmatrixPlan> plan =
             planStmatrix(*addressing, *elements, group, *threadIndices)) {
       addressing->base = sharedByteAddress(builder, loc, ref);
@@ -682,11 +749,21 @@ LogicalResult mosaic::lowerTiledTransfer(LoweringContext &lowering,
       }
       Value pointer = sharedPointer(builder, loc, address);
       unsigned alignment = group * elementBytes;
-      if (loaded)
-        piece =
-            LLVM::LoadOp::create(builder, loc, groupType, pointer, alignment);
-      else
+      // LLVM has no 8-bit float type: those move as i8.
+      bool float8 = isa<FloatType>(groupType.getElementType()) &&
+                    groupType.getElementTypeBitWidth() == 8;
+      auto bitsType = VectorType::get({group}, builder.getI8Type());
+      if (loaded) {
+        piece = LLVM::LoadOp::create(builder, loc,
+                                     float8 ? bitsType : groupType, pointer,
+                                     alignment);
+        if (float8)
+          piece = arith::BitcastOp::create(builder, loc, groupType, piece);
+      } else {
+        if (float8)
+          piece = arith::BitcastOp::create(builder, loc, bitsType, piece);
         LLVM::StoreOp::create(builder, loc, piece, pointer, alignment);
+      }
     } else if (loaded) {
       piece = vector::LoadOp::create(builder, loc, groupType, ref, index);
     } else {

@@ -9,6 +9,7 @@
 
 #include "LoweringContext.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 
 using namespace mlir;
@@ -67,6 +68,48 @@ static LogicalResult lowerConstant(LoweringContext &lowering,
   return lowering.define(op.getResult(), loaded, *layout);
 }
 
+/// A truncation of registers to an 8-bit float: LLVM has no such type, so
+/// each pair goes through PTX's cvt.rn.satfinite.{e4m3,e5m2}x2.f32 (values
+/// beyond the type's range saturate to its largest finite one, as the
+/// `satfinite` the instruction requires says).
+static Value truncateToFloat8(OpBuilder &builder, Location loc, Value source,
+                              VectorType resultType) {
+  auto sourceType = cast<VectorType>(source.getType());
+  Type f32 = builder.getF32Type();
+  if (!sourceType.getElementType().isF32())
+    source = arith::ExtFOp::create(
+        builder, loc, VectorType::get(sourceType.getShape(), f32), source);
+  int64_t count = sourceType.getNumElements();
+  Type element = resultType.getElementType();
+  auto pairType = VectorType::get({2}, builder.getI8Type());
+  auto floatPairType = VectorType::get({2}, element);
+  Value result = arith::ConstantOp::create(
+      builder, loc,
+      builder.getZeroAttr(VectorType::get({count + count % 2}, element)));
+  Value zero =
+      arith::ConstantOp::create(builder, loc, builder.getF32FloatAttr(0));
+  for (int64_t i = 0; i < count; i += 2) {
+    Value low = vector::ExtractOp::create(builder, loc, source, i);
+    Value high = i + 1 < count
+                     ? Value(vector::ExtractOp::create(builder, loc, source, i + 1))
+                     : zero;
+    // The i16 form packs `a` into the high byte: as two i8 elements, the
+    // low byte (`b`) comes first.
+    Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
+        builder, loc, pairType, high, low, NVVM::FPRoundingMode::RN,
+        NVVM::SaturationMode::SATFINITE, /*relu=*/false, element);
+    Value floats = arith::BitcastOp::create(builder, loc, floatPairType, pair);
+    result = vector::InsertStridedSliceOp::create(builder, loc, floats, result,
+                                                  ArrayRef<int64_t>{i},
+                                                  ArrayRef<int64_t>{1});
+  }
+  if (count % 2)
+    result = vector::ExtractStridedSliceOp::create(
+        builder, loc, result, ArrayRef<int64_t>{0}, ArrayRef<int64_t>{count},
+        ArrayRef<int64_t>{1});
+  return result;
+}
+
 static LogicalResult lowerElementwise(LoweringContext &lowering,
                                       Operation *op) {
   OpBuilder builder(op);
@@ -98,6 +141,13 @@ static LogicalResult lowerElementwise(LoweringContext &lowering,
              << "result #" << index << " does not fit " << layout->str();
     resultTypes.push_back(*type);
     resultLayouts.push_back(*layout);
+  }
+  if (isa<arith::TruncFOp>(op) &&
+      getElementTypeOrSelf(resultTypes[0]).getIntOrFloatBitWidth() == 8) {
+    Value truncated =
+        truncateToFloat8(builder, op->getLoc(), operands[0],
+                         cast<VectorType>(resultTypes[0]));
+    return lowering.define(op->getResult(0), truncated, resultLayouts[0]);
   }
   // The op itself does not change: it now applies to the thread's registers.
   OperationState state(op->getLoc(), op->getName(), operands, resultTypes,

@@ -316,6 +316,12 @@ static LogicalResult lowerWgmma(LoweringContext &lowering,
   if (!inputType)
     return op.emitOpError()
            << "multiplies " << element << ", which wgmma does not take";
+  // The two fp8 types may be mixed: B's type is its own.
+  Type bElement = cast<MemRefType>(op.getB().getType()).getElementType();
+  std::optional<NVVM::WGMMATypes> bInputType = wgmmaType(bElement);
+  if (!bInputType)
+    return op.emitOpError()
+           << "multiplies " << bElement << ", which wgmma does not take";
   if (accElement.isF16() && !element.isF16())
     return op.emitOpError() << "accumulates in f16 from " << element
                             << " inputs; mosaic-gpu-lower lowers f16 "
@@ -533,7 +539,7 @@ static LogicalResult lowerWgmma(LoweringContext &lowering,
       }
       packed = NVVM::WgmmaMmaAsyncOp::create(
           builder, loc, structType, packed, aDescriptor, bDescriptor(), shape,
-          *inputType, *inputType, accumulatorType,
+          *inputType, *bInputType, accumulatorType,
           accumulate ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
           NVVM::MMALayout::row,

@@ -340,3 +340,52 @@ func.func @scalar_barrier(%i: index, %h: f16, %p: i1, %f: f32, %out: memref<4xf3
   memref.store %sel, %b#4[%b#0] : memref<4xf32>
   return
 }
+
+// -----
+
+// A layout that replicates elements gives several threads the same ones:
+// WGMMA_ROW holds row r in the 4 lanes of a quad (its last lane digit is
+// replicated 4 times). Only the quad's first lane (lane % 4 == 0) stores,
+// so that no two threads write one address; loads read every copy.
+#row = #mosaic_gpu.TiledLayout<[[64], [16], [8], [1]], warp_dims = [-4], lane_dims = [-2, #mosaic_gpu.Replicated<times = 4>], vector_dim = -1>
+// CHECK-LABEL: func @store_replicated_rows
+// CHECK: vector.load
+// CHECK: vector.load
+// CHECK: %[[LANE:.*]] = arith.remui %{{.*}}, %c32{{.*}} : index
+// CHECK-NEXT: %[[TRUE:.*]] = arith.constant true
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: %[[SHIFTED:.*]] = arith.divui %[[LANE]], %[[C1]] : index
+// CHECK: %[[COPY:.*]] = arith.remui %[[SHIFTED]], %[[C4]] : index
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[IS_FIRST:.*]] = arith.cmpi eq, %[[COPY]], %[[C0]] : index
+// CHECK: %[[FIRST:.*]] = arith.andi %[[TRUE]], %[[IS_FIRST]] : i1
+// CHECK: scf.if %[[FIRST]] {
+// CHECK: vector.store
+// CHECK: vector.store
+// CHECK-NEXT: }
+func.func @store_replicated_rows(%in: memref<64xf32>, %out: memref<64xf32>) {
+  %v = mosaic_gpu.vector_load %in : memref<64xf32> -> vector<64xf32>
+  %rows = mosaic_gpu.layout_cast %v : vector<64xf32> to #row
+  mosaic_gpu.vector_store %rows, %out : vector<64xf32>, memref<64xf32>
+  return
+}
+
+// -----
+
+// LLVM has no 8-bit float type: a truncation to e4m3 converts each register
+// pair with cvt.rn.satfinite.e4m3x2.f32, whose i16 form packs its first
+// operand high, so the pair's second element goes first.
+// CHECK-LABEL: func @truncate_to_e4m3
+// CHECK: %[[X0:.*]] = vector.extract %[[REGS:.*]][0] : f32 from vector<64xf32>
+// CHECK: %[[X1:.*]] = vector.extract %[[REGS]][1] : f32 from vector<64xf32>
+// CHECK: %[[PAIR:.*]] = nvvm.convert.f32x2.to.f8x2 %[[X1]], %[[X0]] {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : vector<2xi8>(f8E4M3FN)
+// CHECK: arith.bitcast %[[PAIR]] : vector<2xi8> to vector<2xf8E4M3FN>
+// CHECK-NOT: arith.truncf
+func.func @truncate_to_e4m3(%in: memref<128x64xf32>, %out: memref<128x64xf8E4M3FN>) {
+  %v = mosaic_gpu.vector_load %in : memref<128x64xf32> -> vector<128x64xf32>
+  %w = mosaic_gpu.layout_cast %v : vector<128x64xf32> to #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+  %t = arith.truncf %w : vector<128x64xf32> to vector<128x64xf8E4M3FN>
+  mosaic_gpu.vector_store %t, %out : vector<128x64xf8E4M3FN>, memref<128x64xf8E4M3FN>
+  return
+}

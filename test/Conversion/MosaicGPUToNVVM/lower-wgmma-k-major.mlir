@@ -110,6 +110,28 @@ gpu.module @kernels {
 
 // -----
 
+// The two fp8 types mixed: each operand keeps its own type.
+// CHECK-LABEL: gpu.func @e4m3_times_e5m2
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 32>, D[<f32>, <zero>], A[<e4m3>, <one>, <row>], B[<e5m2>, <one>, <col>]
+// PTX-LABEL: .entry e4m3_times_e5m2(
+// PTX: wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2
+gpu.module @kernels {
+  gpu.func @e4m3_times_e5m2(%out: memref<64x64xf32>) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+    %a = mosaic_gpu.slice_smem 0 : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    %bt = mosaic_gpu.slice_smem 8192 : memref<64x128xf8E5M2, #gpu.address_space<workgroup>>
+    %b = memref.transpose %bt (d0, d1) -> (d1, d0)
+        : memref<64x128xf8E5M2, #gpu.address_space<workgroup>> to memref<128x64xf8E5M2, strided<[1, 128]>, #gpu.address_space<workgroup>>
+    %zero = arith.constant dense<0.0> : vector<64x64xf32>
+    %acc = mosaic_gpu.wgmma %zero, %a, %b
+        : vector<64x64xf32>, memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<128x64xf8E5M2, strided<[1, 128]>, #gpu.address_space<workgroup>> -> vector<64x64xf32>
+    mosaic_gpu.vector_store %acc, %out : vector<64x64xf32>, memref<64x64xf32>
+    gpu.return
+  }
+}
+
+// -----
+
 // CHECK-LABEL: gpu.func @i8_k_major
 // CHECK: memref.transpose %{{.*}} (d0, d1, d2, d3) -> (d1, d0, d3, d2) {{.*}} to memref<1x8x128x8xi8, strided<[1024, 1024, 1, 128]>, #gpu.address_space<workgroup>>
 // CHECK: %[[DESC:.*]] = arith.constant 4611686293305360384 : i64
