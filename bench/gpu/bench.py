@@ -27,6 +27,21 @@ that time. The peers' O (and the Triton peer's LSE) are checked against a
 float64 reference on sampled rows, after a check that every element was
 written; mosaic-run checks ours.
 
+The GEMM table also has a column per K split of our split-K GEMM
+(gemm_ws.py --split-k S: the GEMM writing f32 partial tiles, then the
+fix-up summing them; the cell is the sum of the two kernels' medians) at
+the shapes with few tiles, and rows of shapes that are not tile multiples.
+The FP8 table has one row per shape of FP8_SHAPES and scaling (per tensor,
+per row, per 1x128 / 128x128 block), one column each for torch._scaled_mm
+(cuBLAS), ours (gemm_fp8, compiled per case by compile-kernels.sh) and a
+Triton FP8 GEMM; the fused-epilogue table one row per EPILOGUE_CASES, one
+column each for the unfused torch sequence, cuBLAS's fused epilogue,
+torch.compile and ours (gemm_ws.py --epilogue NAME). mosaic-run has no
+reference for those kernels of ours: it runs them with --check=none (fresh
+random inputs, poisoned outputs that must all be written, the timing) and
+dumps their inputs and outputs, which checks.py compares with float64.
+--tables picks the tables to measure.
+
 Prints the tables, appends them to docs/BENCHMARKS.md with the date, the GPU
 and the command when every check passed, and exits non-zero when one failed.
 A peer that cannot run here (Triton missing, an API it lacks) leaves its
@@ -35,10 +50,15 @@ cells `-` or `unavailable` with a note saying why; that is not a failure.
 Usage (normally through bench/gpu/run.sh, which builds mosaic-run first):
   bench/gpu/bench.py --kernels DIR --mosaic-run PATH [--docs FILE]
       [--out DIR] [--warmup N] [--reps N] [--seed S] [--command TEXT]
+      [--tables gemm,gemm-new,attention,other,fp8,epilogue]
+      [--run-timeout SECONDS] [--no-torch-compile]
   bench/gpu/bench.py --list-gemm-shapes     (M N K per line, for
       compile-kernels.sh; needs no GPU)
   bench/gpu/bench.py --list-attention-shapes
       (BATCH HEADS SEQ HEAD_DIM causal|full per line, for
+      compile-kernels.sh; needs no GPU)
+  bench/gpu/bench.py --list-generated
+      (NAME SCRIPT ARGS... per split-K, FP8 and fused-epilogue kernel, for
       compile-kernels.sh; needs no GPU)
 """
 import argparse
@@ -54,6 +74,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import typing
 
 # Relative-error tolerances, as in mosaic-run (docs/RationaleRuntime.md).
@@ -74,11 +95,16 @@ class GemmShape(typing.NamedTuple):
     n: int
     k: int
     why: str
+    # The K splits of gemm_ws.py's split-K GEMM timed at this shape (each a
+    # column of its own), for the shapes with too few tiles to fill the SMs.
+    splits: tuple = ()
 
 
-# The GEMM table's shapes. Each is a multiple of the warp-specialized
-# kernel's cluster tile (two 128x256 CTA tiles: 256 in M and N) and of its
-# 64-wide K step. Tile counts are of 128x256 tiles, waves of 132 SMs (H100).
+# The GEMM table's shapes. The first ones are multiples of the
+# warp-specialized kernel's cluster tile (two 128x256 CTA tiles: 256 in M
+# and N) and of its 64-wide K step; the last ones are not (gemm_ws.py takes
+# any M, N and K whose rows are 16-byte aligned: TMA fills and clips the
+# edge tiles). Tile counts are of 128x256 tiles, waves of 132 SMs (H100).
 GEMM_SHAPES = [
     GemmShape(8192, 8192, 8192,
               "the headline: square, compute-bound, 2048 tiles (15.5 waves)"),
@@ -99,8 +125,141 @@ GEMM_SHAPES = [
               "short and wide: 8 tile rows; A stays in L2 while B streams"),
     GemmShape(1024, 1024, 32768,
               "deep K, small C: 32 tiles for 132 SMs; without split-K most SMs "
-              "idle, which cuBLAS avoids"),
+              "idle, which cuBLAS avoids. Split-K: 64 units of 128x128 per split, "
+              "so 2 splits are one wave (gemm_ws.py --split-k auto's choice) and 4 "
+              "are two", splits=(2, 4)),
+    GemmShape(256, 4096, 14336,
+              "an MLP down projection (Llama-3-8B's 14336 -> 4096) on 256 tokens: 32 "
+              "tiles; split-K as the deep-K row (64 units of 128x128 per split, "
+              "--split-k auto: 2)", splits=(2, 4)),
+    GemmShape(4000, 50304, 1000,
+              "any shape: a language model's output layer, 4000 tokens (M not a "
+              "multiple of 128) at GPT-2's vocabulary padded to 50304 (K = 1000 not a "
+              "multiple of the 64-wide K step: TMA fills the last step with zeros). "
+              "Not the vocabulary itself, 50257: TMA needs every row of a global array "
+              "to start 16-byte aligned, and a row of B (K x N) or of C with N = 50257 "
+              "is 100514 bytes; K x N B also needs N to be a multiple of 64 (wgmma's "
+              "64-column tiles of an N-major B, which TMA can only fill whole)"),
+    GemmShape(3000, 4096, 3000,
+              "any shape: M and K off the tile (3000 = 23.4 tiles of 128, 46.9 K steps "
+              "of 64), 384 tiles (2.9 waves)"),
 ]
+
+
+def gemm_is_tiled(shape):
+    """Whether the shape is a multiple of the cluster tile and of the K step."""
+    return shape.m % 256 == 0 and shape.n % 256 == 0 and shape.k % 64 == 0
+
+
+def new_gemm_shapes():
+    """The rows whose columns are new (split-K) or that are not tile
+    multiples: what `--tables gemm-new` measures."""
+    return [(s.m, s.n, s.k) for s in GEMM_SHAPES if s.splits or not gemm_is_tiled(s)]
+
+
+def split_k_column(splits):
+    return f"gemm_bf16_ws split-K {splits}"
+
+
+def split_k_name(dims, splits):
+    """The compiled split-K GEMM at `dims` (its fix-up: NAME.fixup)."""
+    return f"gemm_bf16_ws_splitk{splits}_{shape_label(dims)}"
+
+
+class EpilogueCase(typing.NamedTuple):
+    m: int
+    n: int
+    k: int
+    epilogue: str
+
+
+# The fused-epilogue table: gemm_ws.py --epilogue NAME against the same
+# computation in torch, unfused. bias_gelu_tanh is nn.Linear + GELU (a
+# bias per column of C, then the tanh GELU); residual adds an (M, N) skip
+# connection. 8192^3 is the headline; 4096x16384x4096 an MLP up projection
+# (4096 -> 16384) on 4096 tokens, whose C (128 MiB) is 4x A and B together,
+# so the unfused sequence's extra passes over C weigh most.
+EPILOGUE_SHAPES = [(8192, 8192, 8192), (4096, 16384, 4096)]
+EPILOGUES = ("bias_gelu_tanh", "residual")
+EPILOGUE_CASES = [EpilogueCase(*dims, epilogue) for epilogue in EPILOGUES
+                  for dims in EPILOGUE_SHAPES]
+
+
+def epilogue_name(case):
+    return f"gemm_bf16_ws_{case.epilogue}_{shape_label(case[:3])}"
+
+
+class Fp8Case(typing.NamedTuple):
+    m: int
+    n: int
+    k: int
+    scaling: str
+
+
+# The FP8 table's shapes, each with the three scalings of gemm_fp8.py.
+FP8_SHAPES = [
+    GemmShape(8192, 8192, 8192, "the headline, as in the bf16 table"),
+    GemmShape(4096, 4096, 4096, "512 tiles of 128x256 (3.9 waves)"),
+    GemmShape(16384, 4096, 14336,
+              "an MLP down projection (Llama-3-8B's 14336 -> 4096) on 16k tokens: "
+              "long K, where promoting the FP8 accumulator every 128 of K matters"),
+]
+FP8_SCALINGS = ("tensor", "row", "block")
+FP8_CASES = [Fp8Case(s.m, s.n, s.k, scaling) for s in FP8_SHAPES for scaling in FP8_SCALINGS]
+
+
+def fp8_name(case):
+    return f"gemm_fp8_{case.scaling}_{shape_label(case[:3])}"
+
+
+def generated_kernels():
+    """(name, generator script in python/examples, its arguments) of each
+    kernel of the split-K columns, the fused-epilogue table and the FP8
+    table, for compile-kernels.sh (bench.py --list-generated)."""
+    kernels = []
+    for s in GEMM_SHAPES:
+        for splits in s.splits:
+            kernels.append((split_k_name((s.m, s.n, s.k), splits), "gemm_ws.py",
+                            ["--m", s.m, "--n", s.n, "--k", s.k, "--split-k", splits]))
+    for case in EPILOGUE_CASES:
+        kernels.append((epilogue_name(case), "gemm_ws.py",
+                        ["--m", case.m, "--n", case.n, "--k", case.k,
+                         "--epilogue", case.epilogue]))
+    for case in FP8_CASES:
+        kernels.append((fp8_name(case), "gemm_fp8.py",
+                        ["--m", case.m, "--n", case.n, "--k", case.k,
+                         "--scaling", case.scaling]))
+    return [(name, script, [str(arg) for arg in args]) for name, script, args in kernels]
+
+
+class NewKernel(typing.NamedTuple):
+    """A kernel that mosaic-run has no reference for, by its file stem:
+    kind "split" (gemm_ws_split_k), "fixup" (its fix-up), "epilogue" or
+    "fp8"; param: the splits, the epilogue or the scaling."""
+    kind: str
+    dims: tuple
+    param: object
+
+
+_DIMS = r"(\d+)x(\d+)x(\d+)"
+NEW_KERNEL_PATTERNS = [
+    ("split", re.compile(rf"gemm_bf16_ws_splitk(\d+)_{_DIMS}")),
+    ("fixup", re.compile(rf"gemm_bf16_ws_splitk(\d+)_{_DIMS}\.fixup")),
+    ("epilogue", re.compile(rf"gemm_bf16_ws_({'|'.join(EPILOGUES)})_{_DIMS}")),
+    ("fp8", re.compile(rf"gemm_fp8_({'|'.join(FP8_SCALINGS)})_{_DIMS}")),
+]
+
+
+def parse_new_kernel(stem):
+    """The NewKernel a file stem names, or None."""
+    for kind, pattern in NEW_KERNEL_PATTERNS:
+        match = pattern.fullmatch(stem)
+        if match:
+            param, *dims = match.groups()
+            return NewKernel(kind, tuple(int(d) for d in dims),
+                             int(param) if kind in ("split", "fixup") else param)
+    return None
+
 
 # Our GEMM kernels, by family (the manifest's file name less a trailing
 # _MxNxK): always columns of the GEMM table, with where their kernels come
@@ -170,6 +329,19 @@ SDPA_FLASH = "torch SDPA (flash)"
 OURS_ATTENTION = "ours"
 TRITON_ATTENTION = "Triton fused attention"
 ATTENTION_COLUMNS = [SDPA_FLASH, OURS_ATTENTION, TRITON_ATTENTION]
+SCALED_MM = "cuBLAS (torch._scaled_mm)"
+OURS_FP8 = "ours (gemm_fp8)"
+TRITON_FP8 = "Triton FP8"
+FP8_COLUMNS = [SCALED_MM, OURS_FP8, TRITON_FP8]
+TORCH_EAGER = "torch eager (unfused)"
+CUBLAS_FUSED = "cuBLAS epilogue"
+TORCH_COMPILE = "torch.compile"
+OURS_FUSED = "ours (fused)"
+EPILOGUE_COLUMNS = [TORCH_EAGER, CUBLAS_FUSED, TORCH_COMPILE, OURS_FUSED]
+# What --tables names: "gemm-new" is the bf16 GEMM table's new rows alone
+# (new_gemm_shapes), for a short run; the default measures every table.
+TABLES = ("gemm", "gemm-new", "attention", "other", "fp8", "epilogue")
+DEFAULT_TABLES = ("gemm", "attention", "other", "fp8", "epilogue")
 FAILED = "FAILED"
 UNAVAILABLE = "unavailable"
 
@@ -256,10 +428,41 @@ def gemm_table_shapes(our_dims):
     return shapes + sorted(set(our_dims) - set(shapes))
 
 
-def gemm_columns(families):
-    """cuBLAS, our GEMM families (OUR_GEMMS first), then the Triton peers."""
+def gemm_columns(families, splits=()):
+    """cuBLAS, our GEMM families (OUR_GEMMS first), our split-K GEMMs by
+    their splits, then the Triton peers."""
     ours = list(OUR_GEMMS) + sorted(set(families) - set(OUR_GEMMS))
-    return [CUBLAS] + ours + [TRITON_TMA, TRITON_BLOCKED]
+    return ([CUBLAS] + ours + [split_k_column(s) for s in sorted(set(splits))]
+            + [TRITON_TMA, TRITON_BLOCKED])
+
+
+def select_gemm_shapes(shapes, tables):
+    """The bf16 GEMM table's rows to measure: all of `shapes` with "gemm"
+    in `tables`, the new ones alone with only "gemm-new", none otherwise."""
+    if "gemm" in tables:
+        return list(shapes)
+    if "gemm-new" in tables:
+        return [dims for dims in shapes if dims in new_gemm_shapes()]
+    return []
+
+
+def pair_split_kernels(kernels):
+    """kernels: {stem: NewKernel} of the split and fixup kinds. Returns
+    ({(dims, splits): (split stem, fix-up stem)}, notes on a kernel without
+    its other half)."""
+    pairs, notes = {}, []
+    for stem, kernel in sorted(kernels.items()):
+        if kernel.kind != "split":
+            continue
+        fixup = stem + ".fixup"
+        if fixup in kernels:
+            pairs[(kernel.dims, kernel.param)] = (stem, fixup)
+        else:
+            notes.append(f"{stem} not run: its fix-up kernel {fixup} was not compiled.")
+    for stem, kernel in sorted(kernels.items()):
+        if kernel.kind == "fixup" and stem[:-len(".fixup")] not in kernels:
+            notes.append(f"{stem} not run: its split-K GEMM was not compiled.")
+    return pairs, notes
 
 
 def gemm_flops(dims):
@@ -330,6 +533,28 @@ def gemm_markdown(columns, rows):
     return comparison_markdown("M x N x K", columns, CUBLAS,
                                [(shape_label(dims), gemm_flops(dims), cells)
                                 for dims, cells in rows])
+
+
+def fp8_label(case):
+    return f"{shape_label(case[:3])}, {case.scaling}"
+
+
+def fp8_markdown(rows):
+    """rows: (Fp8Case, {column: ms, FAILED, UNAVAILABLE or None})."""
+    return comparison_markdown("M x N x K, scaling", FP8_COLUMNS, SCALED_MM,
+                               [(fp8_label(case), gemm_flops(case[:3]), cells)
+                                for case, cells in rows])
+
+
+def epilogue_label(case):
+    return f"{shape_label(case[:3])}, {case.epilogue}"
+
+
+def epilogue_markdown(rows):
+    """rows: (EpilogueCase, {column: ms, FAILED, UNAVAILABLE or None})."""
+    return comparison_markdown("M x N x K, epilogue", EPILOGUE_COLUMNS, TORCH_EAGER,
+                               [(epilogue_label(case), gemm_flops(case[:3]), cells)
+                                for case, cells in rows])
 
 
 def attention_dims(manifest):
@@ -443,7 +668,13 @@ def gemm_section(table, notes):
     return TableSection(
         "GEMM (bf16 in, f32 accumulation, bf16 out)",
         "Each cell: the time, TFLOP/s, and cuBLAS's time over this time (above 1, "
-        "faster than cuBLAS); `-`: no kernel of that column for the shape.",
+        "faster than cuBLAS); `-`: no kernel of that column for the shape. "
+        f"`{split_k_column('S')}`: python/examples/gemm_ws.py --split-k S (deterministic "
+        "reduction), two kernels, each timed alone by mosaic-run (median, the L2 "
+        "flushed before each run): the GEMM writing S f32 partial tiles, then the "
+        "fix-up summing them into bf16 C; the cell is the sum of the two medians (the "
+        "fix-up reads the partials from DRAM, where run back to back it could find "
+        "some in L2), checked from mosaic-run's dumped inputs and outputs in float64.",
         table, notes)
 
 
@@ -454,6 +685,35 @@ def attention_section(table, notes):
         "and torch SDPA's time over this time (above 1, faster than SDPA's flash "
         f"backend); `-`: not run. {OURS_ATTENTION}: attention_fwd, or "
         "attention_causal_fwd in the causal rows, compiled for the row's shape.",
+        table, notes)
+
+
+def fp8_section(table, notes):
+    return TableSection(
+        "FP8 GEMM (e4m3 A and Bt, f32 scales, f32 accumulation, bf16 C)",
+        "Each cell: the time, TFLOP/s (2 M N K flops) and torch._scaled_mm's time over "
+        "this time (above 1, faster than cuBLAS's FP8 GEMM); `-`: not run. Scalings: "
+        "tensor (one scale for A, one for Bt), row (a scale per row of A and per row of "
+        "Bt), block (DeepSeek-V3: per 1 x 128 block of A, per 128 x 128 block of Bt). "
+        f"{OURS_FP8}: python/examples/gemm_fp8.py --scaling S, compiled for the row's "
+        "shape; it, cuBLAS (use_fast_accum=False) and the Triton peer all promote the "
+        "tensor core's FP8 sums into f32 every 128 of K.",
+        table, notes)
+
+
+def epilogue_section(table, notes):
+    return TableSection(
+        "Fused epilogues (bf16 GEMM, f32 accumulation, then the epilogue, bf16 C)",
+        "Each cell: the time, TFLOP/s (2 M N K flops, the epilogue not counted) and "
+        f"the {TORCH_EAGER} sequence's time over this time (above 1, faster); `-`: not "
+        f"run. bias_gelu_tanh: gelu(A B + bias, approximate='tanh'), a bias per column; "
+        f"{TORCH_EAGER}: torch.matmul, + bias, gelu (three kernels); {CUBLAS_FUSED}: "
+        "torch._addmm_activation(bias, A, B, use_gelu=True) (cuBLASLt's GELU_BIAS "
+        "epilogue). residual: A B + skip, skip (M, N); eager: torch.matmul, + skip; "
+        f"{CUBLAS_FUSED}: torch.addmm(skip, A, B) (C = skip, beta = 1). "
+        f"{TORCH_COMPILE}: torch.compile of the eager function, default mode. "
+        f"{OURS_FUSED}: python/examples/gemm_ws.py --epilogue NAME, the epilogue applied "
+        "to the f32 accumulator in registers before the bf16 store.",
         table, notes)
 
 
@@ -742,20 +1002,37 @@ def measure_peer(torch, peer, args):
     except Exception as error:  # noqa: BLE001: a peer that cannot run here
         first_line = (str(error).strip().splitlines() or [""])[0]
         return UNAVAILABLE, None, f"{peer.name}: {type(error).__name__}: {first_line}"
-    error = peer.check()
+    try:
+        error = peer.check()
+    except Exception as failure:  # noqa: BLE001: one peer's check must not end the run
+        first_line = (str(failure).strip().splitlines() or [""])[0]
+        return FAILED, None, (f"{peer.name}: its check raised {type(failure).__name__}: "
+                              f"{first_line}")
     if error > peer.tolerance:
         return FAILED, error, f"{peer.name} relative error {error:.3g} exceeds {peer.tolerance:g}"
     return time_ms(torch, peer.run, args.warmup, args.reps), error, None
 
 
-def run_ours(mosaic_run, manifest_path, kind, args, out_dir):
+def run_ours(mosaic_run, manifest_path, kind, args, out_dir, extra=()):
+    """Runs mosaic-run on one kernel (--check=KIND, `extra` options after);
+    returns its JSON result, `passed` false when it failed or ran past
+    --run-timeout seconds (a kernel that deadlocks on hardware must not hang
+    the whole run)."""
     result_path = out_dir / f"{manifest_path.stem}.result.json"
     command = [str(mosaic_run), str(manifest_path), f"--check={kind}",
-               f"--warmup={args.warmup}", f"--reps={args.reps}", f"--json={result_path}"]
+               f"--warmup={args.warmup}", f"--reps={args.reps}", f"--json={result_path}",
+               *extra]
     if args.seed is not None:
         command.append(f"--seed={args.seed}")
     print("$ " + " ".join(command), flush=True)
-    completed = subprocess.run(command, text=True, capture_output=True)
+    try:
+        completed = subprocess.run(command, text=True, capture_output=True,
+                                   timeout=args.run_timeout)
+    except subprocess.TimeoutExpired as expired:
+        for stream, text in ((sys.stdout, expired.stdout), (sys.stderr, expired.stderr)):
+            stream.write(text.decode() if isinstance(text, bytes) else text or "")
+        return {"passed": False,
+                "failures": [f"mosaic-run ran past {args.run_timeout} s and was killed"]}
     sys.stdout.write(completed.stdout)
     sys.stderr.write(completed.stderr)
     try:
@@ -765,6 +1042,294 @@ def run_ours(mosaic_run, manifest_path, kind, args, out_dir):
     if completed.returncode != 0:
         result["passed"] = False
     return result
+
+
+def output_positions(manifest):
+    """Positions among the buffer parameters of the outputs that --check=none
+    takes by default: the last buffer parameter."""
+    return [len(buffers(manifest)) - 1]
+
+
+def run_ours_dumped(mosaic_run, manifest_path, manifest, check, args, out_dir):
+    """Runs a kernel that mosaic-run has no reference for: mosaic-run
+    --check=none draws the inputs, poisons the outputs, checks that every
+    element was written and times the kernel; `check(inputs, outputs)` (a
+    checks.Check) then compares the dumped bytes with float64. Returns
+    (median ms, or None when either failed; the Check or None; the mosaic-run
+    result; why it failed, or None)."""
+    import checks
+    with tempfile.TemporaryDirectory(prefix="mosaic-bench-") as folder:
+        dumps = pathlib.Path(folder)
+        result = run_ours(mosaic_run, manifest_path, "none", args, out_dir, extra=[
+            f"--dump-inputs={dumps / 'inputs.bin'}", f"--dump-outputs={dumps / 'outputs.bin'}"])
+        if not result.get("passed"):
+            return None, None, result, "; ".join(result.get("failures") or ["mosaic-run failed"])
+        try:
+            inputs, outputs = checks.decode_dumps(
+                buffers(manifest), output_positions(manifest),
+                (dumps / "inputs.bin").read_bytes(), (dumps / "outputs.bin").read_bytes())
+            found = check(inputs, outputs)
+        except Exception as error:  # noqa: BLE001: a dump that does not fit its check
+            return None, None, result, (f"the dumps could not be checked: "
+                                        f"{type(error).__name__}: {error}")
+    print(f"{manifest_path.stem}: float64 check of the dumps "
+          f"{'passed' if found.passed else 'FAILED'}: {found.summary}", flush=True)
+    if not found.passed:
+        return None, found, result, found.summary
+    if result.get("median_ms") is None:
+        return None, found, result, (f"mosaic-run reported no time "
+                                     f"(emulated: {result.get('emulated')})")
+    return result["median_ms"], found, result, None
+
+
+def new_kernel_check(kernel):
+    """The float64 check of a NewKernel's dumps: check(inputs, outputs)."""
+    import checks
+    if kernel.kind == "split":
+        return lambda ins, outs: checks.check_split_partials(ins[0], ins[1], outs[0])
+    if kernel.kind == "fixup":
+        return lambda ins, outs: checks.check_fixup(ins[0], outs[0])
+    if kernel.kind == "epilogue":
+        return lambda ins, outs: checks.check_epilogue(kernel.param, ins[0], ins[1], ins[2:],
+                                                       outs[0])
+    return lambda ins, outs: checks.check_fp8(kernel.param, *ins, outs[0])
+
+
+def fp8_quantize(torch, x, scaling, operand):
+    """x (f32, on the GPU) quantized to e4m3 as a training recipe does: each
+    group of elements that shares a scale divided by amax / 448 (1 for an
+    all-zero group). operand "a" (M x K: blocks 1 x 128) or "bt" (N x K:
+    blocks 128 x 128). Returns (q, scales, the scales expanded to x's shape
+    in float64): scales (1,) per tensor, (rows,) per row, and per block
+    (ceil(K/128), M) for A (K-block-major) and (N/128, K/128) for Bt, the
+    layouts of gemm_fp8.py and the Triton peer."""
+    rows, cols = x.shape
+    if scaling == "tensor":
+        group_rows, group_cols = rows, cols
+    elif scaling == "row":
+        group_rows, group_cols = 1, cols
+    else:
+        group_rows, group_cols = (1 if operand == "a" else 128), 128
+    if rows % group_rows or cols % group_cols:
+        raise ValueError(f"{scaling} scaling here needs {operand}'s {rows}x{cols} to be "
+                         f"whole {group_rows}x{group_cols} blocks")
+    amax = x.abs().view(rows // group_rows, group_rows, cols // group_cols,
+                        group_cols).amax(dim=(1, 3))
+    scales = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax)).float()
+    expanded = scales.repeat_interleave(group_rows, 0).repeat_interleave(group_cols, 1)
+    # |x| / scale <= 448 but for f32 rounding, which the cast rounds to 448.
+    q = (x / expanded).to(torch.float8_e4m3fn)
+    expanded = expanded.double()
+    if scaling == "tensor":
+        scales = scales.reshape(1)
+    elif scaling == "row":
+        scales = scales.reshape(rows)
+    elif operand == "a":
+        scales = scales.t().contiguous()  # (K/128, M): K-block-major
+    return q, scales, expanded
+
+
+def scaled_mm_scales(scaling, a_scales, b_scales, m, n):
+    """Our scale layouts as torch._scaled_mm takes them (B given as Bt^T,
+    K x N column-major): per tensor as they are; per row (M, 1) and (1, N);
+    per block A's (M, K/128) outer-dim-major (our K-block-major matrix,
+    transposed: the same memory) and B's (K/128, N/128) (Bt's (N/128, K/128)
+    matrix, transposed)."""
+    if scaling == "tensor":
+        return a_scales, b_scales
+    if scaling == "row":
+        return a_scales.view(m, 1), b_scales.view(1, n)
+    return a_scales.t(), b_scales.t()
+
+
+def fp8_peers(torch, triton, case, generator):
+    """(column, Peer) for each FP8 GEMM peer of `case`: fresh random A and
+    Bt quantized with the case's scaling, one float64 reference of
+    dequant(A) dequant(Bt)^T for all of them."""
+    m, n, k = case[:3]
+    device = generator.device
+    x = torch.randn((m, k), generator=generator, device=device)
+    w = torch.randn((n, k), generator=generator, device=device)
+    a, a_scales, a_expanded = fp8_quantize(torch, x, case.scaling, "a")
+    bt, b_scales, b_expanded = fp8_quantize(torch, w, case.scaling, "bt")
+    del x, w
+    reference = {}
+
+    def error(out):
+        if "c" not in reference:
+            reference["c"] = ((a.float().double() * a_expanded)
+                              @ (bt.float().double() * b_expanded).T)
+        return relative_error(torch, out, reference["c"])
+
+    flops = gemm_flops(case[:3])
+    moved = m * k + n * k + m * n * 2
+    result = []
+    scale_a, scale_b = scaled_mm_scales(case.scaling, a_scales, b_scales, m, n)
+    last = {}
+
+    def run_scaled_mm():
+        last["c"] = torch._scaled_mm(a, bt.t(), scale_a, scale_b, out_dtype=torch.bfloat16)
+
+    def poison_scaled_mm():
+        last.pop("c").fill_(math.nan)
+
+    result.append((SCALED_MM, Peer(SCALED_MM, run_scaled_mm, lambda: error(last["c"]),
+                                   BF16_TOLERANCE, flops, moved, poison=poison_scaled_mm)))
+    if triton and "matmul_fp8" in triton:
+        c = torch.empty((m, n), dtype=torch.bfloat16, device=device)
+        result.append((TRITON_FP8, Peer(
+            TRITON_FP8, lambda: triton["matmul_fp8"](a, bt, a_scales, b_scales, c, case.scaling),
+            lambda: error(c), BF16_TOLERANCE, flops, moved, c)))
+    return result
+
+
+def epilogue_functions(torch, epilogue):
+    """(the eager torch function of an epilogue GEMM, its cuBLAS-fused form):
+    f(a, b, extra) with extra the bias (N,) or the skip (M, N), bf16."""
+    functional = torch.nn.functional
+    if epilogue == "bias_gelu_tanh":
+        return (lambda a, b, bias: functional.gelu(torch.matmul(a, b) + bias,
+                                                   approximate="tanh"),
+                lambda a, b, bias: torch._addmm_activation(bias, a, b, use_gelu=True))
+    if epilogue == "residual":
+        return (lambda a, b, skip: torch.matmul(a, b) + skip,
+                lambda a, b, skip: torch.addmm(skip, a, b))
+    raise ValueError(f"no torch form of the epilogue {epilogue!r}")
+
+
+def epilogue_peers(torch, case, generator, compile_torch):
+    """(column, Peer) for each peer of a fused-epilogue case: fresh random
+    bf16 A [M, K], B [K, N] and the epilogue's input (the bias (N,) or the
+    skip (M, N), bf16 as in a bf16 model; the skip scaled by sqrt(K), the
+    size of A B), one float64 reference for all of them."""
+    m, n, k = case[:3]
+    device = generator.device
+    a = torch.randn((m, k), generator=generator, device=device).to(torch.bfloat16)
+    b = torch.randn((k, n), generator=generator, device=device).to(torch.bfloat16)
+    shape = (n,) if case.epilogue == "bias_gelu_tanh" else (m, n)
+    scale = 1.0 if case.epilogue == "bias_gelu_tanh" else math.sqrt(k)
+    extra = (torch.randn(shape, generator=generator, device=device) * scale).to(torch.bfloat16)
+    reference = {}
+
+    def error(out):
+        if "c" not in reference:
+            acc = a.double() @ b.double() + extra.double()
+            reference["c"] = (torch.nn.functional.gelu(acc, approximate="tanh")
+                              if case.epilogue == "bias_gelu_tanh" else acc)
+        return relative_error(torch, out, reference["c"])
+
+    eager, fused = epilogue_functions(torch, case.epilogue)
+    functions = [(TORCH_EAGER, eager), (CUBLAS_FUSED, fused)]
+    if compile_torch:
+        functions.append((TORCH_COMPILE, torch.compile(eager, dynamic=False)))
+    flops = gemm_flops(case[:3])
+    moved = (m * k + k * n + 2 * m * n + extra.numel()) * 2
+    result = []
+    for column, function in functions:
+        last = {}
+
+        def run(function=function, last=last):
+            last["c"] = function(a, b, extra)
+
+        def poison(last=last):
+            last.pop("c").fill_(math.nan)
+
+        result.append((column, Peer(column, run, lambda last=last: error(last["c"]),
+                                    BF16_TOLERANCE, flops, moved, poison=poison)))
+    return result
+
+
+def parse_tables(text):
+    """The tables --tables names (comma-separated), in TABLES' order."""
+    named = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = sorted(set(named) - set(TABLES))
+    if unknown or not named:
+        raise ValueError(f"--tables: {', '.join(unknown) or 'none named'}; choose from "
+                         f"{', '.join(TABLES)}")
+    return [name for name in TABLES if name in named]
+
+
+def kernels_by_case(new_kernels, kind, make_case):
+    """{case: stem} of the NewKernels of `kind`, make_case(kernel) each."""
+    return {make_case(kernel): stem for stem, (_, _, kernel) in sorted(new_kernels.items())
+            if kernel.kind == kind}
+
+
+def measure_fp8_table(torch, triton, triton_notes, new_kernels, generator, measure_cells,
+                      measure_new, args):
+    """The FP8 table's rows (FP8_CASES, then any other case ours was
+    compiled for) and notes."""
+    ours = kernels_by_case(new_kernels, "fp8", lambda k: Fp8Case(*k.dims, k.param))
+    rows, unavailable, missing, notes = [], [], [], []
+    for case in FP8_CASES + sorted(set(ours) - set(FP8_CASES)):
+        label = fp8_label(case)
+        cells = measure_cells(lambda: fp8_peers(torch, triton, case, generator), label, "fp8",
+                              unavailable)
+        if isinstance(cells.get(TRITON_FP8), float):
+            notes.append(f"{label}: {TRITON_FP8} tuned to {triton['matmul_fp8'].config()}.")
+        torch.cuda.empty_cache()  # for mosaic-run, another process
+        stem = ours.get(case)
+        if stem is None:
+            missing.append(label)
+        else:
+            ms = measure_new(stem, label)
+            cells[OURS_FP8] = FAILED if ms is None else ms
+        rows.append((case, cells))
+    if missing:
+        notes.append(f"{OURS_FP8}: not compiled at {'; '.join(missing)}: no kernel in "
+                     f"{args.kernels} (compile-kernels.sh compiles them with "
+                     "python/examples/gemm_fp8.py where it exists).")
+    if not (triton and "matmul_fp8" in triton):
+        notes += triton_notes or [f"{TRITON_FP8}: not loaded."]
+    notes += unavailable_notes(unavailable)
+    notes.append(f"{SCALED_MM}: torch {torch.__version__}; per block, A's scales (M, K/128) "
+                 "outer-dim-major and B's (K/128, N/128), the 1x128 by 128x128 blockwise "
+                 "scaling cuBLAS offers on sm_90 from CUDA 12.9; where this torch refuses "
+                 "it, its cells say unavailable with torch's message.")
+    notes.append("Inputs: the peers' A and Bt are standard normal quantized as a recipe "
+                 "does (scale = amax / 448 per tensor, row or block); ours are "
+                 "mosaic-run's: standard normal e4m3 values and standard normal f32 scales, "
+                 "checked from its dumps against float64 at 256 sampled rows (per element "
+                 "within 2 u |ref| + 2^-7 sqrt(sum_k (a_ik b_jk)^2), gemm_fp8.py's "
+                 "tolerance). The peers are checked against float64 by relative error, "
+                 f"within {BF16_TOLERANCE:g}.")
+    notes += [f"{shape_label((s.m, s.n, s.k))}: {s.why}." for s in FP8_SHAPES]
+    return rows, notes
+
+
+def measure_epilogue_table(torch, new_kernels, generator, measure_cells, measure_new, args):
+    """The fused-epilogue table's rows (EPILOGUE_CASES, then any other case
+    ours was compiled for) and notes."""
+    ours = kernels_by_case(new_kernels, "epilogue",
+                           lambda k: EpilogueCase(*k.dims, k.param))
+    rows, unavailable, missing, notes = [], [], [], []
+    for case in EPILOGUE_CASES + sorted(set(ours) - set(EPILOGUE_CASES)):
+        label = epilogue_label(case)
+        cells = measure_cells(
+            lambda: epilogue_peers(torch, case, generator, not args.no_torch_compile), label,
+            "epilogue", unavailable)
+        torch.cuda.empty_cache()  # for mosaic-run, another process
+        stem = ours.get(case)
+        if stem is None:
+            missing.append(label)
+        else:
+            ms = measure_new(stem, label)
+            cells[OURS_FUSED] = FAILED if ms is None else ms
+        rows.append((case, cells))
+    if missing:
+        notes.append(f"{OURS_FUSED}: not compiled at {'; '.join(missing)}: no kernel in "
+                     f"{args.kernels} (compile-kernels.sh compiles them with "
+                     "python/examples/gemm_ws.py --epilogue NAME where it has that option).")
+    if args.no_torch_compile:
+        notes.append(f"{TORCH_COMPILE}: left out (--no-torch-compile).")
+    notes += unavailable_notes(unavailable)
+    notes.append("Inputs: the peers' bias and skip are bf16, as in a bf16 model (the skip "
+                 "scaled by sqrt(K), the size of A B); ours are mosaic-run's (standard "
+                 "normal, the bias f32), checked from its dumps against float64 at 256 "
+                 "sampled rows (per element within 2^-7 |ref| + 2^-8 of the accumulator's "
+                 "RMS, gemm_ws.py's tolerance). The peers are checked against float64 by "
+                 f"relative error, within {BF16_TOLERANCE:g}.")
+    return rows, notes
 
 
 def main():
@@ -782,7 +1347,23 @@ def main():
     parser.add_argument("--list-attention-shapes", action="store_true",
                         help="print the attention table's shapes, BATCH HEADS SEQ HEAD_DIM "
                              "causal|full per line, and exit")
+    parser.add_argument("--list-generated", action="store_true",
+                        help="print NAME SCRIPT ARGS... per kernel of the split-K columns, "
+                             "the fused-epilogue and the FP8 tables, and exit")
+    parser.add_argument("--tables", default=",".join(DEFAULT_TABLES),
+                        help=f"comma-separated, of {', '.join(TABLES)} (gemm-new: the "
+                             "GEMM table's split-K and any-shape rows alone); default "
+                             "%(default)s")
+    parser.add_argument("--run-timeout", type=float, default=300,
+                        help="seconds each mosaic-run may take (default 300)")
+    parser.add_argument("--no-torch-compile", action="store_true",
+                        help="leave out the fused-epilogue table's torch.compile column "
+                             "(its compilation takes tens of seconds per row)")
     args = parser.parse_args()
+    try:
+        tables = parse_tables(args.tables)
+    except ValueError as error:
+        parser.error(str(error))
     if args.list_gemm_shapes:
         for shape in GEMM_SHAPES:
             print(shape.m, shape.n, shape.k)
@@ -791,6 +1372,10 @@ def main():
         for case in attention_table_cases([]):
             print(case.batch, case.heads, case.seq, case.head_dim,
                   "causal" if case.causal else "full")
+        return 0
+    if args.list_generated:
+        for name, script, script_args in generated_kernels():
+            print(name, script, *script_args)
         return 0
     if not args.kernels or not args.mosaic_run:
         parser.error("--kernels and --mosaic-run are required")
@@ -825,14 +1410,20 @@ def main():
         return ours.get("median_ms"), ours
 
     # The examples other than GEMMs and attention: one row per peer.
-    gemms, attentions = [], []
+    gemms, attentions, new_kernels = [], [], {}
     for path, manifest in manifests:
+        new = parse_new_kernel(path.stem)
+        if new:
+            new_kernels[path.stem] = (path, manifest, new)
+            continue
         kind = reference_kind(manifest["entry"])
         if kind == "gemm":
             gemms.append((path, manifest))
             continue
         if kind in ATTENTION_REFERENCES.values():
             attentions.append((path, manifest))
+            continue
+        if "other" not in tables:
             continue
         shape = describe_shape(manifest)
         if kind is None:
@@ -864,8 +1455,47 @@ def main():
     chosen, gemm_notes = group_kernels([(path.stem, kernel_family(path.stem), gemm_dims(m))
                                         for path, m in gemms])
     families = {family for family, _ in chosen}
-    columns = gemm_columns(families)
+    split_pairs, split_notes = pair_split_kernels(
+        {stem: kernel for stem, (_, _, kernel) in new_kernels.items()
+         if kernel.kind in ("split", "fixup")})
+    gemm_notes += split_notes
+    columns = gemm_columns(families, [splits for _, splits in split_pairs])
     gemm_rows, unavailable = [], []
+
+    def measure_new(stem, label):
+        """Runs one kernel of ours that mosaic-run has no reference for,
+        checked from its dumps: median ms or None."""
+        path, manifest, kernel = new_kernels[stem]
+        ms, found, _, why = run_ours_dumped(args.mosaic_run, path, manifest,
+                                            new_kernel_check(kernel), args, out_dir)
+        if why:
+            failures.append(f"{stem} {label}: {why}")
+        results.append({"kernel": stem, "row": label, "ms": ms, "passed": why is None,
+                        "worst_error_over_tolerance": found.worst if found else None})
+        return ms
+
+    def measure_cells(make_peers, label, what, unavailable_list):
+        """The cells of one row's peers (column: ms, FAILED or UNAVAILABLE),
+        their tensors freed on return; make_peers() builds them."""
+        cells = {}
+        try:
+            row_peers = make_peers()
+        except Exception as error:  # noqa: BLE001: inputs or a peer this torch cannot make
+            first_line = (str(error).strip().splitlines() or [""])[0]
+            unavailable_list.append((f"the peers: {type(error).__name__}: {first_line}",
+                                     label))
+            return cells
+        for column, peer in row_peers:
+            value, error, why = measure_peer(torch, peer, args)
+            cells[column] = value
+            if value == FAILED:
+                failures.append(f"{what} {label}: {why}")
+            elif why:
+                unavailable_list.append((why, label))
+            results.append({what: label, "implementation": column,
+                            "ms": value if isinstance(value, float) else None,
+                            "relative_error": error})
+        return cells
 
     def measure_gemm_peers(dims):
         """The peers' cells of one shape; their tensors are freed on return."""
@@ -885,7 +1515,8 @@ def main():
                               f"{triton['matmul_tma_persistent'].config()}.")
         return cells
 
-    for dims in gemm_table_shapes([d for _, d in chosen]):
+    for dims in select_gemm_shapes(
+            gemm_table_shapes([d for _, d in chosen] + [d for d, _ in split_pairs]), tables):
         label = shape_label(dims)
         cells = measure_gemm_peers(dims)
         torch.cuda.empty_cache()  # for mosaic-run, another process
@@ -897,7 +1528,19 @@ def main():
             cells[family] = FAILED if ours_ms is None else ours_ms
             results.append({"gemm": label, "implementation": family, "kernel": stem,
                             "ms": ours_ms, "passed": bool(ours.get("passed"))})
+        for (pair_dims, splits), stems in sorted(split_pairs.items()):
+            if pair_dims == dims:
+                times = [measure_new(stem, label) for stem in stems]
+                cells[split_k_column(splits)] = FAILED if None in times else sum(times)
         gemm_rows.append((dims, cells))
+    missing_splits = [f"{shape_label((s.m, s.n, s.k))} with {splits} splits"
+                      for s in GEMM_SHAPES for splits in s.splits
+                      if ((s.m, s.n, s.k), splits) not in split_pairs
+                      and (s.m, s.n, s.k) in [dims for dims, _ in gemm_rows]]
+    if missing_splits:
+        gemm_notes.append(f"split-K: no kernel pair in {args.kernels} at "
+                          f"{'; '.join(missing_splits)} (compile-kernels.sh compiles them with "
+                          "python/examples/gemm_ws.py --split-k S where it has that option).")
     for family, source in OUR_GEMMS.items():
         if family not in families:
             gemm_notes.append(f"{family}: no kernel in {args.kernels} (compiled by "
@@ -941,7 +1584,7 @@ def main():
         return cells
 
     with flash_only or contextlib.nullcontext():
-        for case in attention_table_cases(ours_by_case):
+        for case in attention_table_cases(ours_by_case) if "attention" in tables else []:
             label = attention_label(case)
             cells = measure_attention_peers(case)
             torch.cuda.empty_cache()  # for mosaic-run, another process
@@ -969,13 +1612,26 @@ def main():
                            "torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION).")
     attention_notes += attention_shape_notes()
 
-    gemm_table = gemm_markdown(columns, gemm_rows)
+    fp8_rows, fp8_notes = [], []
+    if "fp8" in tables:
+        fp8_rows, fp8_notes = measure_fp8_table(torch, triton, triton_notes, new_kernels,
+                                                generator, measure_cells, measure_new, args)
+    epilogue_rows, epilogue_notes = [], []
+    if "epilogue" in tables:
+        epilogue_rows, epilogue_notes = measure_epilogue_table(
+            torch, new_kernels, generator, measure_cells, measure_new, args)
+
+    gemm_table = gemm_markdown(columns, gemm_rows) if gemm_rows else ""
     table = markdown_table(rows) if rows else ""
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     section = docs_section(date, gpu_model(), command, args.warmup, args.reps, [
-        gemm_section(gemm_table, gemm_notes),
-        attention_section(attention_markdown(attention_rows), attention_notes),
-        other_examples_section(table, notes)])
+        gemm_section(gemm_table, gemm_notes if gemm_rows else []),
+        attention_section(attention_markdown(attention_rows) if attention_rows else "",
+                          attention_notes if attention_rows else []),
+        other_examples_section(table, notes),
+        fp8_section(fp8_markdown(fp8_rows) if fp8_rows else "", fp8_notes),
+        epilogue_section(epilogue_markdown(epilogue_rows) if epilogue_rows else "",
+                         epilogue_notes)])
     print()
     print(section)
     if args.out:

@@ -15,6 +15,15 @@
 #    attention_fwd_BxHxSxD or attention_causal_fwd_BxHxSxD (the kernel's
 #    entry and shape) .{mlir,cubin,ptx,json}; skipped, with a message, where
 #    that script does not exist;
+#  - the kernels of the GEMM table's split-K columns, the fused-epilogue
+#    table and the FP8 table (bench.py --list-generated: NAME SCRIPT
+#    ARGS... per line), each written by `python/examples/SCRIPT ARGS
+#    --emit-mlir OUT_DIR/NAME.mlir` and compiled to NAME.{cubin,ptx,json};
+#    a second kernel the script writes beside it (gemm_ws.py --split-k S:
+#    the fix-up, NAME.fixup.mlir) is compiled too, to NAME.fixup.*. Where
+#    SCRIPT does not exist (gemm_fp8.py in a tree without it) its kernels
+#    are skipped with a message, and bench.py's table says they were not
+#    compiled;
 #  - the emulator's CUDA test corpus (emulator/test/cuda: each program's
 #    PTX and its driver-API host program, linked against the stub libcuda)
 #    into OUT_DIR/emulator-corpus, the TMA edge bisection
@@ -61,16 +70,23 @@ for source in "$root"/examples/*.mlir; do
 done
 
 # generate NAME GENERATOR ARGS...: GENERATOR ARGS --emit-mlir OUT/NAME.mlir,
-# then compile that; logged to OUT/NAME.log.
+# then compile that, and every OUT/NAME.SUFFIX.mlir it wrote beside it (a
+# second kernel, as OUT/NAME.SUFFIX); logged to OUT/NAME.log.
 generate() {
-  local name=$1 generator=$2
+  local name=$1 generator=$2 extra
   shift 2
   total=$((total + 1))
-  rm -f "$out/$name.mlir"
+  rm -f "$out/$name.mlir" "$out/$name".*.mlir "$out/$name".*.cubin "$out/$name".*.ptx \
+    "$out/$name".*.json
   if PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" "$python" "$generator" \
       "$@" --emit-mlir "$out/$name.mlir" >"$out/$name.log" 2>&1 &&
       [ -s "$out/$name.mlir" ]; then
     compile "$name" "$out/$name.mlir"
+    for extra in "$out/$name".*.mlir; do
+      [ -f "$extra" ] || continue
+      total=$((total + 1))
+      compile "$(basename "$extra" .mlir)" "$extra"
+    done
   else
     echo "not generated: $name (see $out/$name.log)"
   fi
@@ -102,6 +118,18 @@ else
   echo "not generated: the fused attention per shape" \
     "(python/examples/attention.py does not exist in this tree)"
 fi
+
+# The split-K columns, the fused-epilogue table and the FP8 table.
+while read -r name script args; do
+  generator=$root/python/examples/$script
+  if [ -f "$generator" ]; then
+    # shellcheck disable=SC2086 # ARGS are words: --m 8192 --n 8192 ...
+    generate "$name" "$generator" $args
+  else
+    echo "not generated: $name (python/examples/$script does not exist in this tree)"
+  fi
+done < <("$python" "$root/bench/gpu/bench.py" --list-generated)
+
 # The corpus and the bisection, built (as ctest builds them) and copied.
 # The collective matmuls, one kernel per device count and shape (the
 # buffers' shapes depend on D; the device id does not: every device of a

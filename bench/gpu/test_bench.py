@@ -14,6 +14,36 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import bench  # noqa: E402
 
+try:  # checks.py and its tests need NumPy and ml_dtypes
+    import checks
+    import ml_dtypes
+    import numpy as np
+    BF16, E4M3 = ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn
+except ImportError:  # those tests skip
+    ml_dtypes = None
+needs_numpy = pytest.mark.skipif(ml_dtypes is None, reason="NumPy or ml_dtypes is missing")
+
+EXAMPLES = pathlib.Path(__file__).parents[2] / "python" / "examples"
+
+
+def build_folder():
+    """$MOSAIC_BUILD, else this tree's build/ (which may not exist)."""
+    return pathlib.Path(os.environ.get("MOSAIC_BUILD", pathlib.Path(__file__).parents[2] / "build"))
+
+
+def import_example(name):
+    """python/examples/NAME.py as a module, with the build's mosaic_gpu
+    (build_folder()/python) on the path; skips where either is missing."""
+    if not (EXAMPLES / f"{name}.py").exists():
+        pytest.skip(f"python/examples/{name}.py does not exist in this tree")
+    added = [str(EXAMPLES), str(build_folder() / "python")]
+    sys.path[:0] = added
+    try:
+        return pytest.importorskip(name, reason="mosaic_gpu is not importable here")
+    finally:
+        for path in added:
+            sys.path.remove(path)
+
 GEMM = {"entry": "gemm", "cubin": "gemm.cubin", "parameters": [
     {"index": 0, "kind": "buffer", "element_type": "bf16", "shape": [4096, 2048]},
     {"index": 1, "kind": "buffer", "element_type": "bf16", "shape": [2048, 1024]},
@@ -83,16 +113,56 @@ def test_group_kernels_prefers_the_example():
 
 def test_gemm_shapes():
     """Every shape fits the warp-specialized kernel's tiling (a cluster of
-    two 128x256 tiles, K steps of 64), none repeats, each says why it is
-    there, and the issue's shapes are among them."""
+    two 128x256 tiles, K steps of 64) but the any-shape rows, which still
+    meet TMA's 16-byte row alignment and K x N B's 64-column tiles; none
+    repeats, each says why it is there, and the issue's shapes are among
+    them."""
     dims = [(s.m, s.n, s.k) for s in bench.GEMM_SHAPES]
     assert len(set(dims)) == len(dims)
-    assert {(8192, 8192, 8192), (4096, 4096, 512), (4096, 4096, 4096)} <= set(dims)
+    assert {(8192, 8192, 8192), (4096, 4096, 512), (4096, 4096, 4096),
+            (1024, 1024, 32768)} <= set(dims)
+    any_shape = [s for s in bench.GEMM_SHAPES if not bench.gemm_is_tiled(s)]
+    assert any_shape and all(s.why.startswith("any shape") for s in any_shape)
     for shape in bench.GEMM_SHAPES:
-        assert shape.m % 256 == 0 and shape.n % 256 == 0 and shape.k % 64 == 0, shape
+        # Rows of A (K bf16), B (N bf16) and C (N bf16) 16-byte aligned.
+        assert shape.k % 8 == 0 and shape.n % 64 == 0, shape
         assert shape.why
     notes = bench.gemm_shape_notes()
     assert notes[0].startswith("8192x8192x8192: the headline")
+    # The LLM vocabulary row, and why not 50257.
+    assert (4000, 50304, 1000) in dims
+    assert "50257" in bench.GEMM_SHAPES[dims.index((4000, 50304, 1000))].why
+
+
+def test_split_k_shapes_have_few_tiles():
+    """Split-K only where the 128x256 tiles fill less than half the SMs
+    (gemm_ws.py's split_for), with splits that leave each unit at least 8
+    of the K steps; the deep-K row among them."""
+    split = [s for s in bench.GEMM_SHAPES if s.splits]
+    assert (1024, 1024, 32768) in [(s.m, s.n, s.k) for s in split]
+    for shape in split:
+        tiles = -(-shape.m // 128) * -(-shape.n // 256)
+        assert tiles * 2 < 132, shape
+        for splits in shape.splits:
+            assert 2 <= splits <= 8 and shape.k // 64 // splits >= 8, shape
+
+
+def test_split_k_agrees_with_gemm_ws_split_for():
+    """The first split of each split-K row is gemm_ws.py --split-k auto's
+    choice (where python/examples/gemm_ws.py and mosaic_gpu import)."""
+    gemm_ws = import_example("gemm_ws")
+    for shape in bench.GEMM_SHAPES:
+        if shape.splits:
+            assert gemm_ws.split_for(shape.m, shape.n, shape.k) == shape.splits[0], shape
+
+
+def test_new_gemm_shapes_are_the_split_and_any_shape_rows():
+    assert bench.new_gemm_shapes() == [(1024, 1024, 32768), (256, 4096, 14336),
+                                       (4000, 50304, 1000), (3000, 4096, 3000)]
+    shapes = [(s.m, s.n, s.k) for s in bench.GEMM_SHAPES]
+    assert bench.select_gemm_shapes(shapes, ["gemm", "gemm-new"]) == shapes
+    assert bench.select_gemm_shapes(shapes, ["gemm-new", "fp8"]) == bench.new_gemm_shapes()
+    assert bench.select_gemm_shapes(shapes, ["fp8"]) == []
 
 
 def test_list_gemm_shapes_needs_no_torch():
@@ -111,6 +181,9 @@ def test_gemm_columns():
     assert bench.gemm_columns({"gemm_bf16", "gemm_fp8"}) == [
         bench.CUBLAS, "gemm_bf16_ws", "gemm_bf16", "gemm_fp8", bench.TRITON_TMA,
         bench.TRITON_BLOCKED]
+    assert bench.gemm_columns({"gemm_bf16_ws"}, [4, 2, 4]) == [
+        bench.CUBLAS, "gemm_bf16_ws", "gemm_bf16", "gemm_bf16_ws split-K 2",
+        "gemm_bf16_ws split-K 4", bench.TRITON_TMA, bench.TRITON_BLOCKED]
 
 
 def test_times_and_rates():
@@ -306,6 +379,30 @@ def test_triton_peers_compile_for_hopper():
     assert "cp.async.bulk.tensor" in ptx and "wgmma.mma_async" in ptx
 
 
+@pytest.mark.parametrize("scaling, block_n", [("tensor", 256), ("row", 128), ("block", 128)])
+def test_triton_fp8_gemm_compiles_for_hopper(scaling, block_n):
+    """The Triton FP8 GEMM compiles for sm_90a with the installed Triton (no
+    GPU needed), through TMA and e4m3 wgmma, with each scaling."""
+    triton = pytest.importorskip("triton", reason="Triton is not installed")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    import triton_peers
+    if triton_peers.TensorDescriptor is None:
+        pytest.skip(f"Triton {triton.__version__} has no host-side TMA descriptors")
+    signature = {"a_desc": "tensordesc<fp8e4nv[128,128]>",
+                 "b_desc": f"tensordesc<fp8e4nv[{block_n},128]>",
+                 "c_desc": f"tensordesc<bf16[128,{block_n}]>", "a_scale_ptr": "*fp32",
+                 "b_scale_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+    constants = {"BM": 128, "BN": block_n, "BK": 128, "GROUP_M": 8,
+                 "SCALING": triton_peers.FP8_SCALINGS[scaling], "NUM_SMS": 132}
+    kernel = triton.compile(ASTSource(triton_peers.matmul_fp8, signature, constants),
+                            target=GPUTarget("cuda", 90, 32),
+                            options={"num_warps": 8, "num_stages": 3})
+    ptx = kernel.asm["ptx"]
+    assert "cp.async.bulk.tensor" in ptx
+    assert f"wgmma.mma_async.sync.aligned.m64n{block_n}k32.f32.e4m3.e4m3" in ptx
+
+
 @pytest.mark.parametrize("causal, block_n", [(False, 128), (True, 64)])
 def test_triton_attention_compiles_for_hopper(causal, block_n):
     """The Triton fused attention compiles for sm_90a with the installed
@@ -338,7 +435,13 @@ def test_triton_launchers_load_without_a_gpu():
         pytest.skip(f"Triton {triton.__version__} has no host-side TMA descriptors")
     launchers, notes = triton_peers.load(132)
     assert notes == []
-    assert {"matmul_tma_persistent", "attention"} <= set(launchers)
+    assert {"matmul_tma_persistent", "attention", "matmul_fp8"} <= set(launchers)
+    assert launchers["matmul_fp8"].config() == "not tuned"
+    # Block scaling keeps the 128-column tiles alone.
+    configs = triton_peers.fp8_configs()
+    block = triton_peers.prune_fp8_configs(configs, {}, SCALING=2)
+    assert block and all(config.kwargs["BN"] == 128 for config in block)
+    assert triton_peers.prune_fp8_configs(configs, {}, SCALING=0) == configs
     assert launchers["attention"].config() == "not tuned"
     descriptors = {name: types.SimpleNamespace(block_shape=None)
                    for name in ("q_desc", "k_desc", "v_desc", "o_desc")}
@@ -455,3 +558,456 @@ def test_find_manifests_leaves_collective_kernels_to_collective_py(tmp_path):
     (tmp_path / "allgather_matmul_d2_128x256x128.json").write_text(json.dumps(collective))
     found = [data["entry"] for _, data in bench.find_manifests(tmp_path)]
     assert found == ["gemm"]
+
+
+def test_list_generated_names_every_new_kernel():
+    """bench.py --list-generated (for compile-kernels.sh, no torch needed):
+    NAME SCRIPT ARGS per kernel, every name parsed back to its table's case."""
+    out = subprocess.run([sys.executable, str(pathlib.Path(bench.__file__)),
+                          "--list-generated"], capture_output=True, text=True, check=True)
+    lines = [line.split() for line in out.stdout.splitlines()]
+    assert lines[0] == ["gemm_bf16_ws_splitk2_1024x1024x32768", "gemm_ws.py", "--m", "1024",
+                        "--n", "1024", "--k", "32768", "--split-k", "2"]
+    names = [line[0] for line in lines]
+    assert len(set(names)) == len(names)
+    assert len(names) == (sum(len(s.splits) for s in bench.GEMM_SHAPES)
+                          + len(bench.EPILOGUE_CASES) + len(bench.FP8_CASES))
+    kinds = {}
+    for name, script, *args in lines:
+        kernel = bench.parse_new_kernel(name)
+        assert kernel is not None, name
+        kinds[kernel.kind] = kinds.get(kernel.kind, 0) + 1
+        flags = dict(zip(args[::2], args[1::2]))
+        assert tuple(int(flags[f]) for f in ("--m", "--n", "--k")) == kernel.dims
+        param = {"split": "--split-k", "epilogue": "--epilogue", "fp8": "--scaling"}[kernel.kind]
+        assert flags[param] == str(kernel.param)
+        assert script == ("gemm_fp8.py" if kernel.kind == "fp8" else "gemm_ws.py")
+    assert kinds == {"split": 4, "epilogue": 4, "fp8": 9}
+
+
+def test_parse_new_kernel():
+    assert bench.parse_new_kernel("gemm_bf16_ws_splitk4_256x4096x14336") == \
+        bench.NewKernel("split", (256, 4096, 14336), 4)
+    assert bench.parse_new_kernel("gemm_bf16_ws_splitk4_256x4096x14336.fixup") == \
+        bench.NewKernel("fixup", (256, 4096, 14336), 4)
+    assert bench.parse_new_kernel("gemm_bf16_ws_bias_gelu_tanh_8192x8192x8192") == \
+        bench.NewKernel("epilogue", (8192, 8192, 8192), "bias_gelu_tanh")
+    assert bench.parse_new_kernel("gemm_fp8_block_4096x4096x4096") == \
+        bench.NewKernel("fp8", (4096, 4096, 4096), "block")
+    # The bf16 GEMM table's own kernels, and names that only look alike.
+    for stem in ("gemm_bf16_ws_8192x8192x8192", "gemm_bf16_ws", "gemm_fp8_nope_1x2x3",
+                 "gemm_bf16_ws_splitk2_1024x1024x32768.fixup.result",
+                 "gemm_bf16_ws_gelu_erf_8x8x8"):
+        assert bench.parse_new_kernel(stem) is None, stem
+
+
+def test_pair_split_kernels():
+    kernels = {stem: bench.parse_new_kernel(stem) for stem in (
+        "gemm_bf16_ws_splitk2_1024x1024x32768", "gemm_bf16_ws_splitk2_1024x1024x32768.fixup",
+        "gemm_bf16_ws_splitk4_1024x1024x32768", "gemm_bf16_ws_splitk2_256x4096x14336.fixup")}
+    pairs, notes = bench.pair_split_kernels(kernels)
+    assert pairs == {((1024, 1024, 32768), 2): ("gemm_bf16_ws_splitk2_1024x1024x32768",
+                                                "gemm_bf16_ws_splitk2_1024x1024x32768.fixup")}
+    assert notes == [
+        "gemm_bf16_ws_splitk4_1024x1024x32768 not run: its fix-up kernel "
+        "gemm_bf16_ws_splitk4_1024x1024x32768.fixup was not compiled.",
+        "gemm_bf16_ws_splitk2_256x4096x14336.fixup not run: its split-K GEMM was not compiled."]
+
+
+def test_parse_tables():
+    assert bench.parse_tables("epilogue, fp8,gemm-new") == ["gemm-new", "fp8", "epilogue"]
+    assert bench.parse_tables(",".join(bench.DEFAULT_TABLES)) == list(bench.DEFAULT_TABLES)
+    for bad in ("", "gemm,bogus"):
+        with pytest.raises(ValueError):
+            bench.parse_tables(bad)
+
+
+def test_fp8_and_epilogue_tables():
+    """The new tables from fake results: ratios against torch._scaled_mm and
+    against the unfused torch sequence, a failure, an unavailable peer and a
+    cell never run."""
+    flops = 2 * 8192 ** 3
+    tensor = bench.Fp8Case(8192, 8192, 8192, "tensor")
+    block = tensor._replace(scaling="block")
+    # 1.1 TFLOP in 1 ms: 1100 TFLOP/s; ours at 0.8 ms is 1.25x cuBLAS.
+    assert flops == 1_099_511_627_776
+    assert bench.fp8_markdown([
+        (tensor, {bench.SCALED_MM: 1.0, bench.OURS_FP8: 0.8, bench.TRITON_FP8: 1.25}),
+        (block, {bench.SCALED_MM: bench.UNAVAILABLE, bench.OURS_FP8: bench.FAILED})
+    ]).splitlines() == [
+        "| M x N x K, scaling | cuBLAS (torch._scaled_mm) | ours (gemm_fp8) | Triton FP8 |",
+        "|---|---:|---:|---:|",
+        "| 8192x8192x8192, tensor | 1.000 ms, 1100 TFLOP/s, 1.00x | 800.0 us, 1374 TFLOP/s, "
+        "1.25x | 1.250 ms, 880 TFLOP/s, 0.80x |",
+        "| 8192x8192x8192, block | unavailable | FAILED | - |"]
+    case = bench.EpilogueCase(4096, 16384, 4096, "bias_gelu_tanh")
+    assert bench.epilogue_markdown([
+        (case, {bench.TORCH_EAGER: 1.0, bench.CUBLAS_FUSED: 0.8, bench.OURS_FUSED: 0.75})
+    ]).splitlines() == [
+        "| M x N x K, epilogue | torch eager (unfused) | cuBLAS epilogue | torch.compile "
+        "| ours (fused) |",
+        "|---|---:|---:|---:|---:|",
+        "| 4096x16384x4096, bias_gelu_tanh | 1.000 ms, 550 TFLOP/s, 1.00x | 800.0 us, "
+        "687 TFLOP/s, 1.25x | - | 750.0 us, 733 TFLOP/s, 1.33x |"]
+
+
+def test_docs_section_with_the_new_tables_only():
+    """A run of the new tables alone: their sections, none of the others."""
+    section = bench.docs_section("2026-11-27", "GPU", "cmd", 10, 100, [
+        bench.gemm_section("", []), bench.attention_section("", []),
+        bench.other_examples_section("", []),
+        bench.fp8_section("FP8 TABLE", ["an fp8 note"]),
+        bench.epilogue_section("EPILOGUE TABLE", [])])
+    lines = section.splitlines()
+    assert "### GEMM (bf16 in, f32 accumulation, bf16 out)" not in lines
+    assert "### Attention forward (bf16 Q, K, V and O, f32 LSE)" not in lines
+    fp8 = lines.index("### FP8 GEMM (e4m3 A and Bt, f32 scales, f32 accumulation, bf16 C)")
+    epilogue = lines.index("### Fused epilogues (bf16 GEMM, f32 accumulation, then the "
+                           "epilogue, bf16 C)")
+    assert fp8 < lines.index("FP8 TABLE") < lines.index("- an fp8 note") < epilogue < \
+        lines.index("EPILOGUE TABLE")
+    assert "sum of the two medians" in bench.gemm_section("T", []).legend
+
+
+@needs_numpy
+def test_new_tables_cases():
+    assert bench.FP8_CASES[:3] == [bench.Fp8Case(8192, 8192, 8192, s)
+                                   for s in ("tensor", "row", "block")]
+    for case in bench.FP8_CASES:
+        # Block scaling by whole 128 x 128 blocks of Bt; rows 16-byte aligned.
+        assert case.n % 128 == 0 and case.k % 128 == 0, case
+    assert {(c.m, c.n, c.k) for c in bench.EPILOGUE_CASES} == {(8192, 8192, 8192),
+                                                               (4096, 16384, 4096)}
+    assert {c.epilogue for c in bench.EPILOGUE_CASES} <= set(checks.EPILOGUE_REFERENCES)
+
+
+# ---------------------------------------------------------------------------
+# checks.py: the float64 checks of dumped bytes, each against an output
+# computed as the kernel would (f32 arithmetic, then the output's rounding)
+# and against broken ones, which must fail.
+
+
+
+def normal(rng, shape, dtype):
+    """Standard normal values rounded to `dtype`, as mosaic-run draws them."""
+    return rng.standard_normal(shape).astype(np.float32).astype(dtype)
+
+
+@needs_numpy
+def test_decode_dumps_round_trip():
+    rng = np.random.default_rng(0)
+    a, b = normal(rng, (4, 8), BF16), normal(rng, (8,), E4M3)
+    scale, c = normal(rng, (3,), np.float32), normal(rng, (4, 2), BF16)
+    manifest = [("bf16", (4, 8)), ("f8E4M3FN", (8,)), ("f32", (3,)), ("bf16", (4, 2))]
+    ins, outs = checks.decode_dumps(manifest, [3], a.tobytes() + b.tobytes() + scale.tobytes(),
+                                    c.tobytes())
+    for got, want in zip(ins + outs, [a, b, scale, c]):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    with pytest.raises(ValueError, match="fewer than"):
+        checks.decode_dumps(manifest, [3], a.tobytes(), c.tobytes())
+    with pytest.raises(ValueError, match="the buffers"):
+        checks.decode_dumps(manifest, [3], a.tobytes() + b.tobytes() + scale.tobytes() + b"x",
+                            c.tobytes())
+    # The poison (0xFF bytes) is NaN in every float type.
+    for dtype in (np.float32, BF16, E4M3):
+        assert np.isnan(np.frombuffer(b"\xff" * 4, dtype).astype(np.float64)).all()
+
+
+@needs_numpy
+def test_sample_rows_keep_the_ends():
+    rows = checks.sample_rows(10000, 256, seed=1)
+    assert len(rows) == 256 and rows[0] == 0 and rows[-1] == 9999
+    assert list(rows) == sorted(set(rows))
+    assert list(checks.sample_rows(5, 256)) == [0, 1, 2, 3, 4]
+
+
+@needs_numpy
+def test_split_ranges_follow_gemm_ws_split_steps():
+    # 32768 / 64 = 512 steps: 256 or 128 per split.
+    assert checks.split_ranges(32768, 2) == [(0, 16384), (16384, 32768)]
+    # 1000 / 64: 16 steps (the last part zeros), 6 per split of 3.
+    assert checks.split_ranges(1000, 3) == [(0, 384), (384, 768), (768, 1000)]
+
+
+def split_k_case(rng, m=256, n=128, k=1024, splits=4):
+    a, b = normal(rng, (m, k), BF16), normal(rng, (k, n), BF16)
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    workspace = np.stack([a32[:, lo:hi] @ b32[lo:hi] for lo, hi in checks.split_ranges(k, splits)])
+    return a, b, workspace.astype(np.float32)
+
+
+@needs_numpy
+def test_split_partials_check():
+    rng = np.random.default_rng(1)
+    a, b, workspace = split_k_case(rng)
+    assert checks.check_split_partials(a, b, workspace).passed
+    # One K step (64 of 256 per split) in the wrong split.
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    shifted = workspace.copy()
+    shifted[0] -= a32[:, 192:256] @ b32[192:256]
+    shifted[1] += a32[:, 192:256] @ b32[192:256]
+    found = checks.check_split_partials(a, b, shifted)
+    assert not found.passed and "partial 0" in found.summary and "partial 1" in found.summary
+    unwritten = workspace.copy()
+    unwritten[3, 100, 7] = np.nan
+    found = checks.check_split_partials(a, b, unwritten)
+    assert not found.passed and found.worst == math.inf and "1 of" in found.summary
+
+
+@needs_numpy
+def test_fixup_check():
+    rng = np.random.default_rng(2)
+    workspace = normal(rng, (4, 64, 96), np.float32)
+    c = workspace.sum(axis=0, dtype=np.float32).astype(BF16)
+    assert checks.check_fixup(workspace, c).passed
+    assert not checks.check_fixup(workspace, workspace[:3].sum(axis=0).astype(BF16)).passed
+    c[5, 5] = np.nan
+    assert not checks.check_fixup(workspace, c).passed
+
+
+@needs_numpy
+@pytest.mark.parametrize("epilogue", ["bias_gelu_tanh", "residual"])
+def test_epilogue_check(epilogue):
+    """Right, and wrong where a kernel could go wrong: the epilogue's input
+    left out, or applied twice."""
+    rng = np.random.default_rng(3)
+    m, n, k = 256, 128, 512
+    a, b = normal(rng, (m, k), BF16), normal(rng, (k, n), BF16)
+    acc = a.astype(np.float32) @ b.astype(np.float32)
+    if epilogue == "bias_gelu_tanh":
+        extra = normal(rng, (n,), np.float32)
+        good, bad = checks.gelu_tanh(acc + extra), checks.gelu_tanh(acc)
+    else:
+        extra = normal(rng, (m, n), BF16)
+        good, bad = acc + extra.astype(np.float32), acc + 2 * extra.astype(np.float32)
+    assert checks.check_epilogue(epilogue, a, b, [extra], good.astype(BF16)).passed
+    assert not checks.check_epilogue(epilogue, a, b, [extra], bad.astype(BF16)).passed
+    with pytest.raises(ValueError, match="takes 1 inputs"):
+        checks.check_epilogue(epilogue, a, b, [], good.astype(BF16))
+
+
+@needs_numpy
+def test_epilogue_references_match_gemm_ws():
+    """bench's float64 epilogues are gemm_ws.py's (where mosaic_gpu imports)."""
+    gemm_ws = import_example("gemm_ws")
+    rng = np.random.default_rng(4)
+    m, n, k = 64, 32, 128
+    a, b = normal(rng, (m, k), BF16), normal(rng, (k, n), BF16)
+    for name, reference in checks.EPILOGUE_REFERENCES.items():
+        config = gemm_ws.Config(m, n, k, epilogue=name)
+        extras = gemm_ws.epilogue_inputs(config, seed=5)
+        theirs = gemm_ws.reference(config, a, b, extras)
+        ours = checks.check_epilogue(name, a, b, extras, theirs)
+        assert ours.passed and ours.worst < 1e-9, (name, ours)
+        spec = gemm_ws.EPILOGUES[name]
+        assert (len(spec.row_vectors), len(spec.column_vectors), bool(spec.residual),
+                spec.out) == (reference.row_vectors, reference.column_vectors,
+                              reference.residual, reference.out)
+
+
+def fp8_case(rng, scaling, m=256, n=256, k=512):
+    """Random e4m3 A and Bt and standard normal f32 scales (as mosaic-run
+    draws them) in the kernel's layouts, and C computed from them in f32."""
+    a, bt = normal(rng, (m, k), E4M3), normal(rng, (n, k), E4M3)
+    a_shape, b_shape = checks.fp8_scale_shapes(scaling, m, n, k)
+    a_scales = normal(rng, a_shape, np.float32)
+    b_scales = normal(rng, b_shape, np.float32)
+    rows = np.arange(m)
+    a64, b64 = checks.dequantize_fp8(scaling, a, bt, a_scales, b_scales, rows)
+    c = (a64.astype(np.float32) @ b64.astype(np.float32).T).astype(BF16)
+    return a, bt, a_scales, b_scales, c
+
+
+@needs_numpy
+@pytest.mark.parametrize("scaling", ["tensor", "row", "block"])
+def test_fp8_check(scaling):
+    rng = np.random.default_rng(6)
+    a, bt, a_scales, b_scales, c = fp8_case(rng, scaling)
+    assert checks.check_fp8(scaling, a, bt, a_scales, b_scales, c).passed
+    if scaling == "block":
+        # A's scales read row-major (M, K/128) instead of K-block-major.
+        wrong = np.ascontiguousarray(a_scales.reshape(4, 256).T).reshape(-1)
+    else:
+        wrong = a_scales * np.float32(1.05)
+    assert not checks.check_fp8(scaling, a, bt, wrong, b_scales, c).passed
+    with pytest.raises(ValueError, match="takes scales of shapes"):
+        checks.check_fp8(scaling, a, bt, np.ones(3, np.float32), b_scales, c)
+
+
+@needs_numpy
+def test_fp8_dequantize_matches_gemm_fp8():
+    """The kernel's scale layouts as python/examples/gemm_fp8.py makes them
+    (where it exists and mosaic_gpu imports): its quantized inputs,
+    dequantized by both, agree."""
+    gemm_fp8 = import_example("gemm_fp8")
+    for scaling in checks.FP8_SCALINGS:
+        config = gemm_fp8.Config(200, 256, 384, scaling)
+        a, bt, a_scales, b_scales = gemm_fp8.inputs(config, seed=7)
+        kernel_a, kernel_b = gemm_fp8.kernel_scales(config, a_scales, b_scales)
+        rows = np.arange(200)
+        ours = checks.dequantize_fp8(scaling, a, bt, kernel_a, kernel_b, rows)
+        theirs = (gemm_fp8.dequantize(a, a_scales, scaling, "a"),
+                  gemm_fp8.dequantize(bt, b_scales, scaling, "bt"))
+        for mine, other in zip(ours, theirs):
+            assert np.array_equal(mine, other), scaling
+
+
+def mosaic_build():
+    """The build with mosaic-compile, mosaic-run and the mosaic_gpu module:
+    $MOSAIC_BUILD, else this tree's build/; the test skips without one."""
+    build = build_folder()
+    needed = [build / "bin" / "mosaic-compile", build / "bin" / "mosaic-run",
+              build / "python" / "mosaic_gpu"]
+    missing = [str(path) for path in needed if not path.exists()]
+    if missing:
+        pytest.skip(f"no build here ({', '.join(missing)} missing; set MOSAIC_BUILD)")
+    return build
+
+
+# Small kernels of each new kind, as compile-kernels.sh makes them: NAME,
+# the script in python/examples, its arguments (a grid for the emulator).
+EMULATED_KERNELS = [
+    ("gemm_bf16_ws_splitk2_256x128x1024", "gemm_ws.py",
+     "--m 256 --n 128 --k 1024 --split-k 2 --grid 4"),
+    ("gemm_bf16_ws_bias_gelu_tanh_256x128x512", "gemm_ws.py",
+     "--m 256 --n 128 --k 512 --epilogue bias_gelu_tanh --grid 4"),
+    ("gemm_bf16_ws_residual_200x128x520", "gemm_ws.py",
+     "--m 200 --n 128 --k 520 --epilogue residual --grid 4"),
+    ("gemm_fp8_row_256x256x512", "gemm_fp8.py", "--m 256 --n 256 --k 512 --scaling row --grid 2"),
+    ("gemm_fp8_block_256x256x512", "gemm_fp8.py",
+     "--m 256 --n 256 --k 512 --scaling block --grid 2"),
+]
+
+
+@needs_numpy
+@pytest.mark.parametrize("name, script, arguments", EMULATED_KERNELS)
+def test_new_kernels_pass_their_checks_on_the_emulator(tmp_path, monkeypatch, name, script,
+                                                       arguments):
+    """End to end on the PTX emulator: the kernel generated and compiled as
+    compile-kernels.sh does, run by mosaic-run --check=none with its inputs
+    and outputs dumped (run_ours_dumped, as on a GPU), and the dumps checked
+    in float64 by bench.py's check of its kind; the split-K GEMM's fix-up
+    too. The emulator is not timed, which run_ours_dumped reports."""
+    build = mosaic_build()
+    generator = EXAMPLES / script
+    if not generator.exists():
+        pytest.skip(f"python/examples/{script} does not exist in this tree")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(build / "python"), os.environ.get("PYTHONPATH", "")]))
+    subprocess.run([sys.executable, str(generator), *arguments.split(), "--emit-mlir",
+                    str(tmp_path / f"{name}.mlir")], env=env, check=True, capture_output=True)
+    stems = sorted(path.name[:-len(".mlir")] for path in tmp_path.glob(f"{name}*.mlir"))
+    assert stems == ([name, f"{name}.fixup"] if "splitk" in name else [name])
+    monkeypatch.setenv("MOSAIC_GPU_BACKEND", "emulator")
+    args = bench.argparse.Namespace(warmup=1, reps=1, seed=11, run_timeout=120)
+    for stem in stems:
+        subprocess.run([str(build / "bin" / "mosaic-compile"), str(tmp_path / f"{stem}.mlir"),
+                        "-o", str(tmp_path / f"{stem}.cubin")], check=True, capture_output=True)
+        manifest = json.loads((tmp_path / f"{stem}.json").read_text())
+        kernel = bench.parse_new_kernel(stem)
+        ms, found, result, why = bench.run_ours_dumped(
+            build / "bin" / "mosaic-run", tmp_path / f"{stem}.json", manifest,
+            bench.new_kernel_check(kernel), args, tmp_path)
+        assert result["passed"] and result["emulated"], result
+        assert found is not None and found.passed and found.worst < 0.8, (stem, found)
+        assert ms is None and why == "mosaic-run reported no time (emulated: True)"
+
+
+# Runs the Triton FP8 GEMM in Triton's interpreter (on the CPU) with each
+# scaling, on inputs quantized by bench.fp8_quantize, and prints its
+# relative error against the float64 reference of the dequantized product;
+# for block scaling also with A's scales in the wrong layout.
+INTERPRETED_FP8 = textwrap.dedent("""
+    import math
+    import torch
+    import bench, triton_peers
+    generator = torch.Generator().manual_seed(0)
+    m, n, k = 256, 256, 384
+    for scaling, block_n, wrong in (("tensor", 256, False), ("row", 128, False),
+                                    ("block", 128, False), ("block", 128, True)):
+        x, w = (torch.randn(rows, k, generator=generator) for rows in (m, n))
+        a, a_scales, a_expanded = bench.fp8_quantize(torch, x, scaling, "a")
+        bt, b_scales, b_expanded = bench.fp8_quantize(torch, w, scaling, "bt")
+        if wrong:
+            a_scales = a_scales.t().contiguous()
+        c = torch.full((m, n), math.nan, dtype=torch.bfloat16)
+        descriptors = (triton_peers.TensorDescriptor.from_tensor(a, [128, 128]),
+                       triton_peers.TensorDescriptor.from_tensor(bt, [block_n, 128]),
+                       triton_peers.TensorDescriptor.from_tensor(c, [128, block_n]))
+        triton_peers.matmul_fp8[(2,)](*descriptors, a_scales, b_scales, m, n, k, BM=128,
+                                      BN=block_n, BK=128, GROUP_M=8,
+                                      SCALING=triton_peers.FP8_SCALINGS[scaling], NUM_SMS=2)
+        reference = (a.float().double() * a_expanded) @ (bt.float().double() * b_expanded).T
+        print(scaling, wrong, bench.relative_error(torch, c, reference))
+""")
+
+
+def test_triton_fp8_gemm_matches_float64_in_the_interpreter():
+    """The Triton FP8 GEMM computes dequant(A) dequant(Bt)^T with each
+    scaling and the scale layouts bench.py gives it; A's block scales in the
+    wrong layout are far off."""
+    pytest.importorskip("torch", reason="PyTorch is not installed")
+    triton = pytest.importorskip("triton", reason="Triton is not installed")
+    import triton_peers
+    if triton_peers.TensorDescriptor is None:
+        pytest.skip(f"Triton {triton.__version__} has no host-side TMA descriptors")
+    here = pathlib.Path(__file__).parent
+    env = dict(os.environ, TRITON_INTERPRET="1",
+               PYTHONPATH=os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", INTERPRETED_FP8], env=env,
+                         capture_output=True, text=True, check=True)
+    runs = [line.split() for line in out.stdout.splitlines()]
+    assert [run[:2] for run in runs] == [["tensor", "False"], ["row", "False"],
+                                         ["block", "False"], ["block", "True"]]
+    for scaling, wrong, error in runs:
+        assert (float(error) > 0.05) if wrong == "True" else (float(error) < 1e-2), scaling
+
+
+@pytest.mark.parametrize("scaling", ["tensor", "row", "block"])
+def test_fp8_quantize_and_scaled_mm_layouts(scaling):
+    """On the CPU: the recipe's scales (amax / 448 per group), e4m3 values
+    within 448, and the layouts torch._scaled_mm takes (per block: A's
+    scales outer-dim-major, the same memory as ours)."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(256, 384, generator=generator)
+    w = torch.randn(128, 384, generator=generator)
+    a, a_scales, a_expanded = bench.fp8_quantize(torch, x, scaling, "a")
+    bt, b_scales, _ = bench.fp8_quantize(torch, w, scaling, "bt")
+    assert a.dtype == torch.float8_e4m3fn and a.float().abs().max() <= 448
+    assert ((a.float().double() * a_expanded - x.double()).norm() / x.double().norm()) < 0.05
+    scale_a, scale_b = bench.scaled_mm_scales(scaling, a_scales, b_scales, 256, 128)
+    shapes = {"tensor": ((1,), (1,)), "row": ((256, 1), (1, 128)),
+              "block": ((256, 3), (3, 1))}[scaling]
+    assert (tuple(scale_a.shape), tuple(scale_b.shape)) == shapes
+    if scaling == "block":
+        assert scale_a.stride() == (1, 256)  # outer-dim-major
+        assert torch.equal(scale_a, x.abs().view(256, 3, 128).amax(-1) / 448)
+    if scaling == "tensor":
+        # torch._scaled_mm runs per-tensor scaling on the CPU too.
+        c = torch._scaled_mm(a, bt.t(), scale_a, scale_b, out_dtype=torch.bfloat16)
+        reference = (a.float().double() * a_expanded) @ (
+            bt.float().double() * b_scales.double()).T
+        assert bench.relative_error(torch, c, reference) < 1e-2
+
+
+@pytest.mark.parametrize("epilogue", ["bias_gelu_tanh", "residual"])
+def test_epilogue_peers_check_their_outputs(epilogue, monkeypatch):
+    """On the CPU: the eager and cuBLAS-fused forms pass the check; a form
+    that leaves the epilogue's input out fails it."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    case = bench.EpilogueCase(128, 256, 256, epilogue)
+    generator = torch.Generator().manual_seed(0)
+    peers = dict(bench.epilogue_peers(torch, case, generator, compile_torch=False))
+    assert list(peers) == [bench.TORCH_EAGER, bench.CUBLAS_FUSED]
+    for peer in peers.values():
+        peer.run()
+        peer.poison()
+        peer.run()
+        assert peer.check() < 1e-2
+    eager, fused = bench.epilogue_functions(torch, epilogue)
+    without_input = (lambda a, b, extra: eager(a, b, torch.zeros_like(extra)))
+    monkeypatch.setattr(bench, "epilogue_functions", lambda torch, name: (without_input, fused))
+    wrong = dict(bench.epilogue_peers(torch, case, generator, compile_torch=False))
+    wrong[bench.TORCH_EAGER].run()
+    assert wrong[bench.TORCH_EAGER].check() > 1e-2

@@ -13,6 +13,27 @@ bf16 A [M, K] and B [K, N], both row-major, and write bf16 C [M, N].
   stores C through one, optionally in two halves (EPILOGUE_SUBTILE) to free
   shared memory for another stage. Autotuned per shape (tma_configs).
 
+The FP8 GEMM peer takes what our gemm_fp8 takes: e4m3 A [M, K] and Bt
+[N, K] (K-major, as wgmma reads 8-bit B) with f32 scales, and writes bf16 C
+[M, N].
+
+- `matmul_fp8`: a persistent GEMM in the style of `matmul_tma_persistent`
+  (one program per SM walking the tiles in groups of GROUP_M tile rows, A,
+  Bt and C through host-built TMA descriptors, 128-wide K steps), with the
+  scales of a training recipe: per tensor (one f32 each, applied to the
+  tile in the epilogue), per row (A's per row of C, Bt's per column, also
+  in the epilogue) or per block (DeepSeek-V3: A's per 1 x 128, Bt's per 128
+  x 128, applied as each K step's product is added to the accumulator, as
+  DeepGEMM and vLLM's Triton block-FP8 GEMM do). The block scales' layouts:
+  A's (ceil(K/128), M), K-block-major; Bt's (ceil(N/128), ceil(K/128)),
+  row-major. On sm_90 Triton adds FP8 products in the tensor core's
+  reduced-precision accumulator unless a dot says when to promote
+  (max_num_imprecise_acc; Triton's default there never promotes): the
+  tensor and row scalings promote every 128 of K, as our kernel and
+  cuBLAS (torch._scaled_mm without use_fast_accum) do; the block scaling
+  starts each K step's product from zero. Autotuned per shape and scaling
+  (fp8_configs).
+
 The attention peer takes what our attention kernel takes: bf16 Q, K, V
 [heads, seq, head_dim] (heads counting batch too), and writes bf16 O of that
 shape and the f32 log-sum-exp LSE [heads, seq].
@@ -134,6 +155,70 @@ def matmul_tma_persistent(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr,
             c_desc.store([pid_m * BM, pid_n * BN + BN // 2], right.to(tl.bfloat16))
         else:
             c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.bfloat16))
+
+
+# matmul_fp8's scalings, as the SCALING constexpr.
+FP8_SCALINGS = {"tensor": 0, "row": 1, "block": 2}
+FP8_BLOCK = 128
+
+
+def set_fp8_block_shapes(nargs):
+    """Autotuning pre-hook: each configuration's TMA boxes."""
+    bm, bn, bk = nargs["BM"], nargs["BN"], nargs["BK"]
+    nargs["a_desc"].block_shape = [bm, bk]
+    nargs["b_desc"].block_shape = [bn, bk]
+    nargs["c_desc"].block_shape = [bm, bn]
+
+
+def fp8_configs():
+    """128-row tiles on 8 warps, 128-wide K steps (128 bytes of e4m3), 128
+    or 256 columns, 3 or 4 stages. Block scaling takes only 128 columns (a
+    tile then has one Bt scale per K step); prune_fp8_configs drops the
+    others for it. Those that do not fit shared memory fail to compile and
+    the autotuner passes over them."""
+    return [
+        triton.Config({"BM": 128, "BN": bn, "BK": FP8_BLOCK, "GROUP_M": 8},
+                      num_stages=stages, num_warps=8, pre_hook=set_fp8_block_shapes)
+        for bn in (128, 256) for stages in (3, 4)
+    ]
+
+
+def prune_fp8_configs(configs, named_args, **kwargs):
+    if named_args.get("SCALING", kwargs.get("SCALING")) == FP8_SCALINGS["block"]:
+        return [config for config in configs if config.kwargs["BN"] == FP8_BLOCK]
+    return configs
+
+
+@triton.jit
+def matmul_fp8(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, M, N, K,
+               BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr,
+               SCALING: tl.constexpr, NUM_SMS: tl.constexpr):
+    # SCALING: 0 per tensor, 1 per row, 2 per block (BN == BK == 128).
+    tiles_m = tl.cdiv(M, BM)
+    tiles_n = tl.cdiv(N, BN)
+    k_steps = tl.cdiv(K, BK)
+    for tile in tl.range(tl.program_id(0), tiles_m * tiles_n, NUM_SMS):
+        pid_m, pid_n = tile_position(tile, tiles_m, tiles_n, GROUP_M)
+        rows = pid_m * BM + tl.arange(0, BM)
+        columns = pid_n * BN + tl.arange(0, BN)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(k_steps):
+            a = a_desc.load([pid_m * BM, k * BK])
+            b = b_desc.load([pid_n * BN, k * BK])
+            if SCALING == 2:
+                a_scales = tl.load(a_scale_ptr + k * M + rows, mask=rows < M, other=0.0)
+                b_scale = tl.load(b_scale_ptr + pid_n * k_steps + k)
+                partial = tl.dot(a, b.T)
+                acc += partial * (a_scales * b_scale)[:, None]
+            else:
+                acc = tl.dot(a, b.T, acc, max_num_imprecise_acc=BK)
+        if SCALING == 0:
+            acc = acc * (tl.load(a_scale_ptr) * tl.load(b_scale_ptr))
+        elif SCALING == 1:
+            a_scales = tl.load(a_scale_ptr + rows, mask=rows < M, other=0.0)
+            b_scales = tl.load(b_scale_ptr + columns, mask=columns < N, other=0.0)
+            acc = acc * a_scales[:, None] * b_scales[None, :]
+        c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.bfloat16))
 
 
 ATTENTION_BLOCK_M = 128
@@ -289,6 +374,39 @@ def tma_persistent_runner(num_sms):
     return run
 
 
+def fp8_runner(num_sms):
+    """A launcher of matmul_fp8, autotuned per (M, N, K, scaling), on
+    `num_sms` programs at most: run(a, bt, a_scales, b_scales, c, scaling),
+    the scales as the module docstring says. The descriptors are built once
+    per operand set, so that a timed launch is the kernel's."""
+    tuned = triton.autotune(configs=fp8_configs(), key=["M", "N", "K", "SCALING"],
+                            prune_configs_by={"early_config_prune": prune_fp8_configs})(
+        matmul_fp8)
+    descriptors = {}
+
+    def run(a, bt, a_scales, b_scales, c, scaling):
+        (m, k), n = a.shape, bt.shape[0]
+        if scaling == "block" and (k % FP8_BLOCK or n % FP8_BLOCK):
+            raise ValueError(f"the Triton FP8 GEMM's block scaling needs N and K multiples "
+                             f"of {FP8_BLOCK}, got N={n}, K={k}")
+        key = (a.data_ptr(), bt.data_ptr(), c.data_ptr(), a.shape, bt.shape)
+        if key not in descriptors:
+            # Placeholder boxes; set_fp8_block_shapes sets each config's.
+            descriptors.clear()
+            descriptors[key] = (TensorDescriptor.from_tensor(a, [128, FP8_BLOCK]),
+                                TensorDescriptor.from_tensor(bt, [128, FP8_BLOCK]),
+                                TensorDescriptor.from_tensor(c, [128, 128]))
+
+        def grid(meta):
+            return (min(num_sms, triton.cdiv(m, meta["BM"]) * triton.cdiv(n, meta["BN"])),)
+
+        tuned[grid](*descriptors[key], a_scales, b_scales, m, n, k,
+                    SCALING=FP8_SCALINGS[scaling], NUM_SMS=num_sms)
+
+    run.config = lambda: describe_config(getattr(tuned, "best_config", None))
+    return run
+
+
 def describe_config(config):
     """A Triton config in a table note: 'BM=128 BN=256 ..., 4 stages, 8 warps'."""
     if config is None:
@@ -306,12 +424,13 @@ def load(num_sms):
     if TensorDescriptor is None:
         notes.append(f"Triton {triton.__version__} has no "
                      "triton.tools.tensor_descriptor.TensorDescriptor (host-side TMA "
-                     "descriptors): the persistent TMA GEMM and the fused attention "
-                     "columns are empty.")
+                     "descriptors): the persistent TMA GEMM, the fused attention "
+                     "and the FP8 GEMM columns are empty.")
         return launchers, notes
     for name, what, make in (("matmul_tma_persistent", "the persistent TMA GEMM",
                               lambda: tma_persistent_runner(num_sms)),
-                             ("attention", "the fused attention", attention_runner)):
+                             ("attention", "the fused attention", attention_runner),
+                             ("matmul_fp8", "the FP8 GEMM", lambda: fp8_runner(num_sms))):
         try:
             launchers[name] = make()
         except Exception as error:  # noqa: BLE001: an autotuning API this Triton lacks
