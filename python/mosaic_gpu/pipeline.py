@@ -29,16 +29,18 @@ helper.
 
 from __future__ import annotations
 
+import builtins
 from typing import Any, Callable, NamedTuple, Sequence, Union
 
 from . import _mosaic
 from .builder import current, launch_shape, location
-from .control_flow import Carry, for_loop, if_
+from .control_flow import Carry, for_loop, if_, while_loop
 from .kernels import Barriers
 from .refs import BarrierRef, Ref, arrive, arrive_expect_tx, wait, wgmma_wait
 from .values import Scalar, block_id, cluster_block_id, constant, minimum, warpgroup_id
 
-__all__ = ["OutputTile", "WarpSpecializedPipeline", "grouped_tile", "set_max_registers"]
+__all__ = ["OutputTile", "WarpSpecializedPipeline", "grouped_tile", "set_max_registers",
+           "stream_k_parts", "stream_k_unit"]
 
 # The register file of an SM: what the warpgroups of one block may hold
 # together (setmaxnreg moves registers between them, within it).
@@ -124,10 +126,34 @@ class OutputTile(NamedTuple):
     step count at the tile's first step (step ``k`` of the tile is step
     ``first_step + k`` of the block: it fills stage ``(first_step + k) %
     stages`` in round ``(first_step + k) // stages``, which gives the phase
-    of that stage's barriers to whoever else waits on them)."""
+    of that stage's barriers to whoever else waits on them).
+
+    With stream-K a block computes a segment of a tile: steps ``k_begin``
+    .. ``k_begin + k_steps - 1`` of its K steps, the tile's segment number
+    ``part`` (0 for the segment with the tile's first steps); otherwise
+    every tile is one segment of all its steps."""
     m: Scalar
     n: Scalar
     first_step: Scalar | None = None
+    k_begin: Scalar | int = 0
+    k_steps: Scalar | int | None = None
+    part: Scalar | int = 0
+
+
+def stream_k_unit(iteration: Any, iterations: int, units: int) -> Any:
+    """The stream-K unit that computes ``iteration`` (of ``iterations``,
+    split as evenly as whole iterations allow over ``units`` units: unit u
+    takes ``u * iterations // units`` up to unit u + 1's first), for ints
+    or index Scalars."""
+    return ((iteration + 1) * units - 1) // iterations
+
+
+def stream_k_parts(tiles: int, steps: int, units: int) -> int:
+    """The most segments stream-K splits one tile into: how many units'
+    ranges a tile's ``steps`` iterations can meet."""
+    iterations = tiles * steps
+    return max(stream_k_unit((t + 1) * steps - 1, iterations, units)
+               - stream_k_unit(t * steps, iterations, units) + 1 for t in builtins.range(tiles))
 
 
 def _positive(value: Any, what: str) -> int:
@@ -319,7 +345,7 @@ class WarpSpecializedPipeline:
              compute: Callable[[OutputTile, Scalar, Scalar, Scalar, Any], Carry],
              init: Callable[[], Carry],
              epilogue: Callable[[OutputTile, Scalar, Any], None],
-             stage_bytes: int | None = None, group: int = 8) -> None:
+             stage_bytes: int | None = None, group: int = 8, stream_k: bool = False) -> None:
         """Builds the pipeline into the kernel being built, whose block,
         cluster and grid it checks. Every block walks the ``tiles`` =
         (tiles_m, tiles_n) output tiles persistently, in ``grouped_tile``
@@ -343,6 +369,17 @@ class WarpSpecializedPipeline:
           releases the previous step's stage.
         - ``epilogue(tile, consumer, carry)`` runs after the last step, once
           every wgmma has completed and the last stage was released.
+
+        With ``stream_k`` the blocks (clusters) do not take whole tiles:
+        the tiles' steps, tile after tile in the same order, are split as
+        evenly as whole steps allow over the clusters (``stream_k_unit``),
+        so every cluster runs the same number of steps (within one) however
+        the tile count falls on the grid. A cluster's range may start and
+        end inside tiles: each piece of a tile is a segment
+        (``tile.k_begin``, ``tile.k_steps``, ``tile.part``), with its own
+        ``init`` and ``epilogue``, which must combine the segments' partial
+        results (at most ``stream_k_parts(...)`` per tile); ``fetch`` and
+        ``compute`` get the step within the tile.
         """
         if not isinstance(tiles, (tuple, list)) or len(tiles) != 2:
             raise TypeError(f"`tiles` must be (tiles_m, tiles_n), got {tiles!r}")
@@ -363,20 +400,41 @@ class WarpSpecializedPipeline:
         stages = self.stages
 
         def tile_loop(body: Callable[[OutputTile, Scalar], None]) -> None:
-            """Runs ``body(tile, first_step)`` for each tile of this block."""
+            """Runs ``body(tile, first_step)`` for each tile (segment) of
+            this block."""
             first = block_id("x") // self.cluster if self.cluster > 1 else block_id("x")
+            if stream_k:
+                segment_loop(first, body)
+                return
 
             @for_loop(first, cluster_tiles, step=clusters, carry=constant(0, "index"))
             def _(index, first_step):
                 tile = self._tile(index, tiles_m, tiles_n, group)
-                body(tile._replace(first_step=first_step), first_step)
+                body(tile._replace(first_step=first_step, k_steps=steps), first_step)
                 return first_step + steps
+
+        def segment_loop(unit: Scalar, body: Callable[[OutputTile, Scalar], None]) -> None:
+            iterations = cluster_tiles * steps
+            begin = unit * iterations // clusters
+            end = (unit + 1) * iterations // clusters
+
+            @while_loop(lambda iteration, first_step: iteration < end,
+                        carry=(begin, constant(0, "index")))
+            def _(iteration, first_step):
+                index = iteration // steps
+                k_begin = iteration % steps
+                k_steps = minimum(end - iteration, steps - k_begin)
+                part = unit - stream_k_unit(index * steps, iterations, clusters)
+                tile = self._tile(index, tiles_m, tiles_n, group)
+                body(tile._replace(first_step=first_step, k_begin=k_begin, k_steps=k_steps,
+                                   part=part), first_step)
+                return iteration + k_steps, first_step + k_steps
 
         def producer() -> None:
             set_max_registers(self.producer_registers, action="decrease")
 
             def produce(tile: OutputTile, first_step: Scalar) -> None:
-                @for_loop(0, steps)
+                @for_loop(0, tile.k_steps)
                 def _(k):
                     step = first_step + k
                     stage = step % stages
@@ -386,7 +444,7 @@ class WarpSpecializedPipeline:
                     wait(empty[stage], _low_bit(step // stages + 1))
                     barrier = full[stage]
                     arrive_expect_tx(barrier, stage_bytes)
-                    fetch(tile, stage, k, barrier)
+                    fetch(tile, stage, _in_tile(tile, k), barrier)
 
             tile_loop(produce)
 
@@ -397,12 +455,12 @@ class WarpSpecializedPipeline:
             consumer_index = role - 1
 
             def consume(tile: OutputTile, first_step: Scalar) -> None:
-                @for_loop(0, steps, carry=init())
+                @for_loop(0, tile.k_steps, carry=init())
                 def carry(k, carry):
                     step = first_step + k
                     stage = step % stages
                     wait(full[stage], _low_bit(step // stages))
-                    carry = compute(tile, consumer_index, stage, k, carry)
+                    carry = compute(tile, consumer_index, stage, _in_tile(tile, k), carry)
                     # The previous step's wgmma is complete: its stage may
                     # be refilled.
                     wgmma_wait(1)
@@ -413,12 +471,17 @@ class WarpSpecializedPipeline:
                     return carry
 
                 wgmma_wait(0)
-                self._release(empty, (first_step + steps - 1) % stages)
+                self._release(empty, (first_step + tile.k_steps - 1) % stages)
                 epilogue(tile, consumer_index, carry)
 
             tile_loop(consume)
 
         if_(role == 0, otherwise=consumer)(producer)
+
+
+def _in_tile(tile: OutputTile, k: Scalar) -> Scalar:
+    """Step ``k`` of a segment as a step of its tile."""
+    return k if isinstance(tile.k_begin, int) and tile.k_begin == 0 else tile.k_begin + k
 
 
 def _low_bit(value: Scalar) -> Scalar:
