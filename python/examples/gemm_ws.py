@@ -101,6 +101,8 @@ class Config(NamedTuple):
     # K splits (1: none), and how their partial tiles are summed.
     split_k: int = 1
     reduction: str = "deterministic"
+    # Stream-K: the tiles' K steps split evenly over the clusters.
+    stream_k: bool = False
     # A fused epilogue: the name of one of EPILOGUES.
     epilogue: str | None = None
 
@@ -236,9 +238,15 @@ def out_dtype(config: Config) -> mgpu.DType:
     return OUT_DTYPES[epilogue.out] if epilogue else mgpu.bf16
 
 
+def partials(config: Config) -> bool:
+    """Whether the GEMM stores f32 partial tiles for a fix-up kernel to sum
+    (split-K and stream-K)."""
+    return config.split_k > 1 or config.stream_k
+
+
 def c_dtype(config: Config) -> mgpu.DType:
-    """What the GEMM kernel stores: C, or f32 partial tiles with split-K."""
-    return mgpu.f32 if config.split_k > 1 else out_dtype(config)
+    """What the GEMM kernel stores: C, or f32 partial tiles."""
+    return mgpu.f32 if partials(config) else out_dtype(config)
 
 
 def smem(config: Config, tile_n: int) -> list:
@@ -250,7 +258,7 @@ def smem(config: Config, tile_n: int) -> list:
                mgpu.SmemBuffer((config.stages, *b_stage), dtype),
                mgpu.SmemBuffer((2, HALF_M, tile_n), c_dtype(config))]
     epilogue = epilogue_of(config)
-    if epilogue and config.split_k == 1:
+    if epilogue and not partials(config):
         # Per consumer: its row and column vectors' slices, its amax, and
         # a barrier for the loads.
         buffers += [mgpu.SmemBuffer((2, max(1, len(epilogue.row_vectors)), HALF_M), "f32"),
@@ -270,7 +278,7 @@ def tile_width(config: Config) -> int:
     if config.tile_n is not None:
         widths = [config.tile_n]
     else:
-        widths = [128] if config.split_k > 1 else [256, 128]
+        widths = [128] if partials(config) else [256, 128]
     for tile_n in widths:
         if smem_needed(config, tile_n) <= mgpu.MAX_SMEM_BYTES:
             return tile_n
@@ -343,6 +351,8 @@ def check_config(config: Config) -> int:
                          "--b-layout nk (B given as N x K) takes any N")
     tile_k = ROW_BYTES // DTYPES[config.dtype].itemsize
     steps = ceil_div(config.k, tile_k)
+    if config.stream_k and config.split_k > 1:
+        raise ValueError("--stream-k and --split-k are two ways to split K: give one")
     if config.split_k > steps:
         raise ValueError(f"--split-k {config.split_k} is more than the {steps} K steps of "
                          f"{tile_k} (K = {config.k})")
@@ -377,20 +387,21 @@ def build(config: Config) -> mgpu.Kernel:
     transposed = b_transposed(config)
     m, n, k = config.m, config.n, config.k
     split = config.split_k
+    stream_k = config.stream_k
     pipeline = mgpu.WarpSpecializedPipeline(stages=config.stages, consumers=2,
                                             cluster=config.cluster, pair_along=config.pair)
     b_shape = (n, k) if transposed else (k, n)
     tiles_m, tiles_n = tile_grid(config, tile_n)
     steps = ceil_div(k, tile_k)
     split_steps = ceil_div(steps, split)
-    epilogue = epilogue_of(config) if split == 1 else None  # else the fix-up's
+    epilogue = None if partials(config) else epilogue_of(config)  # else the fix-up's
     extra_inputs = epilogue_specs(config) if epilogue else []
-    if split == 1:
+    if not partials(config):
         outputs = [((m, n), c_dtype(config))]
         if epilogue and epilogue.amax:
             outputs.append(((1,), "bf16"))
     elif config.reduction == "deterministic":
-        outputs = [((split, m, n), "f32")]
+        outputs = [((workspace_parts(config), m, n), "f32")]
     else:
         outputs = [((m, n), "f32")]
     # With split-K, the tile rows of split s are rows s * tiles_m ... of
@@ -401,7 +412,8 @@ def build(config: Config) -> mgpu.Kernel:
                  cluster=pipeline.cluster_shape,
                  inputs=[((m, k), dtype), (b_shape, dtype)] + extra_inputs, outputs=outputs,
                  smem=smem(config, tile_n) + pipeline.barriers,
-                 name="gemm_ws" if split == 1 else "gemm_ws_split_k")
+                 name=("gemm_ws_stream_k" if stream_k else
+                       "gemm_ws_split_k" if split > 1 else "gemm_ws"))
     def gemm(a, b, *refs):
         extras, refs = refs[:len(extra_inputs)], refs[len(extra_inputs):]
         c, refs = refs[0], refs[1:]
@@ -422,13 +434,17 @@ def build(config: Config) -> mgpu.Kernel:
             c_halves = mgpu.with_transforms(c_halves, panel)
 
         def split_and_row(tile):
+            """The tile's partial (its split, or its stream-K segment) and
+            its row of C's tiles."""
+            if stream_k:
+                return tile.part, tile.m
             if split == 1:
                 return None, tile.m
             return tile.m // tiles_m, tile.m % tiles_m
 
         def fetch(tile, stage, step, barrier):
             part, row = split_and_row(tile)
-            if part is not None:
+            if split > 1:
                 step = part * split_steps + step
             k0 = step.astype("i32") * tile_k
             m0 = row.astype("i32") * TILE_M
@@ -461,7 +477,7 @@ def build(config: Config) -> mgpu.Kernel:
                                      count.astype("i64").astype("i1"), m0, n0)
             result = acc.astype(c_dtype(config))
             mgpu.vector_store(result, c_half)
-            if split == 1:
+            if not partials(config):
                 mgpu.async_store(c_half, c, indices=[m0, n0], defer_wait=True)
             elif config.reduction == "deterministic":
                 mgpu.async_store(c_half, c, indices=[part.astype("i32"), m0, n0],
@@ -473,9 +489,23 @@ def build(config: Config) -> mgpu.Kernel:
                       steps=split_steps if split > 1 else steps, fetch=fetch, compute=compute,
                       init=lambda: mgpu.constant(0.0, "f32", (HALF_M, tile_n)),
                       epilogue=epilogue_,
-                      group=GROUP_M * (config.cluster if config.pair == "m" else 1))
+                      group=GROUP_M * (config.cluster if config.pair == "m" else 1),
+                      stream_k=stream_k)
 
     return gemm
+
+
+def workspace_parts(config: Config) -> int:
+    """The f32 partial tiles the deterministic fix-up sums per output tile:
+    the splits, or the most stream-K segments of one tile (a tile with
+    fewer leaves the rest of its slots at zero, which the host clears)."""
+    if not config.stream_k:
+        return config.split_k
+    tile_n = tile_width(config)
+    tiles_m, tiles_n = tile_grid(config, tile_n)
+    steps = ceil_div(config.k, ROW_BYTES // DTYPES[config.dtype].itemsize)
+    return mgpu.stream_k_parts(tiles_m * tiles_n // config.cluster, steps,
+                               config.grid // config.cluster)
 
 
 def epilogue_specs(config: Config) -> list:
@@ -488,8 +518,9 @@ def epilogue_specs(config: Config) -> list:
 
 
 def build_fixup(config: Config) -> mgpu.Kernel:
-    """Split-K's second kernel: sums the f32 partial tiles of the workspace
-    (deterministic: the S slices in split order; atomic: the one sum),
+    """Split-K's and stream-K's second kernel: sums the f32 partial tiles
+    of the workspace (deterministic: its slices in order, split by split
+    or segment by segment; atomic: the one sum),
     applies the epilogue if there is one, and stores C. One warpgroup per
     64 x 64 tile of C; every load is issued before the first is summed.
     Its inputs: the workspace, then the epilogue's; its outputs: C (and
@@ -497,7 +528,7 @@ def build_fixup(config: Config) -> mgpu.Kernel:
     check_config(config)
     m, n = config.m, config.n
     deterministic = config.reduction == "deterministic"
-    parts = config.split_k if deterministic else 1
+    parts = workspace_parts(config) if deterministic else 1
     workspace = (parts, m, n) if deterministic else (m, n)
     rows, columns = FIXUP_TILE
     tiles_n = ceil_div(n, columns)
@@ -557,10 +588,10 @@ def build_fixup(config: Config) -> mgpu.Kernel:
     return fixup
 
 
-class SplitK:
-    """The two kernels of a split-K GEMM, called as one: ``SplitK(config)(a,
-    b, *epilogue_inputs, backend=...)`` returns C, or (C, amax) for an
-    epilogue that records it."""
+class SplitGemm:
+    """The two kernels of a split-K or stream-K GEMM, called as one:
+    ``SplitGemm(config)(a, b, *epilogue_inputs, backend=...)`` returns C,
+    or (C, amax) for an epilogue that records it."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -573,6 +604,10 @@ class SplitK:
         if config.reduction == "atomic":
             # The units add into it: it starts at zero.
             workspace = np.zeros((config.m, config.n), np.float32)
+            self.gemm.launch(a, b, workspace, backend=backend)
+        elif config.stream_k:
+            # Slots past a tile's segments stay zero.
+            workspace = np.zeros((workspace_parts(config), config.m, config.n), np.float32)
             self.gemm.launch(a, b, workspace, backend=backend)
         else:
             workspace = self.gemm.launch(a, b, backend=backend)
@@ -809,6 +844,9 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
     parser.add_argument("--split-k", default="1",
                         help="K splits, 1 to 8, or auto (split_for's choice for the shape); "
                              "default 1")
+    parser.add_argument("--stream-k", action="store_true",
+                        help="split the tiles' K steps evenly over the blocks (stream-K), "
+                             "their partial tiles summed as --reduction says")
     parser.add_argument("--reduction", default="deterministic", choices=list(REDUCTIONS),
                         help="how split-K sums its partial tiles: deterministic (the default; "
                              "in split order) or atomic (TMA reduce-add, any order)")
@@ -829,9 +867,10 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse
 def run_tuned(parser: argparse.ArgumentParser, args: argparse.Namespace, b_layout: str,
               split: int) -> int:
     """--autotune: the tuned kernel on the shape, checked, and the report."""
-    if split > 1 or args.epilogue or b_layout != ("nk" if args.dtype == "fp8" else "kn"):
-        parser.error("--autotune tunes the plain GEMM: without --split-k, --epilogue and "
-                     "--b-layout")
+    if (split > 1 or args.stream_k or args.epilogue
+            or b_layout != ("nk" if args.dtype == "fp8" else "kn")):
+        parser.error("--autotune tunes the plain GEMM: without --split-k, --stream-k, "
+                     "--epilogue and --b-layout")
     config = Config(args.m, args.n, args.k, dtype=args.dtype, b_layout=b_layout)
     try:
         check_config(config._replace(stages=3, cluster=1, tile_n=128))
@@ -865,18 +904,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_tuned(parser, args, b_layout, split)
     config = Config(args.m, args.n, args.k, args.stages, args.cluster, args.dtype, args.grid,
                     args.tile_n, "m" if args.cluster_shape == "2x1" else "n", b_layout, split,
-                    args.reduction, args.epilogue)
+                    args.reduction, stream_k=args.stream_k, epilogue=args.epilogue)
     try:
-        gemm = SplitK(config) if split > 1 else build(config)
+        gemm = SplitGemm(config) if partials(config) else build(config)
     except ValueError as error:
         parser.error(str(error))
     tile_n = tile_width(config)
     if args.emit_mlir:
-        kernels = [gemm.gemm, gemm.fixup] if split > 1 else [gemm]
+        kernels = [gemm.gemm, gemm.fixup] if partials(config) else [gemm]
         with open(args.emit_mlir, "w") as out:
             out.write(str(kernels[0].module))
         written = [args.emit_mlir]
-        if split > 1:  # the fix-up kernel next to it
+        if partials(config):  # the fix-up kernel next to it
             fixup_path = args.emit_mlir.replace(".mlir", "") + ".fixup.mlir"
             with open(fixup_path, "w") as out:
                 out.write(str(kernels[1].module))
@@ -891,11 +930,12 @@ def main(argv: Sequence[str] | None = None) -> int:
            f"{config.cluster if config.cluster == 1 else args.cluster_shape}, grid {config.grid}"
            + (f", B {b_layout}" if b_layout != "kn" else "")
            + (f", split-K {split} ({config.reduction})" if split > 1 else "")
+           + (f", stream-K ({config.reduction})" if config.stream_k else "")
            + (f", epilogue {config.epilogue}" if config.epilogue else "")
            + f", on the {backend}")
     try:
         amax = None
-        if split > 1:
+        if partials(config):
             c = gemm(a, b, *extras, backend=backend)
             if epilogue_of(config) and epilogue_of(config).amax:
                 c, amax = c

@@ -149,8 +149,11 @@ def stream_k_unit(iteration: Any, iterations: int, units: int) -> Any:
 
 
 def stream_k_parts(tiles: int, steps: int, units: int) -> int:
-    """The most segments stream-K splits one tile into: how many units'
-    ranges a tile's ``steps`` iterations can meet."""
+    """The most segment numbers (``OutputTile.part``) one tile's segments
+    take: a segment is numbered by its unit's distance from the unit of
+    the tile's first step, so this is the most units from a tile's first
+    step to its last, those without steps included (there are some when
+    ``units`` exceeds the steps)."""
     iterations = tiles * steps
     return max(stream_k_unit((t + 1) * steps - 1, iterations, units)
                - stream_k_unit(t * steps, iterations, units) + 1 for t in builtins.range(tiles))

@@ -246,6 +246,8 @@ def test_the_readme_example_builds_and_compiles():
      r"3 stages of 128 x 256 tiles need 273.0 KiB of shared memory \(3 x 48 KiB stages \+ a "
      r"128 KiB f32 C tile \+ barriers\)"),
     (["--reduction", "random"], "argument --reduction: invalid choice: 'random'"),
+    (["--stream-k", "--split-k", "2"],
+     "--stream-k and --split-k are two ways to split K: give one"),
     (["--epilogue", "tanh"], "argument --epilogue: invalid choice: 'tanh'"),
     (["--cluster", "3"], "--cluster must be 1 or 2, got 3"),
     (["--grid", "0"], r"--grid must be a positive multiple of the cluster \(2\), got 0"),
@@ -385,6 +387,15 @@ EMULATED_SPLIT = [
                                   "--reduction", "atomic"], id="split3-atomic-edges"),
     pytest.param(131, 72, 520, ["--split-k", "auto", "--b-layout", "nk", "--grid", "6",
                                 "--cluster", "1"], id="split-auto-edges"),
+    # Stream-K: the tiles' steps split evenly over the clusters, a tile's
+    # segments summed by the fix-up.
+    pytest.param(256, 256, 2048, ["--stream-k", "--grid", "6"], id="stream-k-deterministic"),
+    pytest.param(200, 136, 1000, ["--stream-k", "--b-layout", "nk", "--grid", "10",
+                                  "--reduction", "atomic"], id="stream-k-atomic-edges"),
+    pytest.param(128, 128, 128, ["--stream-k", "--grid", "8", "--cluster", "1"],
+                 id="stream-k-more-blocks-than-steps"),
+    pytest.param(131, 144, 520, ["--stream-k", "--b-layout", "nk", "--grid", "4", "--cluster",
+                                 "1", "--epilogue", "bias_gelu_tanh"], id="stream-k-epilogue"),
     # The fix-up kernel applies the epilogue.
     pytest.param(200, 144, 1000, ["--split-k", "3", "--b-layout", "nk", "--grid", "8",
                                   "--epilogue", "bias_gelu_tanh", "--reduction", "atomic"],
@@ -483,13 +494,55 @@ partials = example["build"](config).launch(a, b, backend="emulator")
 expected = partials[0]
 for part in partials[1:]:
     expected = expected + part
-c = example["SplitK"](config)(a, b, backend="emulator")
+c = example["SplitGemm"](config)(a, b, backend="emulator")
 assert partials.shape == (4, 192, 128)
 assert (c == expected.astype(mgpu.bf16.numpy)).all()
 print("same bits")
 """
     result = run([], cache, script=source)
     assert result.returncode == 0 and "same bits" in result.stdout, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("tiles, steps, units", [
+    (1, 2, 8), (32, 512, 132), (7, 3, 5), (64, 256, 66), (3, 1, 2), (5, 9, 5)])
+def test_stream_k_units_cover_every_step_once_and_evenly(tiles, steps, units):
+    iterations = tiles * steps
+    owners = [mgpu.stream_k_unit(i, iterations, units) for i in range(iterations)]
+    assert owners == sorted(owners) and 0 <= owners[0] and owners[-1] < units
+    counts = [owners.count(u) for u in range(units)]
+    assert max(counts) - min(counts) <= 1 and sum(counts) == iterations
+    for unit in range(units):  # unit u starts at u * iterations // units
+        if counts[unit]:
+            assert owners.index(unit) == unit * iterations // units
+    # A tile's segment is numbered by its unit from the tile's first unit,
+    # so the slots span the first to the last unit (units without steps,
+    # when there are more units than steps, leave theirs empty).
+    slots = [owners[(t + 1) * steps - 1] - owners[t * steps] + 1 for t in range(tiles)]
+    assert mgpu.stream_k_parts(tiles, steps, units) == max(slots)
+    assert max(len(set(owners[t * steps:(t + 1) * steps])) for t in range(tiles)) <= max(slots)
+
+
+# A stream-K segment numbered one too high: the first segment of a tile
+# lands in a slot past the workspace's (dropped by TMA) or on another's.
+SHIFTED_PARTS = f"""
+import runpy, sys
+from mosaic_gpu import pipeline
+unit = pipeline.stream_k_unit
+pipeline.stream_k_unit = lambda iteration, iterations, units: unit(iteration, iterations,
+                                                                   units) - 1
+sys.argv = [{str(SCRIPT)!r}] + sys.argv[1:]
+runpy.run_path({str(SCRIPT)!r}, run_name="__main__")
+"""
+
+
+@needs_emulator
+def test_stream_k_with_misnumbered_segments_fails(cache):
+    pytest.importorskip("ml_dtypes")
+    args = ["--m", "256", "--n", "256", "--k", "2048", "--stream-k", "--grid", "6",
+            "--emulate"]
+    result = run(args, cache, script=SHIFTED_PARTS)
+    assert result.returncode == 1 and ": FAIL;" in result.stdout, result.stdout + result.stderr
+    assert run(args, cache).returncode == 0
 
 
 # Splits one K step too short: the last step of every split is never
