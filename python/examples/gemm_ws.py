@@ -50,7 +50,8 @@ order, so every run gives the same bits; --reduction atomic adds the
 partials into one zeroed (M, N) workspace with TMA reductions, in whatever
 order the units finish (less memory traffic, results that may differ in
 the last bits between runs). Split-K units use 128 x 128 tiles and f32 C
-stages.
+stages. --stream-k splits the tiles' K steps evenly over the clusters
+instead (segments of tiles, summed the same way: see the walkthrough).
 
     gemm_ws.py --m 512 --n 512 --k 512 --grid 8 --emulate
     gemm_ws.py --m 200 --n 136 --k 1000 --b-layout nk --grid 4 --emulate

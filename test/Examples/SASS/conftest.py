@@ -15,6 +15,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -106,17 +107,53 @@ def ptxas() -> pathlib.Path:
     return path
 
 
+# Kernels the Python examples build (script and arguments; --emit-mlir
+# writes their MLIR), checked like the MLIR examples.
+GENERATED = {
+    "gemm_ws_split_k": ("gemm_ws.py", ["--m", "1024", "--n", "1024", "--k", "32768",
+                                       "--split-k", "2"]),
+    "gemm_ws_stream_k": ("gemm_ws.py", ["--m", "1024", "--n", "1024", "--k", "32768",
+                                        "--stream-k"]),
+    "gemm_ws_bias_gelu": ("gemm_ws.py", ["--epilogue", "bias_gelu_tanh"]),
+    "gemm_ws_fp8_amax": ("gemm_ws.py", ["--epilogue", "fp8_amax", "--tile-n", "128",
+                                        "--stages", "4"]),
+    "gemm_ws_any_shape": ("gemm_ws.py", ["--m", "4000", "--n", "50304", "--k", "1000",
+                                         "--b-layout", "nk"]),
+    "gemm_fp8_block": ("gemm_fp8.py", ["--scaling", "block"]),
+}
+
+
+def python_path(mosaic_compile: pathlib.Path) -> str:
+    """The build's Python package, next to its bin/ (or $PYTHONPATH)."""
+    built = mosaic_compile.resolve().parent.parent / "python"
+    return os.pathsep.join([str(built)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+
+
 @pytest.fixture(scope="session")
 def compile_example(mosaic_compile, ptxas, nvdisasm, tmp_path_factory):
-    """compile_example(name): examples/<name>.mlir as a CompiledKernel,
-    compiled and disassembled once per session."""
+    """compile_example(name): examples/<name>.mlir, or the kernel GENERATED
+    says, as a CompiledKernel, compiled and disassembled once per
+    session."""
     folder = tmp_path_factory.mktemp("sass")
     cache: dict[str, CompiledKernel] = {}
+
+    def generate(name: str) -> pathlib.Path:
+        script, arguments = GENERATED[name]
+        source = folder / f"{name}.mlir"
+        done = subprocess.run(
+            [sys.executable, str(REPO / "python" / "examples" / script), *arguments,
+             "--emit-mlir", str(source)], capture_output=True, text=True,
+            env=dict(os.environ, PYTHONPATH=python_path(mosaic_compile)))
+        if done.returncode != 0:
+            pytest.fail(f"{script} {' '.join(arguments)} --emit-mlir failed:\n"
+                        f"{done.stdout}{done.stderr}")
+        return source
 
     def compile_one(name: str) -> CompiledKernel:
         if name in cache:
             return cache[name]
-        source = REPO / "examples" / f"{name}.mlir"
+        source = (generate(name) if name in GENERATED
+                  else REPO / "examples" / f"{name}.mlir")
         cubin = folder / f"{name}.cubin"
         done = subprocess.run([str(mosaic_compile), str(source), "-o", str(cubin)],
                               capture_output=True, text=True)
