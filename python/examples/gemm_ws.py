@@ -104,8 +104,8 @@ class Config(NamedTuple):
     reduction: str = "deterministic"
     # Stream-K: the tiles' K steps split evenly over the clusters.
     stream_k: bool = False
-    # A fused epilogue: the name of one of EPILOGUES.
-    epilogue: str | None = None
+    # A fused epilogue: an Epilogue, or the name of one of EPILOGUES.
+    epilogue: Epilogue | str | None = None
 
 
 class Epilogue(NamedTuple):
@@ -122,15 +122,17 @@ class Epilogue(NamedTuple):
       connection, read through the C tile's shared memory.
 
     ``out`` is C's dtype: bf16, f16, f32 or e4m3 (fp8: rounded to nearest,
-    saturating at +-448). With ``amax`` the
-    kernel also records the largest |value| it stores (before the cast)
-    in a (1,) bf16 output that starts at zero and that every tile
-    max-reduces into with TMA: what an FP8 recipe needs for the next
-    step's scale. bf16 because TMA's max-reduction takes f16 and bf16
-    only; its rounding to nearest may put it up to 2^-9 below the f32
-    amax. Its inputs follow A and B in this
-    order: row vectors, column vectors, the residual; ``reference`` is the
-    same computation in NumPy (float64) for the check."""
+    saturating at +-448). With ``amax`` the kernel also records the
+    largest |value| it stores (before the cast) in a (1,) bf16 output that
+    starts at zero and that every tile max-reduces into with TMA: what an
+    FP8 recipe needs for the next step's scale. bf16 because TMA's
+    max-reduction takes f16 and bf16 only; its rounding to nearest may put
+    it up to 2^-9 below the f32 amax.
+
+    The epilogue's inputs follow A and B in this order: row vectors,
+    column vectors, the residual. ``reference`` is the same computation
+    in NumPy (float64), for the check. ``Config(epilogue=...)`` takes an
+    Epilogue or the name of one of EPILOGUES."""
     function: Callable
     reference: Callable
     row_vectors: tuple = ()
@@ -230,7 +232,9 @@ def split_for(m: int, n: int, k: int, dtype: str = "bf16", sms: int = SMS) -> in
 
 
 def epilogue_of(config: Config) -> Epilogue | None:
-    return None if config.epilogue is None else EPILOGUES[config.epilogue]
+    if isinstance(config.epilogue, str):
+        return EPILOGUES[config.epilogue]
+    return config.epilogue
 
 
 def out_dtype(config: Config) -> mgpu.DType:
@@ -335,9 +339,7 @@ def check_config(config: Config) -> int:
                          "K-major; pass --b-layout nk")
     if not 1 <= config.split_k <= MAX_SPLIT_K:
         raise ValueError(f"--split-k must be 1 to {MAX_SPLIT_K} or auto, got {config.split_k}")
-    if config.epilogue is not None and config.epilogue not in EPILOGUES:
-        raise ValueError(f"--epilogue must be one of {', '.join(EPILOGUES)}, "
-                         f"got {config.epilogue!r}")
+    check_epilogue(config.epilogue)
     if config.reduction not in REDUCTIONS:
         raise ValueError(f"--reduction must be one of {', '.join(REDUCTIONS)}, "
                          f"got {config.reduction!r}")
@@ -358,6 +360,31 @@ def check_config(config: Config) -> int:
         raise ValueError(f"--split-k {config.split_k} is more than the {steps} K steps of "
                          f"{tile_k} (K = {config.k})")
     return tile_n
+
+
+def check_epilogue(epilogue: Epilogue | str | None) -> None:
+    if epilogue is None:
+        return
+    if isinstance(epilogue, str):
+        if epilogue not in EPILOGUES:
+            raise ValueError(f"--epilogue must be one of {', '.join(EPILOGUES)}, "
+                             f"got {epilogue!r}")
+        return
+    if not isinstance(epilogue, Epilogue):
+        raise TypeError(f"`epilogue` must be an Epilogue or the name of one of EPILOGUES, "
+                        f"got {epilogue!r}")
+    for name in ("function", "reference"):
+        if not callable(getattr(epilogue, name)):
+            raise TypeError(f"the epilogue's `{name}` must be callable, "
+                            f"got {getattr(epilogue, name)!r}")
+    if epilogue.out not in OUT_DTYPES:
+        raise ValueError(f"the epilogue's `out` must be one of {', '.join(OUT_DTYPES)}, "
+                         f"got {epilogue.out!r}")
+    names = list(epilogue.row_vectors) + list(epilogue.column_vectors)
+    if epilogue.residual is not None:
+        names.append(epilogue.residual)
+    if len(set(names)) != len(names) or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"the epilogue's operands must have distinct str names, got {names}")
 
 
 def tile_grid(config: Config, tile_n: int) -> tuple[int, int]:
@@ -769,10 +796,10 @@ def reference(config: Config, a, b, extras=()):
         return acc
     names = list(epilogue.row_vectors) + list(epilogue.column_vectors)
     operands = {}
-    for name, array in zip(names, extras):
+    rows = len(epilogue.row_vectors)
+    for i, (name, array) in enumerate(zip(names, extras)):
         array = array.astype(np.float64)
-        operands[name] = array[:, None] if name in epilogue.row_vectors and len(
-            operands) < len(epilogue.row_vectors) else array[None, :]
+        operands[name] = array[:, None] if i < rows else array[None, :]  # row or column
     if epilogue.residual:
         operands[epilogue.residual] = extras[-1].astype(np.float64)
     return epilogue.reference(acc, operands)

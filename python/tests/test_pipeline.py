@@ -456,6 +456,48 @@ def test_shipped_tuning_defaults_are_the_benchmark_shapes():
         assert mgpu.Config(**config) in EXAMPLE["TUNING_CONFIGS"], config
 
 
+# A user's own epilogue: a clamp with a per-row scale, passed as an
+# Epilogue rather than a name.
+CUSTOM_EPILOGUE = f"""
+import runpy, mosaic_gpu as mgpu
+example = runpy.run_path({str(SCRIPT)!r})
+clamp = example["Epilogue"](
+    lambda acc, ops: mgpu.minimum(mgpu.maximum(acc * ops["scale"], -1.0), 1.0),
+    lambda acc, ops: (acc * ops["scale"]).clip(-1, 1), row_vectors=("scale",), out="f32")
+config = example["Config"](131, 144, 200, b_layout="nk", grid=4, epilogue=clamp)
+a, b = example["inputs"](config)
+extras = example["epilogue_inputs"](config)
+c = example["build"](config).launch(a, b, *extras, backend="emulator")
+passed, summary = example["check"](config, a, b, c, extras)
+print(passed, summary)
+assert passed and c.dtype.name == "float32"
+"""
+
+
+@needs_emulator
+def test_a_custom_epilogue(cache):
+    pytest.importorskip("ml_dtypes")
+    result = run([], cache, script=CUSTOM_EPILOGUE)
+    assert result.returncode == 0 and result.stdout.startswith("True"), \
+        result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("epilogue, exception, message", [
+    (42, TypeError, "`epilogue` must be an Epilogue or the name of one of EPILOGUES, got 42"),
+    ("tanh", ValueError, "--epilogue must be one of relu, "),
+    (dict(out="e5m2"), ValueError, "the epilogue's `out` must be one of bf16, f16, f32, e4m3"),
+    (dict(row_vectors=("x",), column_vectors=("x",)), ValueError,
+     r"the epilogue's operands must have distinct str names, got \['x', 'x'\]"),
+    (dict(function=None), TypeError, "the epilogue's `function` must be callable"),
+])
+def test_bad_epilogues(epilogue, exception, message):
+    if isinstance(epilogue, dict):
+        fields = dict(function=lambda acc, ops: acc, reference=lambda acc, ops: acc)
+        epilogue = EXAMPLE["Epilogue"](**{**fields, **epilogue})
+    with pytest.raises(exception, match=message):
+        EXAMPLE["build"](Config(128, 128, 64, cluster=1, epilogue=epilogue))
+
+
 def test_epilogue_check_finds_a_wrong_function():
     """The check holds C to the epilogue's NumPy reference: the plain
     product fails it for GELU, a missing bias fails it too."""
