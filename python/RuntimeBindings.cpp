@@ -156,6 +156,79 @@ struct LoadedKernel {
                                 "the kernel failed: cuCtxSynchronize"));
   }
 
+  /// Times the kernel with CUDA events on a stream of its own: `warmup`
+  /// untimed launches, then `repeats` timed ones, each after `flush`
+  /// (pointer, bytes: memset on the stream, to evict the L2; bytes 0 for
+  /// none). Returns each timed launch's seconds, between events recorded
+  /// around it (the flush and the host's work are not timed).
+  std::vector<double> timeLaunches(
+      const std::vector<std::tuple<uint64_t, std::string, std::vector<int64_t>>>
+          &buffers,
+      unsigned warmup, unsigned repeats,
+      const std::tuple<uint64_t, uint64_t> &flush) {
+    if (repeats == 0)
+      throw std::invalid_argument("`repeats` must be at least 1");
+    std::vector<rt::BufferArgument> arguments;
+    for (const auto &[pointer, type, shape] : buffers)
+      arguments.push_back(
+          {static_cast<CUdeviceptr>(pointer), elementType(type), shape});
+    const rt::Context &ctx = context(backend, device);
+    const rt::Driver &driver = ctx.driver();
+    py::gil_scoped_release released;
+    rt::Launch prepared = take(kernel.prepare(arguments));
+    CUstream stream = nullptr;
+    check(driver.check(driver.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+                       "cuStreamCreate"));
+    std::vector<CUevent> events(2 * repeats, nullptr);
+    // Destroys what was made, also when a step fails.
+    auto release = [&] {
+      for (CUevent event : events)
+        if (event)
+          (void)driver.cuEventDestroy(event);
+      (void)driver.cuStreamDestroy(stream);
+    };
+    try {
+      for (CUevent &event : events)
+        check(driver.check(driver.cuEventCreate(&event, CU_EVENT_DEFAULT),
+                           "cuEventCreate"));
+      auto [flushPointer, flushBytes] = flush;
+      auto evict = [&] {
+        if (flushBytes)
+          check(driver.check(
+              driver.cuMemsetD8Async(static_cast<CUdeviceptr>(flushPointer), 0,
+                                     flushBytes, stream),
+              "cuMemsetD8Async (L2 flush)"));
+      };
+      for (unsigned i = 0; i < warmup; ++i) {
+        evict();
+        check(prepared.run(stream));
+      }
+      for (unsigned i = 0; i < repeats; ++i) {
+        evict();
+        check(driver.check(driver.cuEventRecord(events[2 * i], stream),
+                           "cuEventRecord"));
+        check(prepared.run(stream));
+        check(driver.check(driver.cuEventRecord(events[2 * i + 1], stream),
+                           "cuEventRecord"));
+      }
+      check(driver.check(driver.cuStreamSynchronize(stream),
+                         "the timed launches failed: cuStreamSynchronize"));
+      std::vector<double> seconds;
+      for (unsigned i = 0; i < repeats; ++i) {
+        float ms = 0;
+        check(driver.check(
+            driver.cuEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]),
+            "cuEventElapsedTime"));
+        seconds.push_back(ms / 1000.0);
+      }
+      release();
+      return seconds;
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+
   rt::Backend backend;
   int device;
   rt::Kernel kernel;
@@ -325,7 +398,16 @@ void mosaic::python::registerRuntime(py::module_ &m) {
            "for the default stream) and waits for that stream. A kernel that "
            "spans devices needs `collective`: (device id, device count, "
            "peers), peers[s][q] the address of symmetric buffer s on device "
-           "q (PyTorch's buffer_ptrs). The GIL is released meanwhile.");
+           "q (PyTorch's buffer_ptrs). The GIL is released meanwhile.")
+      .def("time_launches", &LoadedKernel::timeLaunches, py::arg("buffers"),
+           py::arg("warmup"), py::arg("repeats"),
+           py::arg("flush") = std::make_tuple(uint64_t(0), uint64_t(0)),
+           "Times the kernel on `buffers` with CUDA events, on a stream of "
+           "its own: `warmup` untimed launches, then `repeats` timed ones, "
+           "each after a memset of `flush` = (device pointer, bytes) that "
+           "evicts the L2 (bytes 0: none). Returns each timed launch's "
+           "seconds between the events recorded around it. The GIL is "
+           "released meanwhile.");
 
   py::class_<SymmetricMemory>(m, "SymmetricMemory",
                               "A buffer at the same offset of every device's "

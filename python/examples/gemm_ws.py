@@ -279,7 +279,7 @@ def smem_needed(config: Config, tile_n: int) -> int:
 
 def tile_width(config: Config) -> int:
     """TILE_N: --tile-n, or the widest tile whose stages fit (128 with
-    split-K, whose C stages are f32)."""
+    split-K and stream-K, whose C stages are f32)."""
     if config.tile_n is not None:
         widths = [config.tile_n]
     else:
@@ -398,17 +398,18 @@ def tile_grid(config: Config, tile_n: int) -> tuple[int, int]:
 
 
 def panels(config: Config, tile_n: int) -> bool:
-    """Whether C's tile is stored as 64-column panels: a tiled view of C
-    needs M a multiple of 8 rows and N of the 128-byte swizzle's width;
-    otherwise each panel is its own TMA box, which TMA clips at the edges."""
+    """Whether C's tile is stored as panels one swizzle row wide (64 bf16
+    or 32 f32 columns): a tiled view of C needs M a multiple of 8 rows and
+    N of the swizzle's width; otherwise each panel is its own TMA box,
+    which TMA clips at the edges."""
     width = ROW_BYTES // c_dtype(config).itemsize
     return config.m % 8 != 0 or config.n % width != 0
 
 
 def build(config: Config) -> mgpu.Kernel:
     """The GEMM kernel for ``config``; ValueError for a bad one. With
-    split-K it stores f32 partial tiles into a workspace, its second output
-    (see ``build_fixup``)."""
+    split-K or stream-K it stores f32 partial tiles into a workspace, its
+    output, which ``build_fixup``'s kernel sums (``SplitGemm`` runs both)."""
     tile_n = check_config(config)
     dtype = DTYPES[config.dtype]
     tile_k = ROW_BYTES // dtype.itemsize

@@ -30,13 +30,12 @@ import pathlib
 import re
 import statistics
 import tempfile
-import time
 from typing import Any, Callable, Mapping, Sequence, Union
 
 from . import _mosaic
 from . import launch as _launch
 from .generic import GenericKernel, Spec, input_specs
-from .kernels import MAX_SMEM_BYTES, Kernel, kernel as _kernel
+from .kernels import MAX_SMEM_BYTES, Kernel
 
 __all__ = ["Autotuner", "Config", "CudaTimer", "Decision", "autotune", "heuristic_score"]
 
@@ -52,10 +51,9 @@ SM_COUNT = 132
 # in units of 256, that is 8 per thread (CUDA occupancy calculator).
 REGISTERS_PER_BLOCK = 65536
 REGISTER_GRANULE = 8
-# What the L2 flush writes before each timed run: 256 MiB of f32, five
-# times the 50 MiB L2 of an H100 or H200, in blocks of 8 rows of 1024.
-FLUSH_SHAPE = (65536, 1024)
-FLUSH_ROWS_PER_BLOCK = 8
+# What the L2 flush writes before each timed run: 256 MiB, five times the
+# 50 MiB L2 of an H100 or H200 (mosaic-run flushes the same way).
+FLUSH_BYTES = 256 << 20
 # The format of the cache files.
 _CACHE_VERSION = 1
 
@@ -180,23 +178,6 @@ def heuristic_score(config: Config, kernel: Kernel) -> tuple[float, int]:
     return round(blocks / (waves * SM_COUNT), 4), kernel.smem_bytes
 
 
-def measure(run: Callable[[], Any], flush: Callable[[], Any], clock: Callable[[], float],
-            warmup: int, repeats: int) -> list[float]:
-    """The ``clock`` time of each of ``repeats`` calls of ``run`` (which
-    returns once the work is done), after ``warmup`` untimed ones; each
-    call follows a ``flush`` (untimed)."""
-    for _ in range(warmup):
-        flush()
-        run()
-    times = []
-    for _ in range(repeats):
-        flush()
-        start = clock()
-        run()
-        times.append(clock() - start)
-    return times
-
-
 @functools.lru_cache(maxsize=None)
 def _device_name(backend: str) -> str:
     """Device 0's name on ``backend``; RuntimeError without a driver."""
@@ -205,20 +186,6 @@ def _device_name(backend: str) -> str:
     _mosaic.cuda_driver_version(backend)  # "no CUDA driver: ..."
     text = _mosaic.DeviceGroup(1, backend).describe(0)  # "device 0 (NAME)"
     return text[text.find("(") + 1:-1] if text.endswith(")") else text
-
-
-@functools.lru_cache(maxsize=None)
-def _flush_kernel() -> Kernel:
-    """Writes zeros over ``FLUSH_SHAPE`` f32: each block 8 rows."""
-    from .refs import ds, vector_store
-    from .values import block_id, constant
-
-    @_kernel(grid=(FLUSH_SHAPE[0] // FLUSH_ROWS_PER_BLOCK, 1, 1), block=(128, 1, 1),
-             inputs=[], outputs=[(FLUSH_SHAPE, "f32")], name="mosaic_autotune_flush_l2")
-    def flush(out):
-        rows = ds(block_id("x") * FLUSH_ROWS_PER_BLOCK, FLUSH_ROWS_PER_BLOCK)
-        vector_store(constant(0.0, "f32", (FLUSH_ROWS_PER_BLOCK, FLUSH_SHAPE[1])), out[rows, :])
-    return flush
 
 
 def _device_buffers(kernel: Kernel, inputs: Sequence[Any]) -> tuple[list, list]:
@@ -244,51 +211,45 @@ def _device_buffers(kernel: Kernel, inputs: Sequence[Any]) -> tuple[list, list]:
 
 
 class CudaTimer:
-    """Times a kernel on device 0 of the "cuda" backend, on the default
-    stream: ``warmup`` untimed launches, then ``repeats`` timed ones, each
-    after a kernel that writes 256 MiB (``FLUSH_SHAPE``) to flush the L2;
-    returns the seconds of each. The runtime exposes no CUDA events, so a
-    run is the host's ``clock`` around ``LoadedKernel.launch``, which
-    encodes the tensor maps, launches and synchronizes: each time holds a
-    few microseconds of host work besides the kernel. Each call uses new
-    device copies of the CPU inputs and new outputs. Not yet run on a GPU.
+    """Times a kernel on device 0 of the "cuda" backend with CUDA events
+    (``LoadedKernel.time_launches``): on a stream of its own, ``warmup``
+    untimed launches, then ``repeats`` timed ones, each after a memset of
+    256 MiB (``FLUSH_BYTES``) that evicts the L2, timed between events
+    recorded around the launch alone; returns the seconds of each. Each
+    call uses new device copies of the CPU inputs and new outputs. Not yet
+    run on a GPU.
 
     A timer is any object with ``device_name()`` (the name the cache
     records; RuntimeError where there is no GPU) that is called as
     ``timer(kernel, inputs, options)``; tests pass fakes."""
 
-    def __init__(self, warmup: int = 5, repeats: int = 50, flush_l2: bool = True,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(self, warmup: int = 5, repeats: int = 50, flush_l2: bool = True) -> None:
         for name, value, least in (("warmup", warmup, 0), ("repeats", repeats, 1)):
             if not isinstance(value, int) or isinstance(value, bool) or value < least:
                 raise ValueError(f"`{name}` must be an int >= {least}, got {value!r}")
         if not isinstance(flush_l2, bool):
             raise TypeError(f"`flush_l2` must be a bool, got {flush_l2!r}")
-        self.warmup, self.repeats, self.flush_l2, self.clock = warmup, repeats, flush_l2, clock
-        self._flusher: tuple[Any, Callable[[], Any]] | None = None
+        self.warmup, self.repeats, self.flush_l2 = warmup, repeats, flush_l2
+        self._flush_memory: Any = None
 
     def device_name(self) -> str:
         return _device_name("cuda")
 
-    def _flush(self) -> Callable[[], Any]:
+    def _flush(self) -> tuple[int, int]:
+        """The L2 flush's (device pointer, bytes); (0, 0) for none."""
         if not self.flush_l2:
-            return lambda: None
-        if self._flusher is None:
-            memory = _mosaic.DeviceMemory(math.prod(FLUSH_SHAPE) * 4, "cuda")
-            loaded = _flush_kernel()._loaded("cuda", {})
-            buffers = [(memory.pointer, "f32", list(FLUSH_SHAPE))]
-            self._flusher = (memory, lambda: loaded.launch(buffers, 0))
-        return self._flusher[1]
+            return (0, 0)
+        if self._flush_memory is None:
+            self._flush_memory = _mosaic.DeviceMemory(FLUSH_BYTES, "cuda")
+        return (self._flush_memory.pointer, FLUSH_BYTES)
 
     def __call__(self, kernel: Kernel, inputs: Sequence[Any],
                  options: Mapping[str, Any]) -> list[float]:
         loaded = kernel._loaded("cuda", dict(options))
         held, buffers = _device_buffers(kernel, inputs)
-        flush = self._flush()
-        times = measure(lambda: loaded.launch(buffers, 0), flush, self.clock, self.warmup,
-                        self.repeats)
+        times = loaded.time_launches(buffers, self.warmup, self.repeats, self._flush())
         del held  # the device memory, kept until the runs are done
-        return times
+        return list(times)
 
 
 def _random_array(spec: Spec, rng: Any) -> Any:
@@ -556,7 +517,7 @@ class Autotuner:
             self._fail_if_none(candidates, key)
             best = min((c for c in survivors if c.ok), key=lambda c: c.time)
             note = (f"the fastest of {sum(c.ok for c in candidates)} timed (median of "
-                    "host-synchronized runs, L2 flushed before each)")
+                    "runs between CUDA events, L2 flushed before each)")
             how = "timed"
         else:
             for candidate in survivors:

@@ -2,7 +2,7 @@
 the choice is the heuristic's; pruning (``prune``, ``smem``, configs the
 factory rejects, spills); the on-disk cache across tuner instances, the
 environment control and the shipped defaults; the GPU path with a fake
-timer, ``measure`` with a fake clock, and ``CudaTimer`` end to end through
+timer, and ``CudaTimer`` end to end through
 the fake CUDA driver (which runs nothing: the numbers mean nothing, the
 path is what is checked); the errors for bad arguments."""
 import copy
@@ -307,7 +307,7 @@ def test_the_gpu_path_takes_the_fastest_with_a_fake_timer(ptxas, cache):
     assert timer.calls == [(g, [(SHAPE, "float32")]) for g in (32, 64, 128, 256)]
     assert registers_hidden(decision.report()) == [
         "autotune `scale` for `x: f32[4096, 64]` on Fake GPU: Config(rows=64), the fastest of 3 "
-        "timed (median of host-synchronized runs, L2 flushed before each)",
+        "timed (median of runs between CUDA events, L2 flushed before each)",
         "    Config(rows=128): 3.00 us (median of 3 runs, min 3.00 us); N registers",
         "  * Config(rows=64): 2.00 us (median of 3 runs, min 2.00 us); N registers",
         "    Config(rows=32): 5.00 us (median of 3 runs, min 5.00 us); N registers",
@@ -344,25 +344,6 @@ def test_without_a_gpu_or_with_autotune_0_nothing_is_timed(ptxas, cache, monkeyp
     monkeypatch.setenv("MOSAIC_GPU_AUTOTUNE", "yes")
     with pytest.raises(ValueError, match="MOSAIC_GPU_AUTOTUNE is 'yes'; expected 1"):
         tuner([32]).best(x, backend="emulator")
-
-
-def test_measure_flushes_before_each_run_and_times_only_the_runs():
-    events, now = [], [0.0]
-
-    def clock():
-        events.append("clock")
-        return now[0]
-
-    def run():
-        events.append("run")
-        now[0] += 1.5
-
-    def flush():
-        events.append("flush")
-        now[0] += 100.0  # not counted
-    times = autotuner.measure(run, flush, clock, warmup=2, repeats=3)
-    assert times == [1.5, 1.5, 1.5]
-    assert events == ["flush", "run"] * 2 + ["flush", "clock", "run", "clock"] * 3
 
 
 def test_shipped_defaults_come_before_tuning(ptxas, cache, tmp_path):
@@ -441,7 +422,8 @@ def test_config_equality_hash_and_repr():
 
 
 # Runs in a process of its own with the fake driver as the CUDA driver
-# (which launches nothing): the timer's whole path, flush kernel included.
+# (which launches nothing, and says every event pair is 1 ms apart): the
+# timer's whole path, through LoadedKernel.time_launches.
 FAKE_TIMING = """
 import ctypes, json, sys
 import numpy as np
@@ -464,7 +446,7 @@ decision = scale.decision(x, backend="cuda")
 timed = launches()
 scale(x, np.zeros_like(x), backend="cuda")
 print(json.dumps({"how": decision.how, "device": decision.device, "timed_launches": timed,
-                  "launches": launches(), "times": [len(c.times) for c in decision.candidates],
+                  "launches": launches(), "times": [c.times for c in decision.candidates],
                   "rows": decision.config.rows,
                   "grid": list((ctypes.c_uint * 3).in_dll(fake, "fake_launch_grid"))}))
 """
@@ -477,9 +459,10 @@ def test_cuda_timer_runs_end_to_end_through_the_fake_driver(ptxas, cache):
                             env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     record = json.loads(result.stdout)
-    # 2 candidates x (1 warm-up + 3 timed) runs, each after a flush.
+    # 2 candidates x (1 warm-up + 3 timed) runs (the flush is a memset, not
+    # a launch), each time the events' 1 ms.
     assert record["how"] == "timed" and record["device"] == "Fake H100"
-    assert record["timed_launches"] == 2 * 4 * 2 and record["times"] == [3, 3]
-    assert record["launches"] == 17  # and the call itself, with the chosen config
+    assert record["timed_launches"] == 2 * 4 and record["times"] == [[1e-3] * 3] * 2
+    assert record["launches"] == 9  # and the call itself, with the chosen config
     assert record["grid"] == [4096 // record["rows"], 1, 1]
     assert [p.name.startswith("scale-") for p in cache_entries(cache)] == [True]
