@@ -515,10 +515,20 @@ def test_epilogue_check_finds_a_wrong_function():
 
 
 @needs_emulator
-def test_edge_shapes_pass_under_a_random_schedule(cache, monkeypatch):
+@pytest.mark.parametrize("m, n, k, args", [
+    pytest.param(131, 136, 200, ["--b-layout", "nk", "--grid", "4", "--split-k", "2"],
+                 id="edges-split-k"),
+    pytest.param(200, 144, 1000, ["--b-layout", "nk", "--grid", "10", "--stream-k",
+                                  "--epilogue", "bias_gelu_tanh"], id="edges-stream-k-epilogue"),
+    pytest.param(131, 144, 200, ["--b-layout", "nk", "--grid", "4", "--epilogue", "fp8_amax"],
+                 id="edges-fp8-amax"),
+    pytest.param(257, 192, 1000, ["--grid", "4", "--epilogue", "residual", "--stream-k",
+                                  "--reduction", "atomic"], id="edges-residual-atomic"),
+])
+def test_new_paths_pass_under_a_random_schedule(m, n, k, args, cache, monkeypatch):
     monkeypatch.setenv("MOSAIC_EMULATOR_SCHEDULE", "random")
     monkeypatch.setenv("MOSAIC_EMULATOR_SEED", "7")
-    passes(131, 136, 200, ["--b-layout", "nk", "--grid", "4", "--split-k", "2"], cache)
+    passes(m, n, k, args, cache)
 
 
 @needs_emulator
