@@ -571,14 +571,21 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
       .def(
           "vector_store",
           [](BuilderState &state, const SourceLocation &at,
-             const ValueHandle &value, const ValueHandle &ref) {
+             const ValueHandle &value, const ValueHandle &ref,
+             const std::vector<ValueHandle> &valid) {
+            SmallVector<Value> extents;
+            for (const ValueHandle &extent : valid)
+              extents.push_back(state.use(extent, "valid"));
             state.create<mosaic_gpu::VectorStoreOp>(
-                at, state.use(value, "value"), state.use(ref, "ref"),
+                at, state.use(value, "value"), state.use(ref, "ref"), extents,
                 BoolAttr(), /*in_transforms=*/ArrayAttr(),
                 /*transforms_applied=*/UnitAttr());
           },
           py::arg("loc"), py::arg("value"), py::arg("ref"),
-          "mosaic_gpu.vector_store of `value` to all of `ref`.")
+          py::arg("valid") = std::vector<ValueHandle>(),
+          "mosaic_gpu.vector_store of `value` to all of `ref`, or with "
+          "`valid` (index values, one per dim) to the part of it below "
+          "them.")
       .def(
           "initialize_barrier",
           [](BuilderState &state, const SourceLocation &at,

@@ -136,10 +136,13 @@ GEMM_SHAPES = [
               "any shape: a language model's output layer, 4000 tokens (M not a "
               "multiple of 128) at GPT-2's vocabulary padded to 50304 (K = 1000 not a "
               "multiple of the 64-wide K step: TMA fills the last step with zeros). "
-              "Not the vocabulary itself, 50257: TMA needs every row of a global array "
-              "to start 16-byte aligned, and a row of B (K x N) or of C with N = 50257 "
-              "is 100514 bytes; K x N B also needs N to be a multiple of 64 (wgmma's "
-              "64-column tiles of an N-major B, which TMA can only fill whole)"),
+              "Not the vocabulary itself, 50257, with B K x N as mosaic-run's gemm "
+              "reference takes it: TMA needs every row of a global array to start "
+              "16-byte aligned, and a row of B with N = 50257 is 100514 bytes; K x N B "
+              "also needs N to be a multiple of 64 (wgmma's 64-column tiles of an "
+              "N-major B, which TMA can only fill whole). gemm_ws.py takes N = 50257 "
+              "with B given N x K (--b-layout nk), storing C's unaligned rows from "
+              "registers"),
     GemmShape(3000, 4096, 3000,
               "any shape: M and K off the tile (3000 = 23.4 tiles of 128, 46.9 K steps "
               "of 64), 384 tiles (2.9 waves)"),

@@ -580,9 +580,19 @@ LogicalResult VectorLoadOp::verify() {
 }
 
 LogicalResult VectorStoreOp::verify() {
-  return verifyVectorMatchesRef(*this, "valueToStore",
-                                getValueToStore().getType(), "destination",
-                                getDestination());
+  if (failed(verifyVectorMatchesRef(*this, "valueToStore",
+                                    getValueToStore().getType(), "destination",
+                                    getDestination())))
+    return failure();
+  if (getValid().empty())
+    return success();
+  int64_t rank = getDestination().getType().getRank();
+  if (static_cast<int64_t>(getValid().size()) != rank)
+    return emitOpError() << "has " << getValid().size()
+                         << " `valid` extents for a rank-" << rank
+                         << " destination; give one per dim";
+  return verifyInGlobalMemory(*this, "destination",
+                              getDestination().getType());
 }
 
 //===----------------------------------------------------------------------===//

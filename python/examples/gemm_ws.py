@@ -33,12 +33,14 @@ of each Bt stage to wgmma; C = A * Bt^T.
 Any shape. M, N and K need not be multiples of the tile: the last tiles
 reach past the edges, where TMA loads zeros (which add nothing to the
 products) and drops what the stores write. The grid of tiles is rounded up
-to whole clusters. TMA needs every row of a global array to start 16-byte
-aligned, so rows of A, B and C must be whole multiples of 16 bytes (N and
-K multiples of 8 for bf16, K of 16 for fp8); --b-layout nk takes B as Bt
-(N x K, nn.Linear's weight), which works for any N; the default K x N B
-needs N to be a multiple of 64 (wgmma's tiling of an N-major B splits N
-into 64-column tiles, which TMA can only fill whole).
+to whole clusters. TMA needs every row of a global array it reads to start
+16-byte aligned, so rows of A and B must be whole multiples of 16 bytes (K
+a multiple of 8 for bf16, 16 for fp8); --b-layout nk takes B as Bt (N x K,
+nn.Linear's weight), which works for any N; the default K x N B needs N to
+be a multiple of 64 (wgmma's tiling of an N-major B splits N into
+64-column tiles, which TMA can only fill whole). C's rows need not be
+aligned (N = 50257): then the consumers store C from registers, each
+element under a bounds check.
 
 Split-K. With --split-k S (or "auto", which picks S from the shape: see
 split_for) the K steps of every tile are divided among S work units, so a
@@ -299,15 +301,24 @@ def tile_width(config: Config) -> int:
         + ("; use --tile-n 128 or fewer stages" if tile_n == 256 else "; use fewer stages"))
 
 
+def direct_c(config: Config) -> bool:
+    """Whether C's rows are not 16-byte aligned, so that TMA cannot store
+    them: the consumers store C from registers instead, each element under
+    a bounds check (``vector_store`` with ``valid``)."""
+    return config.n * out_dtype(config).itemsize % ROW_ALIGNMENT != 0
+
+
 def check_rows(config: Config) -> None:
-    """TMA needs every row of A, B and C to start 16-byte aligned."""
+    """TMA needs every row of A, B (and of an epilogue's residual) to
+    start 16-byte aligned; C's rows need not be, and split-K's workspace
+    is padded to them."""
     dtype = DTYPES[config.dtype]
     b_rows = ("Bt", "K", config.k) if b_transposed(config) else ("B", "N", config.n)
-    for array, name, size, itemsize in (("A", "K", config.k, dtype.itemsize),
-                                        (*b_rows, dtype.itemsize),
-                                        ("C", "N", config.n, out_dtype(config).itemsize),
-                                        ("C's f32 partials", "N", config.n,
-                                         c_dtype(config).itemsize)):
+    rows = [("A", "K", config.k, dtype.itemsize), (*b_rows, dtype.itemsize)]
+    epilogue = epilogue_of(config)
+    if epilogue and epilogue.residual:
+        rows.append(("the residual", "N", config.n, out_dtype(config).itemsize))
+    for array, name, size, itemsize in rows:
         if size * itemsize % ROW_ALIGNMENT:
             multiple = ROW_ALIGNMENT // itemsize
             raise ValueError(
@@ -403,7 +414,8 @@ def panels(config: Config, tile_n: int) -> bool:
     N of the swizzle's width; otherwise each panel is its own TMA box,
     which TMA clips at the edges."""
     width = ROW_BYTES // c_dtype(config).itemsize
-    return config.m % 8 != 0 or config.n % width != 0
+    columns = workspace_width(config) if partials(config) else config.n
+    return config.m % 8 != 0 or columns % width != 0
 
 
 def build(config: Config) -> mgpu.Kernel:
@@ -430,9 +442,9 @@ def build(config: Config) -> mgpu.Kernel:
         if epilogue and epilogue.amax:
             outputs.append(((1,), "bf16"))
     elif config.reduction == "deterministic":
-        outputs = [((workspace_parts(config), m, n), "f32")]
+        outputs = [((workspace_parts(config), m, workspace_width(config)), "f32")]
     else:
-        outputs = [((m, n), "f32")]
+        outputs = [((m, workspace_width(config)), "f32")]
     # With split-K, the tile rows of split s are rows s * tiles_m ... of
     # the pipeline's grid of tiles.
     panel = [mgpu.Tile((HALF_M, ROW_BYTES // c_dtype(config).itemsize)), mgpu.Swizzle(ROW_BYTES)]
@@ -505,6 +517,11 @@ def build(config: Config) -> mgpu.Kernel:
                 acc = apply_epilogue(epilogue, acc, c_half, buffers,
                                      count.astype("i64").astype("i1"), m0, n0)
             result = acc.astype(c_dtype(config))
+            if direct_c(config) and not partials(config):
+                # Rows TMA cannot store: from registers, inside C only.
+                mgpu.vector_store(result, c[mgpu.ds(m0, HALF_M), mgpu.ds(n0, tile_n)],
+                                  valid=[m - m0, n - n0])
+                return
             mgpu.vector_store(result, c_half)
             if not partials(config):
                 mgpu.async_store(c_half, c, indices=[m0, n0], defer_wait=True)
@@ -522,6 +539,14 @@ def build(config: Config) -> mgpu.Kernel:
                       stream_k=stream_k)
 
     return gemm
+
+
+def workspace_width(config: Config) -> int:
+    """The workspace's row length: N rounded up to 4 f32 (16 bytes), so
+    that TMA can store and load its rows whatever N is. The columns past N
+    hold zeros (the products of B's rows past N, which TMA fills with
+    zeros) and are never stored into C."""
+    return ceil_div(config.n, ROW_ALIGNMENT // 4) * (ROW_ALIGNMENT // 4)
 
 
 def workspace_parts(config: Config) -> int:
@@ -558,7 +583,8 @@ def build_fixup(config: Config) -> mgpu.Kernel:
     m, n = config.m, config.n
     deterministic = config.reduction == "deterministic"
     parts = workspace_parts(config) if deterministic else 1
-    workspace = (parts, m, n) if deterministic else (m, n)
+    width = workspace_width(config)
+    workspace = (parts, m, width) if deterministic else (m, width)
     rows, columns = FIXUP_TILE
     tiles_n = ceil_div(n, columns)
     grid = ceil_div(m, rows) * tiles_n
@@ -611,6 +637,11 @@ def build_fixup(config: Config) -> mgpu.Kernel:
             buffers = EpilogueBuffers(extras, row_slices, column_slices,
                                       amax_copies[mgpu.ds(0, 8)], amax, epilogue_loaded[0])
             total = apply_epilogue(epilogue, total, c_tile, buffers, False, m0, n0)
+        if direct_c(config):  # rows TMA cannot store
+            mgpu.vector_store(total.astype(out_dtype(config)),
+                              c[mgpu.ds(m0, rows), mgpu.ds(n0, columns)],
+                              valid=[m - m0, n - n0])
+            return
         mgpu.vector_store(total.astype(out_dtype(config)), c_tile)
         mgpu.async_store(c_tile, c, indices=[m0, n0])
 
@@ -632,11 +663,12 @@ class SplitGemm:
         config = self.config
         if config.reduction == "atomic":
             # The units add into it: it starts at zero.
-            workspace = np.zeros((config.m, config.n), np.float32)
+            workspace = np.zeros((config.m, workspace_width(config)), np.float32)
             self.gemm.launch(a, b, workspace, backend=backend)
         elif config.stream_k:
             # Slots past a tile's segments stay zero.
-            workspace = np.zeros((workspace_parts(config), config.m, config.n), np.float32)
+            workspace = np.zeros((workspace_parts(config), config.m, workspace_width(config)),
+                                 np.float32)
             self.gemm.launch(a, b, workspace, backend=backend)
         else:
             workspace = self.gemm.launch(a, b, backend=backend)

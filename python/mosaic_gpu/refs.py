@@ -171,14 +171,35 @@ def vector_load(ref: Ref) -> Vector:
     return Vector(_K.vector_load(current(), location(), ref.handle), ref.shape, ref.dtype)
 
 
-def vector_store(value: Vector, ref: Ref) -> None:
-    """Stores ``value`` to all of ``ref`` (``mosaic_gpu.vector_store``)."""
+def vector_store(value: Vector, ref: Ref,
+                 valid: Sequence[int | Scalar] | None = None) -> None:
+    """Stores ``value`` to all of ``ref`` (``mosaic_gpu.vector_store``).
+    With ``valid`` (one int or Scalar per dim) only the elements whose
+    index is below it in every dim are stored: ``ref`` may then be a view
+    of global memory that reaches past its array's end (``ds`` with a
+    dynamic start), e.g. an edge tile of C whose rows TMA cannot store
+    because they are not 16-byte aligned. The value needs a tiled layout
+    (the WGMMA layout of an accumulator is one)."""
     check_type(value, Vector, "value")
     check_type(ref, Ref, "ref")
     if value.shape != ref.shape or value.dtype != ref.dtype:
         raise ValueError(f"`value` is {value.dtype}{list(value.shape)} but `ref` holds "
                          f"{ref.dtype}{list(ref.shape)}")
-    _K.vector_store(current(), location(), value.handle, ref.handle)
+    extents = []
+    if valid is not None:
+        valid = list(valid)
+        if len(valid) != len(ref.shape):
+            raise ValueError(f"`valid` has {len(valid)} entries for the rank-{len(ref.shape)} "
+                             "`ref`; give one per dim")
+        if ref.smem:
+            raise ValueError("`valid` bounds stores to global memory; `ref` is shared memory")
+        for extent in valid:
+            if isinstance(extent, int) and not isinstance(extent, bool):
+                extent = constant(extent, "index")
+            elif not isinstance(extent, Scalar) or extent.dtype not in (i32, index):
+                raise TypeError(f"`valid` must hold ints or i32/index Scalars, got {extent!r}")
+            extents.append(extent.astype("index").handle)
+    _K.vector_store(current(), location(), value.handle, ref.handle, extents)
 
 
 def _barrier(bar: object) -> BarrierRef:

@@ -226,9 +226,11 @@ def test_the_readme_example_builds_and_compiles():
     (["--k", "-8"], "--k must be positive, got -8"),
     (["--k", "1001"], "--k 1001: a row of A is 2002 bytes, but TMA needs rows that start "
                       "16-byte aligned, so K must be a multiple of 8 here"),
-    (["--n", "50257", "--b-layout", "nk"],
-     "--n 50257: a row of C is 100514 bytes, but TMA needs rows that start 16-byte aligned, "
-     "so N must be a multiple of 8 here"),
+    (["--n", "50257"], r"--n 50257: a row of B is 100514 bytes, but TMA needs rows that start "
+                       r"16-byte aligned, so N must be a multiple of 8 here"),
+    (["--n", "1001", "--b-layout", "nk", "--epilogue", "residual"],
+     "--n 1001: a row of the residual is 2002 bytes, but TMA needs rows that start 16-byte "
+     "aligned, so N must be a multiple of 8 here"),
     (["--dtype", "fp8", "--k", "1000"],
      "--k 1000: a row of A is 1000 bytes, but TMA needs rows that start 16-byte aligned, so K "
      "must be a multiple of 16 here"),
@@ -366,8 +368,19 @@ EMULATED_CLUSTER = [
 
 # Shapes that are not multiples of the tile: the edge tiles cross the
 # tensor's edges, where TMA fills zeros and clips the stores. 1, tile - 8,
-# tile + 8 and primes (M only: rows of N and K must be 16-byte aligned).
+# tile + 8 and primes (M and N; K's rows must be 16-byte aligned for TMA).
+# C's rows when they are not 16-byte aligned (N odd): stored from registers,
+# each element under a bounds check.
 EMULATED_EDGES = [
+    pytest.param(3, 50257, 72, ["--b-layout", "nk", "--grid", "16"], id="gpt2-vocab-N"),
+    pytest.param(1, 3, 8, ["--b-layout", "nk", "--grid", "2"], id="1x3x8"),
+    pytest.param(131, 137, 200, ["--b-layout", "nk", "--grid", "4", "--epilogue",
+                                 "bias_gelu_tanh"], id="primes-epilogue"),
+    pytest.param(131, 101, 520, ["--b-layout", "nk", "--grid", "4", "--split-k", "2"],
+                 id="primes-split-k"),
+    pytest.param(131, 137, 520, ["--b-layout", "nk", "--grid", "4", "--stream-k",
+                                 "--reduction", "atomic", "--epilogue", "fp8_amax"],
+                 id="primes-stream-k-fp8"),
     pytest.param(1, 8, 8, ["--b-layout", "nk", "--grid", "2"], id="1x8x8"),
     pytest.param(131, 136, 200, ["--b-layout", "nk", "--grid", "4"], id="primeM-Bt"),
     pytest.param(127, 120, 56, ["--b-layout", "nk", "--grid", "2", "--cluster", "1"],

@@ -599,7 +599,7 @@ LogicalResult mosaic::lowerTiledTransfer(LoweringContext &lowering,
                                          const RegisterLayout &layout,
                                          VectorType type, Value ref,
                                          Value stored, Value *loaded,
-                                         OpOperand *buffer) {
+                                         OpOperand *buffer, ValueRange valid) {
   bool scratch = !buffer;
   auto refType = cast<MemRefType>(ref.getType());
   ArrayRef<int64_t> shape = type.getShape();
@@ -660,7 +660,8 @@ LogicalResult mosaic::lowerTiledTransfer(LoweringContext &lowering,
       contiguous &= (*elements)[start + lane] == expected &&
                     (*elements)[start][minor] % vectorLength == 0;
     }
-  int64_t group = contiguous ? vectorLength : 1;
+  // A bounded store checks each element against the extents on its own.
+  int64_t group = contiguous && valid.empty() ? vectorLength : 1;
   auto groupType = VectorType::get({group}, type.getElementType());
   std::optional<std::vector<Shape>> threadIndices =
       addressing ? threadIndexSamples(tiled, shape) : std::nullopt;
@@ -766,6 +767,17 @@ LogicalResult mosaic::lowerTiledTransfer(LoweringContext &lowering,
       }
     } else if (loaded) {
       piece = vector::LoadOp::create(builder, loc, groupType, ref, index);
+    } else if (!valid.empty()) {
+      Value inside = arith::ConstantIntOp::create(builder, loc, 1, 1);
+      for (auto [position, extent] : llvm::zip_equal(index, valid))
+        inside = arith::AndIOp::create(
+            builder, loc, inside,
+            arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::slt,
+                                  position, extent));
+      auto guarded = scf::IfOp::create(builder, loc, inside,
+                                       /*withElseRegion=*/false);
+      OpBuilder then = OpBuilder::atBlockBegin(&guarded.getThenRegion().front());
+      vector::StoreOp::create(then, loc, piece, ref, index);
     } else {
       vector::StoreOp::create(builder, loc, piece, ref, index);
     }
@@ -823,12 +835,18 @@ static LogicalResult lowerVectorStore(LoweringContext &lowering,
       lowering.operandAs(op, op->getOpOperand(0), *layout, builder);
   if (failed(registers))
     return failure();
-  if (layout->isStrided())
+  if (layout->isStrided()) {
+    if (!op.getValid().empty())
+      return op.emitOpError()
+             << "stores a strided vector with `valid` extents; a bounded "
+                "store takes a tiled layout (layout_cast to WGMMA)";
     return lowerStridedTransfer(lowering, op, *layout, op.getDestination(),
                                 *registers, nullptr,
                                 &op.getDestinationMutable());
+  }
   return lowerTiledTransfer(lowering, op, *layout, type, op.getDestination(),
-                            *registers, nullptr, &op.getDestinationMutable());
+                            *registers, nullptr, &op.getDestinationMutable(),
+                            op.getValid());
 }
 
 /// with_transforms and assume_multiple: hints for inference and tiling,

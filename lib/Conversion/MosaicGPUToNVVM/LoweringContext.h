@@ -256,11 +256,14 @@ lowerStridedTransfer(LoweringContext &lowering, mlir::Operation *op,
                      const layout::RegisterLayout &layout, mlir::Value ref,
                      mlir::Value storedRegisters, mlir::Value *loaded,
                      mlir::OpOperand *buffer);
+/// A store with `valid` extents (one index per dim) writes only the
+/// elements below them in every dim.
 mlir::LogicalResult
 lowerTiledTransfer(LoweringContext &lowering, mlir::Operation *op,
                    const layout::RegisterLayout &layout, mlir::VectorType type,
                    mlir::Value ref, mlir::Value storedRegisters,
-                   mlir::Value *loaded, mlir::OpOperand *buffer);
+                   mlir::Value *loaded, mlir::OpOperand *buffer,
+                   mlir::ValueRange valid = {});
 /// Moves registers from layout `from` to `to` through this warpgroup's
 /// shared-memory scratch: every thread stores its elements, the warpgroup
 /// synchronizes, every thread loads the ones `to` gives it.

@@ -389,3 +389,25 @@ func.func @truncate_to_e4m3(%in: memref<128x64xf32>, %out: memref<128x64xf8E4M3F
   mosaic_gpu.vector_store %t, %out : vector<128x64xf8E4M3FN>, memref<128x64xf8E4M3FN>
   return
 }
+
+// -----
+
+// A bounded store (`valid`): the edge tile of a 100x37 C. Each element is
+// stored on its own (no pairs: a pair may straddle the edge), under the
+// check that its row and column are below the extents.
+#wgmma = #mosaic_gpu.TiledLayout<[[64, 8], [16, 8], [8, 8], [2]], warp_dims = [-7], lane_dims = [-3, -2], vector_dim = -1>
+// CHECK-LABEL: func @bounded_store
+// CHECK-SAME: %[[ROWS:[a-z0-9]+]]: index, %[[COLS:[a-z0-9]+]]: index)
+// CHECK: %[[IN_ROWS:.*]] = arith.cmpi slt, %[[ROW:.*]], %[[ROWS]] : index
+// CHECK: %[[ROW_OK:.*]] = arith.andi %{{.*}}, %[[IN_ROWS]] : i1
+// CHECK: %[[IN_COLS:.*]] = arith.cmpi slt, %[[COL:.*]], %[[COLS]] : index
+// CHECK: %[[INSIDE:.*]] = arith.andi %[[ROW_OK]], %[[IN_COLS]] : i1
+// CHECK: scf.if %[[INSIDE]] {
+// CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%[[ROW]], %[[COL]]] : memref<64x16xf32, strided<[37, 1], offset: ?>>, vector<1xf32>
+func.func @bounded_store(%in: memref<64x16xf32>, %out: memref<100x37xf32>, %i: index, %j: index, %rows: index, %cols: index) {
+  %v = mosaic_gpu.vector_load %in : memref<64x16xf32> -> vector<64x16xf32>
+  %w = mosaic_gpu.layout_cast %v : vector<64x16xf32> to #wgmma
+  %edge = memref.subview %out[%i, %j] [64, 16] [1, 1] : memref<100x37xf32> to memref<64x16xf32, strided<[37, 1], offset: ?>>
+  mosaic_gpu.vector_store %w, %edge valid [%rows, %cols] : vector<64x16xf32>, memref<64x16xf32, strided<[37, 1], offset: ?>>
+  return
+}

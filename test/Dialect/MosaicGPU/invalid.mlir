@@ -1052,3 +1052,19 @@ func.func @return_outside_custom_primitive() {
   // expected-error @+1 {{expects parent op 'mosaic_gpu.custom_primitive'}}
   mosaic_gpu.return
 }
+
+// -----
+
+func.func @bounded_store_wrong_count(%v: vector<64x16xf32>, %out: memref<64x16xf32>, %n: index) {
+  // expected-error @+1 {{has 1 `valid` extents for a rank-2 destination; give one per dim}}
+  mosaic_gpu.vector_store %v, %out valid [%n] : vector<64x16xf32>, memref<64x16xf32>
+  return
+}
+
+// -----
+
+func.func @bounded_store_to_shared_memory(%v: vector<64x16xf32>, %out: memref<64x16xf32, #gpu.address_space<workgroup>>, %n: index) {
+  // expected-error @+1 {{`destination` must be in global memory}}
+  mosaic_gpu.vector_store %v, %out valid [%n, %n] : vector<64x16xf32>, memref<64x16xf32, #gpu.address_space<workgroup>>
+  return
+}

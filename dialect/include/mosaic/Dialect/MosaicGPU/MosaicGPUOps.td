@@ -430,14 +430,29 @@ def MosaicGPU_VectorStoreOp : MosaicGPU_Op<"vector_store"> {
     ```mlir
     mosaic_gpu.vector_store %v, %ref : vector<128x64xf32>, memref<128x64xf32>
     ```
+
+    With `valid` (one index per dim), only the elements whose index is
+    below `valid` in every dim are stored: `destination` may be a view
+    that reaches past the end of its global buffer (a tile on the edge of
+    a shape that is not a multiple of it), and `valid` says how much of it
+    is inside (zero or negative: nothing). Each thread then stores its
+    elements one by one, each under its own predicate. Only global
+    destinations and tiled layouts take `valid`.
+
+    ```mlir
+    mosaic_gpu.vector_store %v, %edge valid [%rows, %cols]
+        : vector<64x256xbf16>, memref<64x256xbf16, strided<[50257, 1], offset: ?>>
+    ```
   }];
   let arguments = !con((ins
     AnyFixedVectorOfNonZeroRank:$valueToStore,
     Arg<AnyNon0RankedMemRef, "", [MemWrite]>:$destination,
+    Variadic<Index>:$valid,
     OptionalAttr<BoolAttr>:$optimized
   ), MosaicGPU_TransformAnnotations);
   let assemblyFormat = [{
-    $valueToStore `,` $destination attr-dict `:` type($valueToStore) `,` type($destination)
+    $valueToStore `,` $destination (`valid` `[` $valid^ `]`)? attr-dict `:`
+    type($valueToStore) `,` type($destination)
   }];
   let hasVerifier = 1;
 }
