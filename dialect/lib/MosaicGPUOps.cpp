@@ -591,8 +591,7 @@ LogicalResult VectorStoreOp::verify() {
     return emitOpError() << "has " << getValid().size()
                          << " `valid` extents for a rank-" << rank
                          << " destination; give one per dim";
-  return verifyInGlobalMemory(*this, "destination",
-                              getDestination().getType());
+  return verifyInGlobalMemory(*this, "destination", getDestination().getType());
 }
 
 //===----------------------------------------------------------------------===//

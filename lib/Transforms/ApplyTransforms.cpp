@@ -380,9 +380,10 @@ LogicalResult TransformApplier::rewriteTransfer(
 // - one row of 2-D tiles (the outer tile dim spans one tile): the buffer is
 //   one (t0, t1) box per tile column, one copy each; the stores commit one
 //   bulk group together, as the single store did.
-LogicalResult TransformApplier::rewriteEdgeTransfer(
-    Operation *op, Value smem, ArrayRef<int64_t> sliceLengths,
-    const Shape &tile) {
+LogicalResult
+TransformApplier::rewriteEdgeTransfer(Operation *op, Value smem,
+                                      ArrayRef<int64_t> sliceLengths,
+                                      const Shape &tile) {
   int64_t tileRank = tile.size();
   int64_t rank = sliceLengths.size();
   ArrayRef<int64_t> tiledLengths = sliceLengths.take_back(tileRank);
@@ -407,8 +408,8 @@ LogicalResult TransformApplier::rewriteEdgeTransfer(
     groups.push_back(outer);
     for (int64_t i = 1; i < tileRank; ++i)
       groups.push_back({leading + tileRank + i});
-    Value collapsed = memref::CollapseShapeOp::create(builder, op->getLoc(),
-                                                      tiled, groups);
+    Value collapsed =
+        memref::CollapseShapeOp::create(builder, op->getLoc(), tiled, groups);
     tiles[collapsed] = tile;
     return collapsed;
   };
@@ -445,8 +446,8 @@ LogicalResult TransformApplier::rewriteEdgeTransfer(
       sizes.push_back(builder.getIndexAttr(isColumnDim ? 1 : size));
       strides.push_back(builder.getIndexAttr(1));
     }
-    Value panel = memref::SubViewOp::create(builder, loc, smem, offsets, sizes,
-                                            strides);
+    Value panel =
+        memref::SubViewOp::create(builder, loc, smem, offsets, sizes, strides);
     Value box = collapse(builder, panel);
     Operation *copy = builder.clone(*op);
     setShared(copy, box);

@@ -299,8 +299,8 @@ firstReplica(LoweringContext &lowering, Operation *op,
             constant(size));
         first = arith::AndIOp::create(
             builder, loc, first,
-            arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
-                                  digit, constant(0)));
+            arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, digit,
+                                  constant(0)));
       }
       stride *= size;
     }
@@ -755,9 +755,8 @@ LogicalResult mosaic::lowerTiledTransfer(LoweringContext &lowering,
                     groupType.getElementTypeBitWidth() == 8;
       auto bitsType = VectorType::get({group}, builder.getI8Type());
       if (loaded) {
-        piece = LLVM::LoadOp::create(builder, loc,
-                                     float8 ? bitsType : groupType, pointer,
-                                     alignment);
+        piece = LLVM::LoadOp::create(
+            builder, loc, float8 ? bitsType : groupType, pointer, alignment);
         if (float8)
           piece = arith::BitcastOp::create(builder, loc, groupType, piece);
       } else {
@@ -776,7 +775,8 @@ LogicalResult mosaic::lowerTiledTransfer(LoweringContext &lowering,
                                   position, extent));
       auto guarded = scf::IfOp::create(builder, loc, inside,
                                        /*withElseRegion=*/false);
-      OpBuilder then = OpBuilder::atBlockBegin(&guarded.getThenRegion().front());
+      OpBuilder then =
+          OpBuilder::atBlockBegin(&guarded.getThenRegion().front());
       vector::StoreOp::create(then, loc, piece, ref, index);
     } else {
       vector::StoreOp::create(builder, loc, piece, ref, index);

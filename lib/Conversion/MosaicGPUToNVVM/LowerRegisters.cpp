@@ -90,9 +90,10 @@ static Value truncateToFloat8(OpBuilder &builder, Location loc, Value source,
       arith::ConstantOp::create(builder, loc, builder.getF32FloatAttr(0));
   for (int64_t i = 0; i < count; i += 2) {
     Value low = vector::ExtractOp::create(builder, loc, source, i);
-    Value high = i + 1 < count
-                     ? Value(vector::ExtractOp::create(builder, loc, source, i + 1))
-                     : zero;
+    Value high =
+        i + 1 < count
+            ? Value(vector::ExtractOp::create(builder, loc, source, i + 1))
+            : zero;
     // The i16 form packs `a` into the high byte: as two i8 elements, the
     // low byte (`b`) comes first.
     Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
@@ -144,9 +145,8 @@ static LogicalResult lowerElementwise(LoweringContext &lowering,
   }
   if (isa<arith::TruncFOp>(op) &&
       getElementTypeOrSelf(resultTypes[0]).getIntOrFloatBitWidth() == 8) {
-    Value truncated =
-        truncateToFloat8(builder, op->getLoc(), operands[0],
-                         cast<VectorType>(resultTypes[0]));
+    Value truncated = truncateToFloat8(builder, op->getLoc(), operands[0],
+                                       cast<VectorType>(resultTypes[0]));
     return lowering.define(op->getResult(0), truncated, resultLayouts[0]);
   }
   // The op itself does not change: it now applies to the thread's registers.
