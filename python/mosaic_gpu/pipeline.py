@@ -389,6 +389,8 @@ class WarpSpecializedPipeline:
         tiles_m, tiles_n = (_positive(t, "tiles") for t in tiles)
         steps = _positive(steps, "steps")
         group = _positive(group, "group")
+        if not isinstance(stream_k, bool):
+            raise TypeError(f"`stream_k` must be a bool, got {stream_k!r}")
         if self.pair_along == "m" and group % self.cluster:
             raise ValueError(f"`group` ({group} tile rows) must be a multiple of the cluster "
                              f"({self.cluster})")

@@ -162,6 +162,7 @@ def test_emit_builds_both_roles():
     (dict(steps=0), ValueError, "`steps` must be positive, got 0"),
     (dict(tiles=(2,)), TypeError, r"`tiles` must be \(tiles_m, tiles_n\)"),
     (dict(group=0), ValueError, "`group` must be positive"),
+    (dict(stream_k=1), TypeError, "`stream_k` must be a bool, got 1"),
     (dict(fetch=None), TypeError, "`fetch` must be callable"),
     (dict(compute=lambda tile, consumer, stage, step, acc: None), TypeError,
      "`for_loop body` returned"),
