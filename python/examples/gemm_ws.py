@@ -445,8 +445,6 @@ def build(config: Config) -> mgpu.Kernel:
         outputs = [((workspace_parts(config), m, workspace_width(config)), "f32")]
     else:
         outputs = [((m, workspace_width(config)), "f32")]
-    # With split-K, the tile rows of split s are rows s * tiles_m ... of
-    # the pipeline's grid of tiles.
     panel = [mgpu.Tile((HALF_M, ROW_BYTES // c_dtype(config).itemsize)), mgpu.Swizzle(ROW_BYTES)]
 
     @mgpu.kernel(grid=(config.grid, 1, 1), block=pipeline.block,
@@ -476,7 +474,8 @@ def build(config: Config) -> mgpu.Kernel:
 
         def split_and_row(tile):
             """The tile's partial (its split, or its stream-K segment) and
-            its row of C's tiles."""
+            its row of C's tiles. With split-K the tile rows of split s are
+            rows s * tiles_m ... of the pipeline's grid of tiles."""
             if stream_k:
                 return tile.part, tile.m
             if split == 1:
