@@ -442,11 +442,17 @@ def scale(config, x):
     return body
 
 x = np.ones((4096, 64), np.float32)
+try:  # at least one timed launch
+    scale.specialize(x, backend="cuda")._loaded("cuda", {}).time_launches([], 1, 0)
+    refused = ""
+except ValueError as error:
+    refused = str(error)
 decision = scale.decision(x, backend="cuda")
 timed = launches()
 scale(x, np.zeros_like(x), backend="cuda")
 print(json.dumps({"how": decision.how, "device": decision.device, "timed_launches": timed,
                   "launches": launches(), "times": [c.times for c in decision.candidates],
+                  "refused": refused,
                   "rows": decision.config.rows,
                   "grid": list((ctypes.c_uint * 3).in_dll(fake, "fake_launch_grid"))}))
 """
@@ -464,5 +470,6 @@ def test_cuda_timer_runs_end_to_end_through_the_fake_driver(ptxas, cache):
     assert record["how"] == "timed" and record["device"] == "Fake H100"
     assert record["timed_launches"] == 2 * 4 and record["times"] == [[1e-3] * 3] * 2
     assert record["launches"] == 9  # and the call itself, with the chosen config
+    assert record["refused"] == "`repeats` must be at least 1"
     assert record["grid"] == [4096 // record["rows"], 1, 1]
     assert [p.name.startswith("scale-") for p in cache_entries(cache)] == [True]

@@ -348,3 +348,15 @@ func.func @strided_transfer_of_swizzled_buffer(%ref: memref<64x64xf16, #gpu.addr
   mosaic_gpu.vector_store %s, %ref : vector<64x64xf16>, memref<64x64xf16, #gpu.address_space<workgroup>>
   return
 }
+
+// -----
+
+// A bounded store checks elements by their (row, column); a strided layout
+// has no such per-thread split to check against.
+func.func @bounded_strided_store(%in: memref<1024xf32>, %out: memref<4000xf32>, %i: index, %n: index) {
+  %v = mosaic_gpu.vector_load %in : memref<1024xf32> -> vector<1024xf32>
+  %view = memref.subview %out[%i] [1024] [1] : memref<4000xf32> to memref<1024xf32, strided<[1], offset: ?>>
+  // expected-error @+1 {{stores a strided vector with `valid` extents; a bounded store takes a tiled layout (layout_cast to WGMMA)}}
+  mosaic_gpu.vector_store %v, %view valid [%n] : vector<1024xf32>, memref<1024xf32, strided<[1], offset: ?>>
+  return
+}
