@@ -344,7 +344,31 @@ static const LoweringRegistry &loweringRegistry() {
   return registry;
 }
 
+/// Known block and grid sizes become PTX's `.maxntid` and `.reqntid`, which
+/// take positive sizes only (LLVM's NVPTX back end exits on others).
+static LogicalResult verifyLaunchSizes(Operation *root) {
+  WalkResult walk = root->walk([](gpu::GPUFuncOp function) {
+    for (auto [name, sizes] :
+         {std::pair{"known_block_size", function.getKnownBlockSizeAttr()},
+          std::pair{"known_grid_size", function.getKnownGridSizeAttr()}}) {
+      if (!sizes)
+        continue;
+      for (auto [dim, size] : llvm::enumerate(sizes.asArrayRef()))
+        if (size <= 0) {
+          function.emitOpError()
+              << "`" << name << "` entry " << dim << " is " << size
+              << "; block and grid sizes must be positive";
+          return WalkResult::interrupt();
+        }
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 static LogicalResult lowerKernels(Operation *root) {
+  if (failed(verifyLaunchSizes(root)))
+    return failure();
   // Hand-annotated IR skips inference, which checks this first.
   DenseSet<Value> waitedForValues;
   if (failed(mosaic_gpu::verifyWgmmaInFlightUses(root, &waitedForValues)))

@@ -360,3 +360,15 @@ func.func @bounded_strided_store(%in: memref<1024xf32>, %out: memref<4000xf32>, 
   mosaic_gpu.vector_store %v, %view valid [%n] : vector<1024xf32>, memref<1024xf32, strided<[1], offset: ?>>
   return
 }
+
+// -----
+
+// Found by the fuzzer: a negative size reached LLVM's NVPTX back end, which
+// exits on it.
+gpu.module @kernels {
+  // expected-error @+1 {{`known_block_size` entry 0 is -128; block and grid sizes must be positive}}
+  gpu.func @negative_block(%x: memref<1024xf32>) kernel
+      attributes {known_block_size = array<i32: -128, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+    gpu.return
+  }
+}
