@@ -569,6 +569,21 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
       .def("vector_load", &vectorLoad, py::arg("loc"), py::arg("ref"),
            "mosaic_gpu.vector_load of all of `ref`.")
       .def(
+          "load",
+          [](BuilderState &state, const SourceLocation &at,
+             const ValueHandle &ref) {
+            Value source = state.use(ref, "ref");
+            MemRefType type = memRefOf(source, "ref");
+            if (type.getRank() != 0)
+              throw py::value_error("`ref` must be one element (a rank-0 "
+                                    "view), got rank " +
+                                    std::to_string(type.getRank()));
+            return result(state, state.create<memref::LoadOp>(
+                                     at, source, ValueRange()));
+          },
+          py::arg("loc"), py::arg("ref"),
+          "memref.load of the one element of a rank-0 `ref`.")
+      .def(
           "vector_store",
           [](BuilderState &state, const SourceLocation &at,
              const ValueHandle &value, const ValueHandle &ref,
@@ -787,6 +802,19 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
       .def("broadcast_in_dim", &broadcastInDim, py::arg("loc"), py::arg("x"),
            py::arg("shape"), py::arg("dims"),
            "mosaic_gpu.broadcast_in_dim of `x` to a vector of `shape`.")
+      .def(
+          "splat",
+          [](BuilderState &state, const SourceLocation &at,
+             const ValueHandle &scalar, const std::vector<int64_t> &shape) {
+            Value value = state.use(scalar, "scalar");
+            if (isa<ShapedType>(value.getType()))
+              throw py::type_error("`scalar` must be a scalar value");
+            return result(state, state.create<vector::BroadcastOp>(
+                                     at, vectorType(shape, value.getType()),
+                                     value));
+          },
+          py::arg("loc"), py::arg("scalar"), py::arg("shape"),
+          "vector.broadcast of a scalar to a vector of `shape`.")
       .def("broadcasted_iota", &broadcastedIota, py::arg("loc"),
            py::arg("shape"), py::arg("type"), py::arg("dimension"),
            "mosaic_gpu.broadcasted_iota: a vector of `shape` and `type`.")

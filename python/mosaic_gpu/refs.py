@@ -14,7 +14,7 @@ from .values import Scalar, Value, Vector, constant, dimension
 
 __all__ = [
     "BarrierRef", "Ref", "arrive", "arrive_expect_tx", "async_load", "async_prefetch",
-    "async_store", "async_store_wait", "ds", "named_barrier", "remote_ref", "semaphore_signal",
+    "async_store", "async_store_wait", "ds", "load", "named_barrier", "remote_ref", "semaphore_signal",
     "semaphore_wait", "transpose", "vector_load", "vector_store", "wait", "wgmma",
     "wgmma_wait", "with_transforms",
 ]
@@ -169,6 +169,19 @@ def vector_load(ref: Ref) -> Vector:
     """Loads all of ``ref`` into a vector (``mosaic_gpu.vector_load``)."""
     check_type(ref, Ref, "ref")
     return Vector(_K.vector_load(current(), location(), ref.handle), ref.shape, ref.dtype)
+
+
+def load(ref: Ref) -> Scalar:
+    """The one element of ``ref``, a view indexed down to rank 0 (an int or
+    Scalar in every dim), as a Scalar: ``memref.load``, e.g. a sequence
+    offset read at run time, ``load(cu_seqlens[b])``. Every thread loads it."""
+    check_type(ref, Ref, "ref")
+    if isinstance(ref, BarrierRef):
+        raise TypeError("`ref` is a barrier; `load` reads global or shared memory")
+    if ref.shape:
+        raise ValueError(f"`ref` must be one element (index every dim), got shape "
+                         f"{list(ref.shape)}")
+    return Scalar(_K.load(current(), location(), ref.handle), ref.dtype)
 
 
 def vector_store(value: Vector, ref: Ref,

@@ -206,6 +206,13 @@ class Vector(_Arith):
     def _coerce(self, other: object, symbol: str) -> Vector:
         if isinstance(other, (int, float)):
             return constant(other, self.dtype, self.shape)
+        if isinstance(other, Scalar) and other.dtype == self.dtype:
+            # A run-time scalar, the same in every element (Splat).
+            return Vector(_K.splat(current(), location(), other.handle, list(self.shape)),
+                          self.shape, self.dtype)
+        if isinstance(other, Scalar):
+            raise ValueError(f"`{symbol}`: operands are {self.dtype}{list(self.shape)} and a "
+                             f"{other.dtype} scalar; use astype")
         if not isinstance(other, Vector):
             raise TypeError(f"`{symbol}`: cannot combine a vector with {other!r}")
         if other.shape != self.shape or other.dtype != self.dtype:
@@ -296,7 +303,11 @@ def select(condition: Vector | Scalar, if_true: Vector | Scalar | Number,
         raise TypeError(f"`condition` must be i1 (a comparison's result), got {condition.dtype}")
     if not isinstance(if_true, _Arith) and not isinstance(if_false, _Arith):
         raise TypeError("select: `if_true` or `if_false` must be a Vector or Scalar")
-    like = if_true if isinstance(if_true, _Arith) else if_false
+    like = next((x for x in (if_true, if_false) if isinstance(x, Vector)),
+                if_true if isinstance(if_true, _Arith) else if_false)
+    if isinstance(condition, Vector) and isinstance(like, Scalar):
+        # Scalar values under a vector condition are the same in every element.
+        like = constant(0, like.dtype, condition.shape)._coerce(like, "select")
     if_true, if_false = like._coerce(if_true, "select"), like._coerce(if_false, "select")
     if isinstance(condition, Vector) != isinstance(like, Vector) or (
             isinstance(like, Vector) and condition.shape != like.shape):
