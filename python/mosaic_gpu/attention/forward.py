@@ -6,7 +6,8 @@ sequence b with three warpgroups:
  - warpgroup 0, the producer, keeps 24 registers and only issues TMA: Q
    once, then the K and V tiles of ``block_n`` keys of key/value head
    h / group into rings of ``stages`` stages; K and V each have a landed
-   and a released barrier per stage, so K is refilled as soon as S read it;
+   and a released barrier per stage, so K's stage is refilled as soon as
+   both consumers' S read it;
  - warpgroups 1 and 2, the consumers, take 240 registers each. Each owns 64
    query rows. Iteration j issues S_j = Q K_j^T, then O += P_{j-1} V_{j-1}
    (P in registers, the wgmma's A operand), waits for S_j only and
@@ -15,9 +16,9 @@ sequence b with three warpgroups:
    overlap); iteration j + 1 waits for it. S_0 and its softmax come before
    the loop, the last P V after it.
 The consumers take turns issuing their MMAs on named barriers (ping-pong),
-so one's softmax also overlaps the other's MMAs. Key tiles past the
-sequence's end, and with the causal mask those past a block's queries,
-are masked; query rows past the end are computed but not stored. Each
+so one's softmax also overlaps the other's MMAs. Keys past the
+sequence's end, and with the causal mask those after a query, are masked;
+query rows past the end are computed but not stored. Each
 consumer stages its O in its own half of Q's buffer, free once its last S
 completed. See docs/AttentionWalkthrough.md.
 """
@@ -56,9 +57,9 @@ HEAD_DIMS = (64, 128, 256)
 # consumer holds S_j (64 x block_n f32: block_n / 2 registers a thread),
 # P_{j-1} (block_n / 4, the operand of the P V still in flight) and O
 # (head_dim / 2, its accumulator), plus ptxas's temporaries: 160 registers
-# at head dim 128, 176 at 256, 112 at 64. FlashAttention-3's wider tiles
-# spill here (head dim 128 at 176 keys: 752 bytes; 256 at 80: 88 bytes);
-# the counts are in docs/AttentionWalkthrough.md.
+# at head dim 128, 176 at 256, 128 at 64. FlashAttention-3's wider tiles
+# spill with that overlap (head dim 128 at 176 keys: 752 bytes; 256 at 80:
+# 88 bytes); the counts are in docs/AttentionWalkthrough.md.
 DEFAULT_BLOCK_N = {64: 128, 128: 128, 256: 64}
 
 
@@ -264,8 +265,8 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
 
             # P_{j-1} V_{j-1} is waited for at the top of iteration j + 1, not
             # after the softmax of S_j: ptxas moves a wgmma wait up within its
-            # basic block (to the nearest mbarrier arrive), ahead of most of
-            # the softmax, but not across the loop's back edge
+            # basic block (to the nearest mbarrier arrive), ahead of half to
+            # all of the exponentials, but not across the loop's back edge
             # (docs/AttentionWalkthrough.md). P is carried in f32 because the
             # 16-bit P_{j-1} stays the in-flight wgmma's operand until then.
             @_cf.for_loop(1, steps, carry=(m, l0, zero_o, p, one))
