@@ -35,10 +35,11 @@ from ..builder import check_type
 from . import config as _config
 from .config import Config
 
-__all__ = ["BLOCK_M", "DEFAULT_BLOCK_N", "build", "check", "default_block_n", "smem"]
+__all__ = ["BLOCK_M", "BLOCK_N", "DEFAULT_BLOCK_N", "build", "check", "default_block_n", "smem"]
 
 BLOCK_M = 128                 # query rows per block
 HALF_M = BLOCK_M // 2         # query rows per consumer
+BLOCK_N = 128                 # keys per tile, unless the head dim says otherwise
 # Registers per thread, set with setmaxnreg: the producer keeps the least a
 # warpgroup may have (its SASS names R0 to R6 at most), the consumers split
 # the rest: 24 + 2 x 240 = 504 = 3 x 168, the registers ptxas gives each of
@@ -60,7 +61,7 @@ HEAD_DIMS = (64, 128, 256)
 # at head dim 128, 176 at 256, 128 at 64. FlashAttention-3's wider tiles
 # spill with that overlap (head dim 128 at 176 keys: 752 bytes; 256 at 80:
 # 88 bytes); the counts are in docs/AttentionWalkthrough.md.
-DEFAULT_BLOCK_N = {64: 128, 128: 128, 256: 64}
+DEFAULT_BLOCK_N = {64: BLOCK_N, 128: BLOCK_N, 256: 64}
 
 
 def default_block_n(config: Config) -> int:
