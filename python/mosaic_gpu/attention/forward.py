@@ -99,7 +99,7 @@ def check(config: Config, block_n: int | None = None) -> None:
         raise ValueError(
             f"{config.stages} stages of {block_n} keys at head_dim {config.head_dim} need "
             f"{needed / 1024:.1f} KiB of shared memory, more than the "
-            f"{_kernels.MAX_SMEM_BYTES // 1024} KiB of a block; use fewer stages")
+            f"{_kernels.MAX_SMEM_BYTES // 1024} KiB of a block; use fewer stages or a smaller block_n")
 
 
 def sequence(config: Config, cu_seqlens, b):
