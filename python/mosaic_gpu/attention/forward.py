@@ -152,12 +152,14 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
             # The block's last query sees keys up to q_first + BLOCK_M - 1;
             # tiles from the one holding key q_first on cross the diagonal.
             visible_tiles = (q_first + (BLOCK_M + block_n - 1)) // block_n
-            steps = _values.minimum(key_tiles, visible_tiles)
-            first_masked = (q_first // block_n).astype("index")
+            tiles = _values.minimum(key_tiles, visible_tiles)
+            first_masked = q_first // block_n
         else:
-            steps = key_tiles
-            first_masked = (key_tiles - 1).astype("index")
-        steps = steps.astype("index")
+            tiles = key_tiles
+            first_masked = key_tiles - 1
+        # Tile numbers are compared in i32: an index (i64) kept across the
+        # loop takes two registers.
+        steps = tiles.astype("index")
         wg = _values.warpgroup_id()
 
         def parity(step):
@@ -171,25 +173,35 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
                                  indices=[start + q_first + half * HALF_M, q_column],
                                  slice_lengths=[HALF_M, d])
 
-            @_cf.for_loop(0, steps)
-            def _(j):
+            def load(ring, source, full, empty, j):
+                """Loads tile j of K or V into its stage once the consumers
+                released it: round r refills what they released in round
+                r - 1."""
                 stage = j % stages
-                key = start + j.astype("i32") * block_n
-                for ring, source, full, empty in ((k_smem, k, k_full, k_empty),
-                                                  (v_smem, v, v_full, v_empty)):
-                    # Round r refills a stage the consumers released in
-                    # round r - 1.
-                    _refs.wait(empty[stage], parity(j + stages))
-                    _refs.arrive_expect_tx(full[stage], tile_bytes)
-                    _refs.async_load(source, ring[stage], full[stage],
-                                     indices=[key, kv_column], slice_lengths=[block_n, d])
+                _refs.wait(empty[stage], parity(j + stages))
+                _refs.arrive_expect_tx(full[stage], tile_bytes)
+                _refs.async_load(source, ring[stage], full[stage],
+                                 indices=[start + j.astype("i32") * block_n, kv_column],
+                                 slice_lengths=[block_n, d])
+
+            # K runs one tile ahead of V: consumer iteration j reads K_j and
+            # V_{j-1}, and V_{j-1}'s stage is released an iteration after
+            # K_{j-1}'s, so K_j does not queue behind it.
+            load(k_smem, k, k_full, k_empty, _values.constant(0, "index"))
+
+            @_cf.for_loop(1, steps)
+            def _(j):
+                load(k_smem, k, k_full, k_empty, j)
+                load(v_smem, v, v_full, v_empty, j - 1)
+
+            load(v_smem, v, v_full, v_empty, steps - 1)
 
         def consumer():
             _pipeline.set_max_registers(CONSUMER_REGISTERS, action="increase")
             half = wg - 1
             is_first = half == 0
             q_half = q_smem[half]
-            last = steps - 1
+            last = tiles - 1
             # This consumer's first query row, from the sequence's first.
             row0 = q_first + half.astype("i32") * HALF_M
             tile = (HALF_M, block_n)
@@ -209,7 +221,7 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
                     else:
                         # Consumer 0 passes one turn more: the one after
                         # consumer 1's last is nobody's.
-                        _cf.if_(step < last)(
+                        _cf.if_(step.astype("i32") < last)(
                             lambda: _refs.named_barrier(FIRST_TURN, 2, arrive=True))
 
                 _cf.if_(is_first, otherwise=second)(first)
@@ -229,7 +241,7 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
                 (f32) and the factor the old O and row sums shrink by (None
                 for the first tile)."""
                 key0 = j.astype("i32") * block_n
-                s = _cf.if_(j >= first_masked, otherwise=lambda: s, results=s)(
+                s = _cf.if_(j.astype("i32") >= first_masked, otherwise=lambda: s, results=s)(
                     lambda: mask(config, s, row0, key0, length))
                 row_max = s.reduce("max", 1)
                 m_new = row_max if m is None else _values.maximum(m, row_max)
@@ -290,8 +302,8 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
             m, l, acc, p, alpha = carry
             # The last tile's P V.
             acc, p = finish_pv(steps, acc, p, alpha)
-            last_stage = last % stages
-            _refs.wait(v_full[last_stage], parity(last))
+            last_stage = (steps - 1) % stages
+            _refs.wait(v_full[last_stage], parity(steps - 1))
             acc = _refs.wgmma(acc, p, v_smem[last_stage])
             _refs.arrive(v_empty[last_stage])
 
