@@ -41,7 +41,7 @@ BLOCK_M = 128                 # query rows per block
 HALF_M = BLOCK_M // 2         # query rows per consumer
 BLOCK_N = 128                 # keys per tile, unless the head dim says otherwise
 # Registers per thread, set with setmaxnreg: the producer keeps the least a
-# warpgroup may have (its SASS names R0 to R6 at most), the consumers split
+# warpgroup may have (its SASS names fewer than 16), the consumers split
 # the rest: 24 + 2 x 240 = 504 = 3 x 168, the registers ptxas gives each of
 # the 384 threads at entry (65536 / 384, rounded down to 8). The tiles
 # below are sized to the consumers' 240 (their SASS names up to R236).
@@ -184,9 +184,10 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
                                  indices=[start + j.astype("i32") * block_n, kv_column],
                                  slice_lengths=[block_n, d])
 
-            # K runs one tile ahead of V: consumer iteration j reads K_j and
-            # V_{j-1}, and V_{j-1}'s stage is released an iteration after
-            # K_{j-1}'s, so K_j does not queue behind it.
+            # K runs one tile ahead of V, in the order the consumers read
+            # them (iteration j reads K_j and V_{j-1}): loaded after V_j,
+            # K_{j+1} would wait for V_j's stage, which the consumers release
+            # later than K's.
             load(k_smem, k, k_full, k_empty, _values.constant(0, "index"))
 
             @_cf.for_loop(1, steps)
