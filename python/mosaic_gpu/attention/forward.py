@@ -157,13 +157,13 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
         else:
             tiles = key_tiles
             first_masked = key_tiles - 1
-        # Tile numbers are compared in i32: an index (i64) kept across the
-        # loop takes two registers.
+        # Tile numbers are i32 (the loops' index variables converted): an
+        # index (i64) kept across the loop takes two registers.
         steps = tiles.astype("index")
         wg = _values.warpgroup_id()
 
         def parity(step):
-            return (step // stages).astype("i64").astype("i1")
+            return (step // stages).astype("i1")
 
         def producer():
             _pipeline.set_max_registers(PRODUCER_REGISTERS, action="decrease")
@@ -181,21 +181,22 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
                 _refs.wait(empty[stage], parity(j + stages))
                 _refs.arrive_expect_tx(full[stage], tile_bytes)
                 _refs.async_load(source, ring[stage], full[stage],
-                                 indices=[start + j.astype("i32") * block_n, kv_column],
+                                 indices=[start + j * block_n, kv_column],
                                  slice_lengths=[block_n, d])
 
             # K runs one tile ahead of V, in the order the consumers read
             # them (iteration j reads K_j and V_{j-1}): loaded after V_j,
             # K_{j+1} would wait for V_j's stage, which the consumers release
             # later than K's.
-            load(k_smem, k, k_full, k_empty, _values.constant(0, "index"))
+            load(k_smem, k, k_full, k_empty, _values.constant(0, "i32"))
 
             @_cf.for_loop(1, steps)
             def _(j):
+                j = j.astype("i32")
                 load(k_smem, k, k_full, k_empty, j)
                 load(v_smem, v, v_full, v_empty, j - 1)
 
-            load(v_smem, v, v_full, v_empty, steps - 1)
+            load(v_smem, v, v_full, v_empty, tiles - 1)
 
         def consumer():
             _pipeline.set_max_registers(CONSUMER_REGISTERS, action="increase")
@@ -222,7 +223,7 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
                     else:
                         # Consumer 0 passes one turn more: the one after
                         # consumer 1's last is nobody's.
-                        _cf.if_(step.astype("i32") < last)(
+                        _cf.if_(step < last)(
                             lambda: _refs.named_barrier(FIRST_TURN, 2, arrive=True))
 
                 _cf.if_(is_first, otherwise=second)(first)
@@ -241,8 +242,8 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
                 ``m`` so far (None for the first tile): the new maxima, P
                 (f32) and the factor the old O and row sums shrink by (None
                 for the first tile)."""
-                key0 = j.astype("i32") * block_n
-                s = _cf.if_(j.astype("i32") >= first_masked, otherwise=lambda: s, results=s)(
+                key0 = j * block_n
+                s = _cf.if_(j >= first_masked, otherwise=lambda: s, results=s)(
                     lambda: mask(config, s, row0, key0, length))
                 row_max = s.reduce("max", 1)
                 m_new = row_max if m is None else _values.maximum(m, row_max)
@@ -258,7 +259,7 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
             _refs.wait(q_full, False)
 
             # Tile 0: S_0 alone, and its softmax.
-            zero = _values.constant(0, "index")
+            zero = _values.constant(0, "i32")
             s = issue_scores(zero)
             turn(wait=False, step=zero)
             _refs.wgmma_wait(0)
@@ -285,6 +286,7 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
             # 16-bit P_{j-1} stays the in-flight wgmma's operand until then.
             @_cf.for_loop(1, steps, carry=(m, l0, zero_o, p, one))
             def carry(j, m, l, acc, p, alpha):
+                j = j.astype("i32")
                 stage = j % stages
                 previous = j - 1
                 previous_stage = previous % stages
@@ -302,9 +304,9 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
 
             m, l, acc, p, alpha = carry
             # The last tile's P V.
-            acc, p = finish_pv(steps, acc, p, alpha)
-            last_stage = (steps - 1) % stages
-            _refs.wait(v_full[last_stage], parity(steps - 1))
+            acc, p = finish_pv(tiles, acc, p, alpha)
+            last_stage = last % stages
+            _refs.wait(v_full[last_stage], parity(last))
             acc = _refs.wgmma(acc, p, v_smem[last_stage])
             _refs.arrive(v_empty[last_stage])
 
