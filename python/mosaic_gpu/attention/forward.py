@@ -59,8 +59,8 @@ HEAD_DIMS = (64, 128, 256)
 # P_{j-1} (block_n / 4, the operand of the P V still in flight) and O
 # (head_dim / 2, its accumulator), plus ptxas's temporaries: 160 registers
 # at head dim 128, 176 at 256, 128 at 64. FlashAttention-3's wider tiles
-# spill with that overlap (head dim 128 at 176 keys: 752 bytes; 256 at 80:
-# 88 bytes); the counts are in docs/AttentionWalkthrough.md.
+# spill with that overlap (head dim 128 at 176 keys: 760 bytes; 256 at 80:
+# 72 bytes); the counts are in docs/AttentionWalkthrough.md.
 DEFAULT_BLOCK_N = {64: BLOCK_N, 128: BLOCK_N, 256: 64}
 
 
