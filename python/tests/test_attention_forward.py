@@ -4,9 +4,11 @@ the launch) at head dims 64, 128 and 256, with grouped heads, the causal
 mask, packed batches, bf16 and f16, several ring depths and a tile width
 other than the default; a random schedule; broken kernels the checks catch
 (S_j read before its wait: a compile error; P V reading V before it lands:
-a hazard); bad configurations; and, with ptxas and nvdisasm, the consumer
-loop's SASS: no spills, and every exponential after the wait for S_j and
-before the wait for the P V issued with it.
+a hazard; P carried across the loop's back edge in 16 bits, written while
+the P V reads it: a register hazard, and ptxas serializes the wgmmas); bad
+configurations; and, with ptxas and nvdisasm, the consumer loop's SASS: no
+spills, and every exponential after the wait for S_j and before the wait
+for the P V issued with it.
 
 Each emulator run is a process of its own (a crash fails that test only)."""
 import importlib.util
@@ -152,6 +154,51 @@ def test_reading_s_before_its_wait_is_a_compile_error(monkeypatch):
     with pytest.raises(mgpu.MosaicError, match="reads the result of an async wgmma while it "
                                                "may still be in flight"):
         kernel.compile()
+
+
+def forward_carrying_16_bit_p():
+    """forward.py with P carried across the loop's back edge in the input
+    type instead of f32: the back edge then writes P_j into the registers
+    P_{j-1} V_{j-1}, still in flight, reads."""
+    source = (REPO / "python" / "mosaic_gpu" / "attention" / "forward.py").read_text()
+    for old, new in (
+            (", p.astype(dtype)\n", ", p\n"),
+            ("carry=(m, l0, zero_o, p, one)", "carry=(m, l0, zero_o, p.astype(dtype), one)"),
+            ("return m_new, l_new, acc, p_new, alpha", "return m_new, l_new, acc, "
+                                                       "p_new.astype(dtype), alpha")):
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    spec = importlib.util.spec_from_loader("mosaic_gpu.attention.forward_16_bit_p", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = "mosaic_gpu.attention"
+    exec(compile(source, "forward_16_bit_p.py", "exec"), module.__dict__)
+    return module
+
+
+def p_carried_in_16_bits():
+    """Called in a process of its own: the emulator must report the
+    register hazard (the in-flight check, which follows values, not
+    registers, does not see it)."""
+    config = Config(batch=1, heads=1, seq=512, head_dim=64)
+    kernel = forward_carrying_16_bit_p().build(config)
+    with pytest.raises(RuntimeError, match=r"hazard: register %r\d+ is used by the "
+                                           r"wgmma.mma_async at line \d+, which no "
+                                           r"wgmma.wait_group has covered yet"):
+        kernel.launch(*inputs(config), backend="emulator")
+
+
+@needs_emulator
+def test_p_carried_in_16_bits_is_a_register_hazard(cache):
+    pytest.importorskip("ml_dtypes")
+    run_check_in_process("test_attention_forward", "p_carried_in_16_bits", cache)
+
+
+def test_p_carried_in_16_bits_serializes_the_wgmmas(ptxas):
+    """ptxas sees the same write and serializes the wgmmas."""
+    kernel = forward_carrying_16_bit_p().build(Config(batch=1, heads=1, seq=512, head_dim=128))
+    report = kernel.compile(line_info=False).manifest["ptxas"]["report"]
+    assert "wgmma.mma_async instructions are serialized due to non wgmma instructions " \
+           "defining input registers" in report
 
 
 def test_inputs_and_outputs():
