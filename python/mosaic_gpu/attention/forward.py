@@ -282,8 +282,9 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
             # after the softmax of S_j: ptxas moves a wgmma wait up within its
             # basic block (to the nearest mbarrier arrive), ahead of half to
             # all of the exponentials, but not across the loop's back edge
-            # (docs/AttentionWalkthrough.md). P is carried in f32 because the
-            # 16-bit P_{j-1} stays the in-flight wgmma's operand until then.
+            # (docs/AttentionWalkthrough.md). P crosses the back edge in f32:
+            # the 16-bit P_{j-1} is the in-flight wgmma's operand until then,
+            # and a 16-bit carry would be written into its registers.
             @_cf.for_loop(1, steps, carry=(m, l0, zero_o, p, one))
             def carry(j, m, l, acc, p, alpha):
                 j = j.astype("i32")
