@@ -161,14 +161,16 @@ def _postprocess(config: Config) -> _kernels.Kernel:
 def _main(config: Config) -> _kernels.Kernel:
     dtype, d, stages, group = config.element, config.head_dim, config.stages, config.group
     shapes = config.shapes()
-    tokens = config.total_tokens
     padded = padded_tokens(config)
     # P = exp(S / sqrt(d) - LSE) = exp2((S - LSE sqrt(d)) log2(e) / sqrt(d)).
     score_scale = LOG2E / math.sqrt(d)
     gradient_scale = 1 / math.sqrt(d)
     inputs = [(shapes[n], dtype) for n in ("q", "k", "v", "o")]
     inputs[3] = (shapes["o"], dtype)  # dO, shaped as O
-    inputs += [((config.heads * tokens,), "f32"), ((config.heads * padded,), "f32")]
+    # The LSE flattened (a 1-D TMA box starts anywhere, and its rows need
+    # not be 16-byte aligned), and D.
+    lse_elements = math.prod(shapes["lse"])
+    inputs += [((lse_elements,), "f32"), ((config.heads * padded,), "f32")]
     if config.varlen:
         inputs.append((shapes["cu_seqlens"], "i32"))
     outputs = [(shapes["k"], dtype), (shapes["v"], dtype), (shapes["q"], "f32")]
@@ -184,7 +186,8 @@ def _main(config: Config) -> _kernels.Kernel:
          ds_smem, dq_smem, kv_full, q_full, empty) = refs[6 + config.varlen:]
         key_block = _values.block_id("x")
         kv_head = _values.block_id("y")
-        start, length = sequence(config, cu_seqlens, _values.block_id("z"))
+        b = _values.block_id("z").astype("i32")
+        start, length = sequence(config, cu_seqlens, b)
         # The block's first key, from the sequence's first, as i32.
         key0 = key_block.astype("i32") * BLOCK_N
         query_tiles = (length + (BLOCK_M - 1)) // BLOCK_M
@@ -228,7 +231,8 @@ def _main(config: Config) -> _kernels.Kernel:
                 # Past a head's last token the rows belong to the next head
                 # (or are TMA's zeros): finite, and masked.
                 _refs.async_load(lse, lse_smem[stage], q_full[stage],
-                                 indices=[head * tokens + token], slice_lengths=[BLOCK_M])
+                                 indices=[config.lse_index(b, head, start, q0)],
+                                 slice_lengths=[BLOCK_M])
                 _refs.async_load(delta, delta_smem[stage], q_full[stage],
                                  indices=[head * padded + token], slice_lengths=[BLOCK_M])
 
@@ -355,9 +359,9 @@ def mask(config: Config, logits, key_first, q0, length):
 @functools.lru_cache(maxsize=64)
 def build(config: Config) -> Backward:
     """The backward's kernels for ``config``; ValueError for a bad one. The
-    main kernel's inputs: q, k, v, do, the LSE flattened to (heads *
-    tokens,), D, and cu_seqlens for a packed batch; its outputs dk, dv and
-    the f32 dQ workspace, which the caller zeroes."""
+    main kernel's inputs: q, k, v, do, the LSE flattened (1-D), D, and
+    cu_seqlens for a packed batch; its outputs dk, dv and the f32 dQ
+    workspace, which the caller zeroes."""
     check(config)
     return Backward(_preprocess(config), _main(config), _postprocess(config))
 
