@@ -52,9 +52,11 @@ with these differences:
   beside the accumulator, which at d = 128 with S leaves no registers. See
   ``check`` for what that costs in accuracy.
 
-Head dims 64 and 128. 256 does not fit: its Q, K and V^T stages, the
-P buffers and the O tile take 240 KiB at 2 stages (a block has 227), and
-a consumer's accumulator and S take 192 of its 240 registers. Causal and
+Head dims 64, 128 and 256. At 256 the O tile is not staged in shared
+memory for a TMA store: with it the Q, K and V^T stages and the P
+buffers would take 256 KiB at 2 stages (a block has 227), so the
+consumers store O from registers; their accumulator and S then hold 192
+of their 240 registers each (ptxas spills none). Causal and
 grouped heads (kv_heads) are as in forward.py, and any fixed length that
 forward.py takes. Packed (variable-length) batches are not taken yet:
 V^T would need each sequence placed at a multiple of 128 columns and the
@@ -84,7 +86,7 @@ __all__ = ["E4M3_MAX", "P_SHIFT", "build", "check", "dequantize", "inputs", "pad
 
 PRODUCER_REGISTERS = 24
 CONSUMER_REGISTERS = 240
-HEAD_DIMS = (64, 128)
+HEAD_DIMS = (64, 128, 256)
 # e4m3's largest finite value: a per-tensor scale maps amax to it.
 E4M3_MAX = 448.0
 # P is computed as exp2(s - m + P_SHIFT): at most 2^8 = 256 < E4M3_MAX.
@@ -110,16 +112,23 @@ def shapes(config: Config) -> dict[str, tuple[int, ...]]:
     return result
 
 
+def staged_output(config: Config) -> bool:
+    """Whether O goes to global memory through shared memory and a TMA
+    store (head dims up to 128), or straight from registers (256, whose
+    64 KiB O tile does not fit beside the stages)."""
+    return config.head_dim <= 128
+
+
 def smem(config: Config) -> list:
     """The Q halves, the K and V^T rings, each consumer's two P buffers,
-    the O halves, and the barriers: Q landed, K and V^T landed per stage,
-    stage released."""
+    the O halves (``staged_output``), and the barriers: Q landed, K and
+    V^T landed per stage, stage released."""
     dtype, d, stages = config.element, config.head_dim, config.stages
+    o_halves = [_kernels.SmemBuffer((2, HALF_M, d), O_DTYPE)] if staged_output(config) else []
     return [_kernels.SmemBuffer((2, HALF_M, d), dtype),
             _kernels.SmemBuffer((stages, BLOCK_N, d), dtype),
             _kernels.SmemBuffer((stages, d, BLOCK_N), dtype),
-            _kernels.SmemBuffer((2, 2, HALF_M, BLOCK_N), dtype),
-            _kernels.SmemBuffer((2, HALF_M, d), O_DTYPE),
+            _kernels.SmemBuffer((2, 2, HALF_M, BLOCK_N), dtype)] + o_halves + [
             _kernels.Barriers(1, arrival_count=1),
             _kernels.Barriers(stages, arrival_count=1),
             _kernels.Barriers(stages, arrival_count=1),
@@ -160,8 +169,9 @@ def build(config: Config) -> _kernels.Kernel:
                      block=(384, 1, 1), inputs=inputs,
                      outputs=[(array_shapes["o"], O_DTYPE), (array_shapes["lse"], "f32")],
                      smem=smem(config), name=name, flush_denormals=True)
-    def attention(q, k, v_t, descales, o, lse, q_smem, k_smem, v_smem, p_smem, o_smem,
-                  q_full, k_full, v_full, empty):
+    def attention(q, k, v_t, descales, o, lse, q_smem, k_smem, v_smem, p_smem, *rest):
+        o_smem = rest[0] if staged_output(config) else None
+        q_full, k_full, v_full, empty = rest[-4:]
         stages = config.stages
         q_block = _values.block_id("x")
         head = _values.block_id("y")
@@ -207,7 +217,7 @@ def build(config: Config) -> _kernels.Kernel:
             _pipeline.set_max_registers(CONSUMER_REGISTERS, action="increase")
             half = wg - 1
             is_first = half == 0
-            q_half, o_half = q_smem[half], o_smem[half]
+            q_half = q_smem[half]
             last = steps - 1
             row0 = q_first + half.astype("i32") * HALF_M
             q_descale = _refs.load(descales[0])
@@ -293,6 +303,7 @@ def build(config: Config) -> _kernels.Kernel:
             token = start + row0
 
             def whole():
+                o_half = o_smem[half]
                 _refs.vector_store(out, o_half)
                 _refs.async_store(o_half, o, indices=[token, q_column],
                                   slice_lengths=[HALF_M, d])
@@ -303,7 +314,10 @@ def build(config: Config) -> _kernels.Kernel:
                 _refs.vector_store(out, o_rows, valid=[rows, d])
                 _refs.vector_store(row_lse, lse[head, _refs.ds(token, HALF_M)], valid=[rows])
 
-            _cf.if_(rows == HALF_M, otherwise=lambda: _cf.if_(rows > 0)(partial))(whole)
+            if staged_output(config):
+                _cf.if_(rows == HALF_M, otherwise=lambda: _cf.if_(rows > 0)(partial))(whole)
+            else:
+                _cf.if_(rows > 0)(partial)
 
         _cf.if_(q_first < length)(lambda: _cf.if_(wg == 0, otherwise=consumer)(producer))
 
@@ -402,12 +416,13 @@ def check(config: Config, q, k, v, q_descale, k_descale, v_descale, o, lse):
     error at 2^-8 of the products' magnitude over 16 steps, 2^-12 a step);
     the accumulator, whose size is at most M_ic l, takes ceil(N / 32)
     steps without promotion, each allowed 2^-11 M_ic (twice the measured).
-    S accumulation: Q K^T's d <= 128 products per score take at most 4
-    steps, one 128-K step of gemm_fp8.py, whose largest error it measured
-    at 2^-10 of the products' magnitude; allowing 4 times that, a score's
-    error (natural log units) is ds_ij = 2^-8 sqrt(sum_c (q_ic k_jc)^2) /
-    sqrt(d), which changes each weight by the factor exp(ds - mean ds): at
-    most 2 max ds of M. f32's own roundings (the scale, exp2,
+    S accumulation: Q K^T's d products per score take d / 32 steps, at
+    most d / 128 of gemm_fp8.py's 128-K steps, whose largest error it
+    measured at 2^-10 of the products' magnitude; allowing 4 times that
+    per 128 (at least one), a score's error (natural log units) is ds_ij
+    = 2^-8 max(1, d / 128) sqrt(sum_c (q_ic k_jc)^2) / sqrt(d), which
+    changes each weight by the factor exp(ds - mean ds): at most 2 max ds
+    of M. f32's own roundings (the scale, exp2,
     l, 1 / l) are below 2^-20 of these and are covered by the margins.
 
     LSE: max_j ds_ij (the scores' error moves the LSE by at most the
@@ -433,7 +448,8 @@ def check(config: Config, q, k, v, q_descale, k_descale, v_descale, o, lse):
         qs = q64[rows].transpose(1, 0, 2)
         ks = np.repeat(k64[rows].transpose(1, 0, 2), config.group, axis=0)
         vs = np.repeat(v64[rows].transpose(1, 0, 2), config.group, axis=0)
-        score_error = 2.0 ** -8 * np.sqrt((qs ** 2) @ (ks ** 2).transpose(0, 2, 1)) / math.sqrt(d)
+        score_error = (2.0 ** -8 * max(1, d // 128) / math.sqrt(d)
+                       * np.sqrt((qs ** 2) @ (ks ** 2).transpose(0, 2, 1)))
         if config.causal:
             keys = np.arange(length)
             score_error = np.where(keys[None, :] <= keys[:, None], score_error, 0.0)
