@@ -27,8 +27,10 @@ with these differences:
   on the host. Each sequence's keys start at a column of V^T that is a
   multiple of 128 (``padded_seq``: seq rounded up to a key tile, the
   padding zeros), so every stage's TMA box starts on a whole 128-byte
-  swizzle row, which layout inference needs to tile the V^T ring, and the
-  keys past a sequence's end that a last tile reads are zeros.
+  swizzle row, which layout inference needs to tile the V^T ring (it
+  cannot tile a box whose first column is not a known multiple of the
+  swizzle width), and the keys past a sequence's end that a last tile
+  reads are zeros.
 - P goes to the P V wgmma through shared memory, not registers: our
   compiler lowers a register A operand for 16-bit types only (an e4m3 A
   fragment packs 4 elements per register in an order that is not the f32
@@ -57,11 +59,11 @@ memory for a TMA store: with it the Q, K and V^T stages and the P
 buffers would take 256 KiB at 2 stages (a block has 227), so the
 consumers store O from registers; their accumulator and S then hold 192
 of their 240 registers each (ptxas spills none). Causal and
-grouped heads (kv_heads) are as in forward.py, and any fixed length that
-forward.py takes. Packed (variable-length) batches are not taken yet:
-V^T would need each sequence placed at a multiple of 128 columns and the
-kernel those offsets (an input beside cu_seqlens), and Q's, K's and O's
-TMA boxes need the row-alignment fix of forward.py's varlen path.
+grouped heads (kv_heads), fixed lengths and packed batches (cu_seqlens)
+are as in forward.py. In V^T every sequence takes padded_seq columns, the
+longest's length rounded up to 128, so that sequence b starts at column
+b * padded_seq with no offsets to read: for a packed batch of uneven
+lengths V^T is wider than V is long (batch * padded_seq against tokens).
 
 Accuracy: ``check`` compares O and the LSE with reference.forward in
 float64 on the dequantized inputs and derives its tolerance (see there).
@@ -104,7 +106,8 @@ def padded_seq(config: Config) -> int:
 
 def shapes(config: Config) -> dict[str, tuple[int, ...]]:
     """The kernel's arrays: config.shapes() with v replaced by v_t (kv_heads
-    * d, batch * padded_seq) and the (3,) f32 descales."""
+    * d, batch * padded_seq) and the (3,) f32 descales; the inputs are q,
+    k, v_t, descales (and cu_seqlens), the outputs o and lse."""
     result = dict(config.shapes())
     del result["v"]
     result["v_t"] = (config.key_heads * config.head_dim, config.batch * padded_seq(config))
@@ -139,9 +142,6 @@ def check_config(config: Config) -> None:
     """Raises ValueError for a configuration this kernel cannot run."""
     check_type(config, Config, "config")
     _config.check(config, HEAD_DIMS, ("fp8",))
-    if config.varlen:
-        raise ValueError("the FP8 forward takes fixed-length batches only (tokens = 0): V^T's "
-                         "layout for a packed batch is not implemented")
     needed = _kernels.smem_bytes(smem(config))
     if needed > _kernels.MAX_SMEM_BYTES:
         raise ValueError(
@@ -152,8 +152,9 @@ def check_config(config: Config) -> None:
 
 def build(config: Config) -> _kernels.Kernel:
     """The FP8 forward kernel for ``config`` (dtype 'fp8'); ValueError for
-    a bad one. Inputs q, k (e4m3), v_t (e4m3, ``transpose_v``) and the
-    descales (f32 [q, k, v]); outputs o (bf16) and lse (f32), shaped as
+    a bad one. Inputs q, k (e4m3), v_t (e4m3, ``transpose_v``), the
+    descales (f32 [q, k, v], ``descales``) and for a packed batch
+    cu_seqlens (i32); outputs o (bf16) and lse (f32), shaped as
     ``shapes(config)`` says."""
     check_config(config)
     dtype, d = config.element, config.head_dim
@@ -164,12 +165,16 @@ def build(config: Config) -> _kernels.Kernel:
     name = "attention_fp8_causal_fwd" if config.causal else "attention_fp8_fwd"
     inputs = [(array_shapes["q"], dtype), (array_shapes["k"], dtype),
               (array_shapes["v_t"], dtype), (array_shapes["descales"], "f32")]
+    if config.varlen:
+        inputs.append((array_shapes["cu_seqlens"], "i32"))
 
     @_kernels.kernel(grid=(-(-config.seq // BLOCK_M), config.heads, config.batch),
                      block=(384, 1, 1), inputs=inputs,
                      outputs=[(array_shapes["o"], O_DTYPE), (array_shapes["lse"], "f32")],
                      smem=smem(config), name=name, flush_denormals=True)
-    def attention(q, k, v_t, descales, o, lse, q_smem, k_smem, v_smem, p_smem, *rest):
+    def attention(q, k, v_t, descales, *refs):
+        cu_seqlens = refs[0] if config.varlen else None
+        o, lse, q_smem, k_smem, v_smem, p_smem, *rest = refs[config.varlen:]
         o_smem = rest[0] if staged_output(config) else None
         q_full, k_full, v_full, empty = rest[-4:]
         stages = config.stages
@@ -180,7 +185,7 @@ def build(config: Config) -> _kernels.Kernel:
         q_column = head.astype("i32") * d
         kv_column = (head // config.group).astype("i32") * d
         sequence_index = _values.block_id("z")
-        start, length = sequence(config, None, sequence_index)
+        start, length = sequence(config, cu_seqlens, sequence_index)
         # Sequence b's keys are V^T's columns from b * padded_seq.
         v_start = sequence_index.astype("i32") * padded_seq(config)
         q_first = q_block.astype("i32") * BLOCK_M
@@ -342,16 +347,20 @@ def dequantize(x, descale):
     return np.asarray(x).astype(np.float64) * np.float64(descale)
 
 
-def transpose_v(config: Config, v):
+def transpose_v(config: Config, v, cu_seqlens=None):
     """V (tokens, kv_heads * d) as the kernel takes it: V^T (kv_heads * d,
     batch * padded_seq(config)), sequence b's token t in column b *
-    padded_seq + t, the padding zeros."""
+    padded_seq + t, the padding zeros. A packed batch's sequences are
+    where ``cu_seqlens`` says (each takes padded_seq columns, as long as
+    the longest)."""
     import numpy as np
+    from . import reference
     v = np.asarray(v)
     width = padded_seq(config)
-    v_t = np.zeros((config.key_heads * config.head_dim, config.batch, width), v.dtype)
-    v_t[:, :, :config.seq] = v.reshape(config.batch, config.seq, -1).transpose(2, 0, 1)
-    return v_t.reshape(config.key_heads * config.head_dim, config.batch * width)
+    v_t = np.zeros((config.key_heads * config.head_dim, config.batch * width), v.dtype)
+    for b, (start, length) in enumerate(reference.sequences(config, cu_seqlens)):
+        v_t[:, b * width:b * width + length] = v[start:start + length].T
+    return v_t
 
 
 def descales(q_descale, k_descale, v_descale):
@@ -360,14 +369,20 @@ def descales(q_descale, k_descale, v_descale):
     return np.array([q_descale, k_descale, v_descale], np.float32)
 
 
-def run(config: Config, q, k, v, q_descale, k_descale, v_descale, backend: str | None = None):
+def run(config: Config, q, k, v, q_descale, k_descale, v_descale, cu_seqlens=None,
+        backend: str | None = None):
     """O (tokens, heads * d) bf16 and the LSE (heads, tokens) f32 of the
     e4m3 arrays ``q``, ``k`` and ``v`` (as ``config.shapes()``, V not
-    transposed) and their descales (``quantize``): transposes V and
-    launches the kernel of ``build(config)``."""
+    transposed) and their descales (``quantize``), for a packed batch at
+    the offsets ``cu_seqlens``: transposes V and launches the kernel of
+    ``build(config)``."""
+    import numpy as np
     kernel = build(config)
-    return kernel.launch(q, k, transpose_v(config, v), descales(q_descale, k_descale, v_descale),
-                         backend=backend)
+    arrays = [q, k, transpose_v(config, v, cu_seqlens), descales(q_descale, k_descale, v_descale)]
+    if config.varlen:
+        _config.seqlens_check(config, cu_seqlens)
+        arrays.append(np.asarray(cu_seqlens, np.int32))
+    return kernel.launch(*arrays, backend=backend)
 
 
 def inputs(config: Config, seed: int = 0):
@@ -384,7 +399,8 @@ def inputs(config: Config, seed: int = 0):
     return q, k, v, q_descale, k_descale, v_descale
 
 
-def check(config: Config, q, k, v, q_descale, k_descale, v_descale, o, lse):
+def check(config: Config, q, k, v, q_descale, k_descale, v_descale, o, lse,
+          cu_seqlens=None):
     """Compares the kernel's O and LSE with reference.forward in float64
     on the dequantized inputs; (passed, summary).
 
@@ -437,12 +453,14 @@ def check(config: Config, q, k, v, q_descale, k_descale, v_descale, o, lse):
     d = config.head_dim
     q64, k64, v64 = (dequantize(x, s).reshape(config.total_tokens, -1, d)
                      for x, s in ((q, q_descale), (k, k_descale), (v, v_descale)))
-    ref_o, ref_lse = reference.forward(config, q64, k64, v64)
+    ref_o, ref_lse = reference.forward(config, q64, k64, v64, cu_seqlens)
     out = np.asarray(o).astype(np.float64).reshape(ref_o.shape)
     allowed = np.zeros(ref_o.shape)
     lse_allowed = np.zeros(ref_lse.shape)
     steps = -(-config.seq // 32)
-    for start, length in reference.sequences(config):
+    for start, length in reference.sequences(config, cu_seqlens):
+        if not length:
+            continue
         rows = slice(start, start + length)
         w, _ = reference._probabilities(config, q64, k64, start, length)
         qs = q64[rows].transpose(1, 0, 2)
