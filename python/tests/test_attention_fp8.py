@@ -1,11 +1,12 @@
 """mosaic_gpu.attention.forward_fp8: the FP8 attention forward against
-reference.forward in float64 on the dequantized inputs, within
-forward_fp8.check's derived tolerance, on the PTX emulator (a hazard fails
-the launch): head dims 64, 128 and 256, causal, grouped heads, lengths that are
-not tile multiples, a packed batch, several ring depths, a random schedule; two broken
-kernels the tests must catch (one P buffer per consumer: a hazard; V not
-transposed: wrong values); the quantization helpers; the configuration
-errors; and the machine code (no spills, QGMMA, the register split).
+reference.forward in float64 on the dequantized inputs, within the
+tolerance forward_fp8.check_results derives, on the PTX emulator (a
+hazard fails the launch): head dims 64, 128 and 256, causal, grouped
+heads, lengths that are not tile multiples, a packed batch, several ring
+depths, a random schedule; two broken kernels the tests must catch (one
+P buffer per consumer: a hazard; V not transposed: wrong values); the
+quantization helpers; the configuration errors; and the machine code (no
+spills, QGMMA, the register split).
 
 Each emulator run is a process of its own (a crash fails that test only)."""
 import importlib.metadata
@@ -34,13 +35,13 @@ def cache(tmp_path_factory):
 def passes(fields, cu_seqlens=None):
     """Runs forward_fp8.run on the emulator for Config(**fields) (a packed
     batch at the offsets ``cu_seqlens``) and asserts that
-    forward_fp8.check passes."""
+    forward_fp8.check_results passes."""
     config = Config(dtype="fp8", **fields)
     q, k, v, q_descale, k_descale, v_descale = forward_fp8.inputs(config)
     o, lse = forward_fp8.run(config, q, k, v, q_descale, k_descale, v_descale, cu_seqlens,
                              backend="emulator")
-    passed, summary = forward_fp8.check(config, q, k, v, q_descale, k_descale, v_descale, o,
-                                        lse, cu_seqlens)
+    passed, summary = forward_fp8.check_results(config, q, k, v, q_descale, k_descale,
+                                                v_descale, o, lse, cu_seqlens)
     print(summary)
     assert passed, summary
 
@@ -75,8 +76,8 @@ def untransposed_v_fails(fields):
     o, lse = forward_fp8.build(config).launch(
         q, k, v.reshape(forward_fp8.shapes(config)["v_t"]),
         forward_fp8.descales(q_descale, k_descale, v_descale), backend="emulator")
-    passed, summary = forward_fp8.check(config, q, k, v, q_descale, k_descale, v_descale, o,
-                                        lse)
+    passed, summary = forward_fp8.check_results(config, q, k, v, q_descale, k_descale,
+                                                v_descale, o, lse)
     assert not passed and re.search(r"O: .*, [1-9]\d* of \d+ outside.*LSE: .* 0 of", summary), \
         summary
 
@@ -192,7 +193,8 @@ def test_check_catches_wrong_results():
     o = o.reshape(256, 128).astype(np.dtype("bfloat16"))
 
     def check(o, lse, v_descale=v_descale):
-        return forward_fp8.check(config, q, k, v, q_descale, k_descale, v_descale, o, lse)
+        return forward_fp8.check_results(config, q, k, v, q_descale, k_descale, v_descale, o,
+                                         lse)
 
     assert check(o, lse)[0]
     passed, summary = check(o, lse, v_descale * 1.25)

@@ -14,7 +14,7 @@ with these differences:
   so one compiled kernel serves any scales. The scores' scale becomes
   q_descale * k_descale * log2(e) / sqrt(d), and the epilogue multiplies
   O by v_descale.
-- V is given transposed, V^T (kv_heads * d, tokens): wgmma takes 8-bit
+- V is given transposed, V^T (kv_heads * d, keys): wgmma takes 8-bit
   operands only K-major, and for O += P V the K dim is the keys, so V's
   stage must be (d, keys), keys contiguous, in shared memory. The
   alternatives: an in-kernel transpose of each (keys, d) stage (FA3 does it
@@ -43,16 +43,17 @@ with these differences:
   need a warpgroup barrier between the wgmma wait and the store.) The
   compiler fences the stores for the async proxy before the wgmma.
 - P is exp2(s - m + 8), 256 times the softmax's usual P (P <= 256 <
-  448, e4m3's largest): e4m3 is normal from 2^-6 down, so the shift keeps
-  P's relative precision down to 2^-14 instead of 2^-6 and only flushes
-  terms below 2^-17 (those at the bottom of e4m3's subnormals at 2^-9).
-  The row sum l is of the same scaled P, so O = acc / l needs no
-  correction; the LSE subtracts the 8.
+  448, e4m3's largest). e4m3's smallest normal is 2^-6 and its
+  subnormals step by 2^-9, so the shift keeps P's 3 mantissa bits down to
+  exp(s - m) = 2^-14 (not 2^-6) and rounds smaller terms to within 2^-18
+  (not 2^-10). It costs nothing: the 8 is subtracted from m before the
+  exp2, the row sum l is of the same scaled P, so O = acc / l needs no
+  correction, and the LSE subtracts the 8.
 - The P V products accumulate in the tensor core across the whole
-  sequence, as FA3 does (no promotion into f32 registers every tile as
-  gemm_fp8.py does): a promoted kernel would hold a 64 x d f32 partial sum
-  beside the accumulator, which at d = 128 with S leaves no registers. See
-  ``check`` for what that costs in accuracy.
+  sequence, as FA3 does, with no promotion into f32 registers every tile
+  as gemm_fp8.py does: that would hold a 64 x d f32 partial sum beside
+  the accumulator and S (at d = 256, 128 + 128 + 64 of a consumer's 240
+  registers). ``check_results`` bounds what that costs in accuracy.
 
 Head dims 64, 128 and 256. At 256 the O tile is not staged in shared
 memory for a TMA store: with it the Q, K and V^T stages and the P
@@ -65,7 +66,7 @@ longest's length rounded up to 128, so that sequence b starts at column
 b * padded_seq with no offsets to read: for a packed batch of uneven
 lengths V^T is wider than V is long (batch * padded_seq against tokens).
 
-Accuracy: ``check`` compares O and the LSE with reference.forward in
+Accuracy: ``check_results`` compares O and the LSE with reference.forward in
 float64 on the dequantized inputs and derives its tolerance (see there).
 """
 from __future__ import annotations
@@ -83,8 +84,9 @@ from . import config as _config
 from .config import Config
 from .forward import BLOCK_M, BLOCK_N, FIRST_TURN, HALF_M, SECOND_TURN, mask, sequence
 
-__all__ = ["E4M3_MAX", "P_SHIFT", "build", "check", "dequantize", "inputs", "padded_seq",
-           "quantize", "run", "shapes", "smem", "transpose_v"]
+__all__ = ["E4M3_MAX", "P_SHIFT", "build", "check", "check_results", "dequantize", "descales",
+           "inputs", "padded_seq", "quantize", "run", "shapes", "smem", "staged_output",
+           "transpose_v"]
 
 PRODUCER_REGISTERS = 24
 CONSUMER_REGISTERS = 240
@@ -138,7 +140,7 @@ def smem(config: Config) -> list:
             _kernels.Barriers(stages, arrival_count=2)]
 
 
-def check_config(config: Config) -> None:
+def check(config: Config) -> None:
     """Raises ValueError for a configuration this kernel cannot run."""
     check_type(config, Config, "config")
     _config.check(config, HEAD_DIMS, ("fp8",))
@@ -156,7 +158,7 @@ def build(config: Config) -> _kernels.Kernel:
     descales (f32 [q, k, v], ``descales``) and for a packed batch
     cu_seqlens (i32); outputs o (bf16) and lse (f32), shaped as
     ``shapes(config)`` says."""
-    check_config(config)
+    check(config)
     dtype, d = config.element, config.head_dim
     array_shapes = shapes(config)
     tile_bytes = BLOCK_N * d * dtype.itemsize
@@ -399,7 +401,7 @@ def inputs(config: Config, seed: int = 0):
     return q, k, v, q_descale, k_descale, v_descale
 
 
-def check(config: Config, q, k, v, q_descale, k_descale, v_descale, o, lse,
+def check_results(config: Config, q, k, v, q_descale, k_descale, v_descale, o, lse,
           cu_seqlens=None):
     """Compares the kernel's O and LSE with reference.forward in float64
     on the dequantized inputs; (passed, summary).
@@ -484,7 +486,8 @@ def check(config: Config, q, k, v, q_descale, k_descale, v_descale, o, lse,
         error = np.abs(value - reference_value)
         bad = ~(error <= tolerance)  # NaN fails
         worst = float(np.max(error / tolerance)) if error.size else 0.0
-        text = f"{name}: max |err| / tolerance {worst:.3g}, {int(bad.sum())} of {value.size} outside"
+        text = (f"{name}: max |err| / tolerance {worst:.3g}, {int(bad.sum())} of {value.size} "
+                "outside")
         if bad.any():
             where = tuple(int(i) for i in np.argwhere(bad)[0])
             text += f" (first at {where}: {value[where]:.6g} vs {reference_value[where]:.6g})"
