@@ -375,6 +375,9 @@ def _main(config: Config) -> _kernels.Kernel:
                 as M); K^T is an M-major view of the K buffer, dS^T this
                 consumer's own copy. The workspace is dQ transposed."""
                 _refs.vector_store(dst_in, ds_smem[half])
+                # dQ^T's accumulator only once dV and dK completed: all three
+                # at once spill.
+                _refs.wgmma_wait(0)
                 dqt = _refs.wgmma(_values.constant(0.0, "f32", (columns_owned, queries)),
                                   k_mine[:, mine].T, ds_smem[half], async_=True)
                 return dqt, [head * d + column0, start + q0], [columns_owned, queries]
@@ -387,9 +390,17 @@ def _main(config: Config) -> _kernels.Kernel:
                 # The per-query terms start the accumulators, so they take no
                 # registers of their own beside dK and dV: S^T - LSE sqrt(d),
                 # whose scaled exp2 is P^T, and dP^T - D.
-                shifted = _refs.wgmma(columns(lse_smem, stage) * -math.sqrt(d), k_mine,
+                k_here, v_here = k_mine, v_mine
+                if not by_keys:
+                    # K and V viewed through an index the compiler cannot
+                    # see is 0: otherwise LLVM hoists each of the 16 K steps'
+                    # wgmma descriptors of both out of the loop, and they
+                    # spill.
+                    opaque = _values.optimization_barrier(_values.constant(0, "index"))
+                    k_here, v_here = k_smem[opaque], v_smem[opaque]
+                shifted = _refs.wgmma(columns(lse_smem, stage) * -math.sqrt(d), k_here,
                                       q_smem[stage].T, async_=True)
-                dpt_minus_delta = _refs.wgmma(-columns(delta_smem, stage), v_mine,
+                dpt_minus_delta = _refs.wgmma(-columns(delta_smem, stage), v_here,
                                               do_smem[stage].T, async_=True)
                 _refs.wgmma_wait(0)
                 logits = shifted * score_scale
