@@ -5,8 +5,7 @@ dO. Q, K and V are laid out as FlashAttention takes them ([batch, seq, heads,
 head_dim], or [tokens, heads, head_dim] for a packed batch); K and V may have
 fewer heads than Q (grouped-query attention, --kv-heads), sequences any
 length (--seq) or several lengths packed together (--varlen), head_dim 64,
-128 or 256 (256: forward only), bf16, f16 or fp8 (e4m3 with per-tensor
-scales, forward only). The kernels are mosaic_gpu.attention's; see
+128 or 256, bf16, f16 or fp8 (e4m3 with per-tensor scales, forward only). The kernels are mosaic_gpu.attention's; see
 docs/AttentionWalkthrough.md.
 
     attention.py --batch 1 --heads 2 --seq 300 --head-dim 64 --causal --backward --emulate
@@ -60,8 +59,6 @@ def check_config(config: Config, with_backward: bool) -> None:
             raise ValueError("--backward is bf16 and f16 only; fp8 attention is forward only")
         forward_fp8().check(config)
         return
-    if config.head_dim == 256 and with_backward:
-        raise ValueError("--backward takes --head-dim 64 or 128; 256 is forward only")
     forward.check(config)
     if with_backward:
         backward.check(config)
