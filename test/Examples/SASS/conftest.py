@@ -120,6 +120,11 @@ GENERATED = {
     "gemm_ws_any_shape": ("gemm_ws.py", ["--m", "4000", "--n", "50304", "--k", "1000",
                                          "--b-layout", "nk"]),
     "gemm_fp8_block": ("gemm_fp8.py", ["--scaling", "block"]),
+    # The attention backward's main kernel, which attention.py writes next
+    # to the forward (a third entry: the suffix of the file that holds it).
+    "attention_bwd_d128": ("attention.py", ["--head-dim", "128", "--causal", "--backward"],
+                           "_bwd"),
+    "attention_bwd_d256": ("attention.py", ["--head-dim", "256", "--backward"], "_bwd"),
 }
 
 
@@ -138,7 +143,7 @@ def compile_example(mosaic_compile, ptxas, nvdisasm, tmp_path_factory):
     cache: dict[str, CompiledKernel] = {}
 
     def generate(name: str) -> pathlib.Path:
-        script, arguments = GENERATED[name]
+        script, arguments, *written = GENERATED[name]
         source = folder / f"{name}.mlir"
         done = subprocess.run(
             [sys.executable, str(REPO / "python" / "examples" / script), *arguments,
@@ -147,7 +152,7 @@ def compile_example(mosaic_compile, ptxas, nvdisasm, tmp_path_factory):
         if done.returncode != 0:
             pytest.fail(f"{script} {' '.join(arguments)} --emit-mlir failed:\n"
                         f"{done.stdout}{done.stderr}")
-        return source
+        return source.with_name(f"{name}{written[0]}.mlir") if written else source
 
     def compile_one(name: str) -> CompiledKernel:
         if name in cache:

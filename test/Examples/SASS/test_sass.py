@@ -81,6 +81,13 @@ EXPECTED = {
     # it promotes each 128-K partial sum with FFMAs.
     "gemm_fp8_block": Expected(present=("QGMMA", "UTMALDG", "UTMASTG", "FFMA"),
                                setmaxnreg={"dec": {40}, "inc": {232}}),
+    # The attention backward (24 / 240): P^T and dS^T are the register A of
+    # dV's and dK's wgmmas, dQ's partial sums a TMA reduce-add (UTMAREDG),
+    # the exponentials on the MUFU.
+    "attention_bwd_d128": Expected(present=("HGMMA", "UTMALDG", "UTMAREDG", "MUFU"),
+                                   setmaxnreg={"dec": {24}, "inc": {240}}, register_a=True),
+    "attention_bwd_d256": Expected(present=("HGMMA", "UTMALDG", "UTMAREDG", "MUFU"),
+                                   setmaxnreg={"dec": {24}, "inc": {240}}, register_a=True),
 }
 
 # An instruction line of `nvdisasm -c`: "/*0c40*/  @!P0 HGMMA.64x128x16.F32.BF16 R88, ... ;"
