@@ -286,16 +286,20 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
             # (docs/AttentionWalkthrough.md). P crosses the back edge in f32:
             # the 16-bit P_{j-1} is the in-flight wgmma's operand until then,
             # and a 16-bit carry would be written into its registers.
+            def previous_pv(j, acc, p):
+                """Waits for V_{j-1} and issues O += P_{j-1} V_{j-1} (in
+                flight when it returns)."""
+                previous = j - 1
+                _refs.wait(v_full[previous % stages], parity(previous))
+                return _refs.wgmma(acc, p, v_smem[previous % stages], async_=True)
+
             @_cf.for_loop(1, steps, carry=(m, l0, zero_o, p, one))
             def carry(j, m, l, acc, p, alpha):
                 j = j.astype("i32")
                 stage = j % stages
-                previous = j - 1
-                previous_stage = previous % stages
                 acc, p = finish_pv(j, acc, p, alpha)
                 s = issue_scores(j)
-                _refs.wait(v_full[previous_stage], parity(previous))
-                acc = _refs.wgmma(acc, p, v_smem[previous_stage], async_=True)
+                acc = previous_pv(j, acc, p)
                 turn(wait=False, step=j)
                 # S_j, issued first, is complete; P_{j-1} V_{j-1} may run on.
                 _refs.wgmma_wait(1)
