@@ -99,7 +99,8 @@ def check(config: Config, block_n: int | None = None) -> None:
         raise ValueError(
             f"{config.stages} stages of {block_n} keys at head_dim {config.head_dim} need "
             f"{needed / 1024:.1f} KiB of shared memory, more than the "
-            f"{_kernels.MAX_SMEM_BYTES // 1024} KiB of a block; use fewer stages or a smaller block_n")
+            f"{_kernels.MAX_SMEM_BYTES // 1024} KiB of a block; use fewer stages or a smaller "
+            "block_n")
 
 
 def sequence(config: Config, cu_seqlens, b):
@@ -279,13 +280,6 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
                 _cf.if_(j > 1)(lambda: _refs.arrive(v_empty[(j - 2) % stages]))
                 return acc * _values.broadcast_in_dim(alpha, (HALF_M, d), [0]), p.astype(dtype)
 
-            # P_{j-1} V_{j-1} is waited for at the top of iteration j + 1, not
-            # after the softmax of S_j: ptxas moves a wgmma wait up within its
-            # basic block (to the nearest mbarrier arrive), ahead of half to
-            # all of the exponentials, but not across the loop's back edge
-            # (docs/AttentionWalkthrough.md). P crosses the back edge in f32:
-            # the 16-bit P_{j-1} is the in-flight wgmma's operand until then,
-            # and a 16-bit carry would be written into its registers.
             def previous_pv(j, acc, p):
                 """Waits for V_{j-1} and issues O += P_{j-1} V_{j-1} (in
                 flight when it returns)."""
@@ -293,6 +287,13 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
                 _refs.wait(v_full[previous % stages], parity(previous))
                 return _refs.wgmma(acc, p, v_smem[previous % stages], async_=True)
 
+            # P_{j-1} V_{j-1} is waited for at the top of iteration j + 1, not
+            # after the softmax of S_j: ptxas moves a wgmma wait up within its
+            # basic block (to the nearest mbarrier arrive), ahead of half to
+            # all of the exponentials, but not across the loop's back edge
+            # (docs/AttentionWalkthrough.md). P crosses the back edge in f32:
+            # the 16-bit P_{j-1} is the in-flight wgmma's operand until then,
+            # and a 16-bit carry would be written into its registers.
             @_cf.for_loop(1, steps, carry=(m, l0, zero_o, p, one))
             def carry(j, m, l, acc, p, alpha):
                 j = j.astype("i32")
