@@ -306,7 +306,6 @@ def flash_attention_backward(do, q, k, v, o, lse, *, causal: bool = False, cu_se
     (o, lse) = flash_attention(q, k, v, ...) with the same keywords: do and
     o shaped like q and of its dtype, lse as flash_attention returned it.
     dK and dV sum over the query heads of each key/value head."""
-    from . import backward as _backward
     problem = _problem(q, k, v, causal, cu_seqlens, max_seqlen, backend)
     config = problem.config
     _check_arrays({"q": q, "o": o, "do": do, "lse": lse})
@@ -329,6 +328,7 @@ def flash_attention_backward(do, q, k, v, o, lse, *, causal: bool = False, cu_se
     arrays = _detached([_flat(q, q_columns), _flat(k, kv_columns), _flat(v, kv_columns),
                         _flat(o, q_columns), _kernel_lse(lse, config, problem.torch),
                         _flat(do, q_columns)])
+    from . import backward as _backward
     dq, dk, dv = _backward.run(config, *arrays, cu_seqlens=cu_seqlens,
                                backend=problem.backend)
     return dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape)
