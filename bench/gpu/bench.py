@@ -215,10 +215,136 @@ def fp8_name(case):
     return f"gemm_fp8_{case.scaling}_{shape_label(case[:3])}"
 
 
+class AttentionRow(typing.NamedTuple):
+    """One row of the attention-new tables (`table`, a key of
+    ATTENTION_NEW_TABLES): the problem and the pass timed. seq: each
+    sequence's length, the longest for a packed batch, whose lengths are
+    `lengths`."""
+    table: str
+    batch: int
+    heads: int
+    kv_heads: int
+    seq: int
+    head_dim: int
+    causal: bool
+    backward: bool = False
+    lengths: tuple = ()
+
+
+def varlen_lengths(tokens=16384, shortest=100, longest=4000, seed=2026):
+    """A packed batch's sequence lengths, drawn uniformly (the same every
+    run) until they hold `tokens`, the last one cut to fit: lengths that are
+    no multiple of a block or of 8, as a training batch's are."""
+    rng, lengths = random.Random(seed), []
+    while sum(lengths) < tokens:
+        lengths.append(min(rng.randint(shortest, longest), tokens - sum(lengths)))
+    return tuple(lengths)
+
+
+# The new attention tables, each with its shapes: (batch, heads, kv_heads,
+# seq, head_dim, why). head_dim 128, bf16 (but the FP8 table), both masks.
+ATTENTION_BACKWARD_SHAPES = [
+    (16, 16, 16, 1024, 128, "8 key tiles per block of queries"),
+    (4, 16, 16, 4096, 128, "32 key tiles"),
+    (1, 16, 16, 16384, 128, "128 key tiles: the main loop is nearly all of the time"),
+]
+GQA_SHAPES = [
+    (4, 32, 8, 4096, 128, "grouped-query: Llama-3-8B's 32 query heads on 8 key/value heads"),
+    (4, 32, 1, 4096, 128, "multi-query: one key/value head for 32 query heads"),
+]
+VARLEN_LENGTHS = varlen_lengths()
+FP8_ATTENTION_SHAPES = [
+    (4, 16, 16, 4096, 128, "32 key tiles per block of queries"),
+    (1, 16, 16, 16384, 128, "128 key tiles"),
+]
+ATTENTION_NEW_TABLES = ("backward", "gqa", "varlen", "fp8")
+
+
+def attention_new_rows():
+    """The rows of the attention-new tables, in order: the backward table
+    (backward pass), the grouped-query table (forward, then backward), the
+    packed-batch table (forward, then backward) and the FP8 table
+    (forward); each shape without, then with the causal mask."""
+    rows = []
+    for batch, heads, kv_heads, seq, d, _ in ATTENTION_BACKWARD_SHAPES:
+        rows += [AttentionRow("backward", batch, heads, kv_heads, seq, d, causal, True)
+                 for causal in (False, True)]
+    for batch, heads, kv_heads, seq, d, _ in GQA_SHAPES:
+        rows += [AttentionRow("gqa", batch, heads, kv_heads, seq, d, causal, backward)
+                 for backward in (False, True) for causal in (False, True)]
+    lengths = VARLEN_LENGTHS
+    rows += [AttentionRow("varlen", len(lengths), 16, 16, max(lengths), 128, causal, backward,
+                          lengths) for backward in (False, True) for causal in (False, True)]
+    for batch, heads, kv_heads, seq, d, _ in FP8_ATTENTION_SHAPES:
+        rows += [AttentionRow("fp8", batch, heads, kv_heads, seq, d, causal)
+                 for causal in (False, True)]
+    return rows
+
+
+def attention_row_lengths(row):
+    return row.lengths or (row.seq,) * row.batch
+
+
+def attention_row_flops(row):
+    """4 H D sum(L^2) forward (Q K^T and P V), half with the causal mask;
+    the backward 2.5 times that (five products of that size: S and dP
+    again, dV, dQ and dK), as the FlashAttention papers count."""
+    flops = 4 * row.heads * row.head_dim * sum(n * n for n in attention_row_lengths(row))
+    flops = flops // 2 if row.causal else flops
+    return flops * 5 // 2 if row.backward else flops
+
+
+def attention_row_label(row):
+    heads = f"{row.heads}/{row.kv_heads}" if row.kv_heads != row.heads else f"{row.heads}"
+    if row.lengths:
+        label = (f"{len(row.lengths)} seqs, {sum(row.lengths)} tokens (longest {row.seq}) x "
+                 f"{heads} x {row.head_dim}")
+    else:
+        label = f"{row.batch}x{heads}x{row.seq}x{row.head_dim}"
+    label += ", causal" if row.causal else ""
+    if row.table in ("gqa", "varlen"):
+        label += ", backward" if row.backward else ", forward"
+    return label
+
+
+def attention_kernel_name(row):
+    """Our kernel for a row, as compile-kernels.sh names it, or None where
+    mosaic-run cannot run ours (a packed batch: it draws every i32 input
+    uniformly in [-64, 64], not offsets)."""
+    if row.lengths:
+        return None
+    direction = "bwd" if row.backward else "fwd"
+    dtype = "fp8" if row.table == "fp8" else "bf16"
+    dims = shape_label((row.batch, row.heads, row.kv_heads, row.seq, row.head_dim))
+    return f"attn_{direction}_{dtype}_{dims}_{'causal' if row.causal else 'full'}"
+
+
+# The generator of our attention kernels (from the repository's root).
+ATTENTION_GENERATOR = "bench/gpu/attention_kernels.py"
+
+
+def attention_kernels():
+    """(name, generator, arguments) of each of our kernels of the
+    attention-new tables, once each."""
+    kernels = {}
+    for row in attention_new_rows():
+        name = attention_kernel_name(row)
+        if name is None or name in kernels:
+            continue
+        kind = "bwd" if row.backward else "fp8" if row.table == "fp8" else "fwd"
+        kernels[name] = (name, ATTENTION_GENERATOR, [
+            "--kernel", kind, "--batch", row.batch, "--heads", row.heads,
+            "--kv-heads", row.kv_heads, "--seq", row.seq, "--head-dim", row.head_dim]
+            + (["--causal"] if row.causal else []))
+    return list(kernels.values())
+
+
 def generated_kernels():
-    """(name, generator script in python/examples, its arguments) of each
-    kernel of the split-K columns, the fused-epilogue table and the FP8
-    table, for compile-kernels.sh (bench.py --list-generated)."""
+    """(name, generator script, its arguments) of each kernel of the split-K
+    columns, the fused-epilogue table, the FP8 table and the attention-new
+    tables, for compile-kernels.sh (bench.py --list-generated). The script
+    is in python/examples, or where its name has a slash, that path from
+    the repository's root."""
     kernels = []
     for s in GEMM_SHAPES:
         for splits in s.splits:
@@ -232,13 +358,15 @@ def generated_kernels():
         kernels.append((fp8_name(case), "gemm_fp8.py",
                         ["--m", case.m, "--n", case.n, "--k", case.k,
                          "--scaling", case.scaling]))
+    kernels += attention_kernels()
     return [(name, script, [str(arg) for arg in args]) for name, script, args in kernels]
 
 
 class NewKernel(typing.NamedTuple):
     """A kernel that mosaic-run has no reference for, by its file stem:
-    kind "split" (gemm_ws_split_k), "fixup" (its fix-up), "epilogue" or
-    "fp8"; param: the splits, the epilogue or the scaling."""
+    kind "split" (gemm_ws_split_k), "fixup" (its fix-up), "epilogue", "fp8"
+    or "attention"; param: the splits, the epilogue, the scaling, or an
+    AttentionKernel."""
     kind: str
     dims: tuple
     param: object
@@ -253,8 +381,28 @@ NEW_KERNEL_PATTERNS = [
 ]
 
 
+class AttentionKernel(typing.NamedTuple):
+    """What an attention kernel's name says besides its dims (batch, heads,
+    kv_heads, seq, head_dim): "fwd" or "bwd", "bf16" or "fp8", the mask."""
+    direction: str
+    dtype: str
+    causal: bool
+
+
+ATTENTION_KERNEL_PATTERN = re.compile(
+    r"attn_(fwd|bwd)_(bf16|fp8)_(\d+)x(\d+)x(\d+)x(\d+)x(\d+)_(causal|full)")
+# The outputs of our attention kernels, the last buffers: O and the LSE
+# forward, dQ, dK and dV backward.
+ATTENTION_OUTPUTS = {"fwd": 2, "bwd": 3}
+
+
 def parse_new_kernel(stem):
     """The NewKernel a file stem names, or None."""
+    match = ATTENTION_KERNEL_PATTERN.fullmatch(stem)
+    if match:
+        direction, dtype, *dims, mask = match.groups()
+        return NewKernel("attention", tuple(int(d) for d in dims),
+                         AttentionKernel(direction, dtype, mask == "causal"))
     for kind, pattern in NEW_KERNEL_PATTERNS:
         match = pattern.fullmatch(stem)
         if match:
@@ -329,9 +477,12 @@ CUBLAS = "cuBLAS (torch.matmul)"
 TRITON_TMA = "Triton persistent TMA"
 TRITON_BLOCKED = "Triton blocked"
 SDPA_FLASH = "torch SDPA (flash)"
+SDPA_CUDNN = "torch SDPA (cuDNN)"
 OURS_ATTENTION = "ours"
 TRITON_ATTENTION = "Triton fused attention"
-ATTENTION_COLUMNS = [SDPA_FLASH, OURS_ATTENTION, TRITON_ATTENTION]
+ATTENTION_COLUMNS = [SDPA_FLASH, SDPA_CUDNN, OURS_ATTENTION, TRITON_ATTENTION]
+# SDPA's columns: the backend each forces with torch.nn.attention.sdpa_kernel.
+SDPA_BACKENDS = {SDPA_FLASH: "FLASH_ATTENTION", SDPA_CUDNN: "CUDNN_ATTENTION"}
 SCALED_MM = "cuBLAS (torch._scaled_mm)"
 OURS_FP8 = "ours (gemm_fp8)"
 TRITON_FP8 = "Triton FP8"
@@ -773,6 +924,9 @@ class Peer:
     moved: int
     output: object = None
     poison: typing.Optional[typing.Callable[[], None]] = None
+    # A context every run is made in (SDPA's backend), entered once around
+    # the checked run and once around the timed ones.
+    context: typing.Optional[typing.Callable[[], typing.ContextManager]] = None
 
 
 def gpu_model():
@@ -900,16 +1054,23 @@ def gemm_peers(torch, triton, dims, generator):
     return result
 
 
+class Sdpa(typing.NamedTuple):
+    """torch's scaled_dot_product_attention and, per column of
+    SDPA_BACKENDS, a function making the context that forces its backend."""
+    function: typing.Callable
+    backends: dict
+
+
 def load_sdpa(torch):
-    """(torch's scaled_dot_product_attention, a context that forces its
-    flash backend, None), or (None, None, why not)."""
+    """(Sdpa, None), or (None, why not)."""
     try:
         from torch.nn.attention import SDPBackend, sdpa_kernel
     except ImportError as error:
-        return None, None, (f"torch {torch.__version__} has no torch.nn.attention.sdpa_kernel "
-                            f"({error}): the {SDPA_FLASH} column is empty.")
-    return (torch.nn.functional.scaled_dot_product_attention,
-            sdpa_kernel(SDPBackend.FLASH_ATTENTION), None)
+        return None, (f"torch {torch.__version__} has no torch.nn.attention.sdpa_kernel "
+                      f"({error}): the SDPA columns are empty.")
+    return Sdpa(torch.nn.functional.scaled_dot_product_attention,
+                {column: (lambda backend=getattr(SDPBackend, name): sdpa_kernel(backend))
+                 for column, name in SDPA_BACKENDS.items()}), None
 
 
 def attention_reference(torch, q, k, v, causal, samples):
@@ -962,21 +1123,23 @@ def attention_peers(torch, triton, sdpa, case, samples, generator):
     result = []
     if sdpa:
         batched = [x.view(case.batch, case.heads, case.seq, case.head_dim) for x in (q, k, v)]
-        last = {}
+        for column, context in sdpa.backends.items():
+            last = {}
 
-        def run_sdpa():
-            last["o"] = sdpa(*batched, is_causal=case.causal)
+            def run_sdpa(last=last):
+                last["o"] = sdpa.function(*batched, is_causal=case.causal)
 
-        def poison_sdpa():
-            # SDPA allocates its output. The warm-up run's is the only
-            # memory that holds these inputs' O; poisoned and freed, it is
-            # also the block the caching allocator most likely hands the
-            # checked run.
-            last.pop("o").fill_(math.nan)
+            def poison_sdpa(last=last):
+                # SDPA allocates its output. The warm-up run's is the only
+                # memory that holds these inputs' O; poisoned and freed, it
+                # is also the block the caching allocator most likely hands
+                # the checked run.
+                last.pop("o").fill_(math.nan)
 
-        result.append((SDPA_FLASH, Peer(SDPA_FLASH, run_sdpa,
-                                        lambda: error(last["o"].reshape(shape)), BF16_TOLERANCE,
-                                        flops, moved, poison=poison_sdpa)))
+            result.append((column, Peer(column, run_sdpa,
+                                        lambda last=last: error(last["o"].reshape(shape)),
+                                        BF16_TOLERANCE, flops, moved, poison=poison_sdpa,
+                                        context=context)))
     if triton and "attention" in triton:
         o = torch.empty_like(q)
         lse = torch.empty(shape[:2], dtype=torch.float32, device=device)
@@ -994,6 +1157,15 @@ def attention_peers(torch, triton, sdpa, case, samples, generator):
 def measure_peer(torch, peer, args):
     """Checks, then times a peer: (median ms, FAILED or UNAVAILABLE;
     relative error or None; a failure or a note, or None)."""
+    try:
+        with peer.context() if peer.context else contextlib.nullcontext():
+            return _measure_peer(torch, peer, args)
+    except Exception as error:  # noqa: BLE001: a context this torch cannot enter
+        first_line = (str(error).strip().splitlines() or [""])[0]
+        return UNAVAILABLE, None, f"{peer.name}: {type(error).__name__}: {first_line}"
+
+
+def _measure_peer(torch, peer, args):
     try:
         peer.run()  # warm-up: compilation, autotuning
         if peer.poison is not None:
@@ -1047,31 +1219,42 @@ def run_ours(mosaic_run, manifest_path, kind, args, out_dir, extra=()):
     return result
 
 
-def output_positions(manifest):
-    """Positions among the buffer parameters of the outputs that --check=none
-    takes by default: the last buffer parameter."""
-    return [len(buffers(manifest)) - 1]
+def output_positions(manifest, count=1):
+    """Positions among the buffer parameters of the last `count`, the
+    outputs (--check=none takes the last one by default)."""
+    total = len(buffers(manifest))
+    return list(range(total - count, total))
 
 
-def run_ours_dumped(mosaic_run, manifest_path, manifest, check, args, out_dir):
+def new_kernel_outputs(kernel):
+    """How many outputs a NewKernel has: the last buffers."""
+    return ATTENTION_OUTPUTS[kernel.param.direction] if kernel.kind == "attention" else 1
+
+
+def run_ours_dumped(mosaic_run, manifest_path, manifest, check, args, out_dir, outputs=1):
     """Runs a kernel that mosaic-run has no reference for: mosaic-run
     --check=none draws the inputs, poisons the outputs, checks that every
     element was written and times the kernel; `check(inputs, outputs)` (a
     checks.Check) then compares the dumped bytes with float64. Returns
     (median ms, or None when either failed; the Check or None; the mosaic-run
-    result; why it failed, or None)."""
+    result; why it failed, or None). `outputs`: how many of the last
+    buffers are outputs."""
     import checks
+    positions = output_positions(manifest, outputs)
+    buffer_parameters = [p for p in manifest["parameters"] if p["kind"] == "buffer"]
+    indices = ",".join(str(buffer_parameters[i]["index"]) for i in positions)
     with tempfile.TemporaryDirectory(prefix="mosaic-bench-") as folder:
         dumps = pathlib.Path(folder)
         result = run_ours(mosaic_run, manifest_path, "none", args, out_dir, extra=[
-            f"--dump-inputs={dumps / 'inputs.bin'}", f"--dump-outputs={dumps / 'outputs.bin'}"])
+            f"--outputs={indices}", f"--dump-inputs={dumps / 'inputs.bin'}",
+            f"--dump-outputs={dumps / 'outputs.bin'}"])
         if not result.get("passed"):
             return None, None, result, "; ".join(result.get("failures") or ["mosaic-run failed"])
         try:
-            inputs, outputs = checks.decode_dumps(
-                buffers(manifest), output_positions(manifest),
+            inputs, outs = checks.decode_dumps(
+                buffers(manifest), positions,
                 (dumps / "inputs.bin").read_bytes(), (dumps / "outputs.bin").read_bytes())
-            found = check(inputs, outputs)
+            found = check(inputs, outs)
         except Exception as error:  # noqa: BLE001: a dump that does not fit its check
             return None, None, result, (f"the dumps could not be checked: "
                                         f"{type(error).__name__}: {error}")
@@ -1095,6 +1278,16 @@ def new_kernel_check(kernel):
     if kernel.kind == "epilogue":
         return lambda ins, outs: checks.check_epilogue(kernel.param, ins[0], ins[1], ins[2:],
                                                        outs[0])
+    if kernel.kind == "attention":
+        attention = kernel.param
+        if attention.direction == "bwd":
+            return lambda ins, outs: checks.check_attention_backward(
+                kernel.dims, attention.causal, *ins, *outs)
+        if attention.dtype == "fp8":
+            return lambda ins, outs: checks.check_attention_forward_fp8(
+                kernel.dims, attention.causal, *ins, *outs)
+        return lambda ins, outs: checks.check_attention_forward(kernel.dims, attention.causal,
+                                                                *ins, *outs)
     return lambda ins, outs: checks.check_fp8(kernel.param, *ins, outs[0])
 
 
@@ -1470,7 +1663,8 @@ def main():
         checked from its dumps: median ms or None."""
         path, manifest, kernel = new_kernels[stem]
         ms, found, _, why = run_ours_dumped(args.mosaic_run, path, manifest,
-                                            new_kernel_check(kernel), args, out_dir)
+                                            new_kernel_check(kernel), args, out_dir,
+                                            new_kernel_outputs(kernel))
         if why:
             failures.append(f"{stem} {label}: {why}")
         results.append({"kernel": stem, "row": label, "ms": ms, "passed": why is None,
@@ -1562,14 +1756,14 @@ def main():
     # The attention table.
     ours_by_case, attention_notes = attention_kernels_by_case(
         [(path.stem, m["entry"], attention_dims(m)) for path, m in attentions])
-    sdpa, flash_only, sdpa_note = load_sdpa(torch)
+    sdpa, sdpa_note = load_sdpa(torch)
     attention_rows, attention_unavailable, missing = [], [], []
     rng = random.Random(seed)
 
     def measure_attention_peers(case):
         """The peers' cells of one row; their tensors are freed on return."""
         label = attention_label(case)
-        cells = {SDPA_FLASH: UNAVAILABLE, TRITON_ATTENTION: UNAVAILABLE}
+        cells = {SDPA_FLASH: UNAVAILABLE, SDPA_CUDNN: UNAVAILABLE, TRITON_ATTENTION: UNAVAILABLE}
         samples = sample_attention_rows(rng, case.batch * case.heads, case.seq)
         for column, peer in attention_peers(torch, triton, sdpa, case, samples, generator):
             value, error, why = measure_peer(torch, peer, args)
@@ -1586,22 +1780,21 @@ def main():
                                    f"{triton['attention'].config()}.")
         return cells
 
-    with flash_only or contextlib.nullcontext():
-        for case in attention_table_cases(ours_by_case) if "attention" in tables else []:
-            label = attention_label(case)
-            cells = measure_attention_peers(case)
-            torch.cuda.empty_cache()  # for mosaic-run, another process
-            stem = ours_by_case.get((case.causal, case_dims(case)))
-            if stem is None:
-                missing.append(label)
-            else:
-                ours_ms, ours = measure_ours(paths[stem], ATTENTION_REFERENCES[case.causal],
-                                             label)
-                cells[OURS_ATTENTION] = FAILED if ours_ms is None else ours_ms
-                results.append({"attention": label, "implementation": OURS_ATTENTION,
-                                "kernel": stem, "ms": ours_ms,
-                                "passed": bool(ours.get("passed"))})
-            attention_rows.append((case, cells))
+    for case in attention_table_cases(ours_by_case) if "attention" in tables else []:
+        label = attention_label(case)
+        cells = measure_attention_peers(case)
+        torch.cuda.empty_cache()  # for mosaic-run, another process
+        stem = ours_by_case.get((case.causal, case_dims(case)))
+        if stem is None:
+            missing.append(label)
+        else:
+            ours_ms, ours = measure_ours(paths[stem], ATTENTION_REFERENCES[case.causal],
+                                         label)
+            cells[OURS_ATTENTION] = FAILED if ours_ms is None else ours_ms
+            results.append({"attention": label, "implementation": OURS_ATTENTION,
+                            "kernel": stem, "ms": ours_ms,
+                            "passed": bool(ours.get("passed"))})
+        attention_rows.append((case, cells))
     if missing:
         attention_notes.append(f"{OURS_ATTENTION}: no kernel in {args.kernels} at "
                                f"{'; '.join(missing)} (compile-kernels.sh compiles them with "
@@ -1611,8 +1804,9 @@ def main():
     if not (triton and "attention" in triton):
         attention_notes += triton_notes or [f"{TRITON_ATTENTION}: not loaded."]
     attention_notes += unavailable_notes(attention_unavailable)
-    attention_notes.append(f"{SDPA_FLASH}: torch {torch.__version__}, "
-                           "torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION).")
+    attention_notes.append(f"{SDPA_FLASH}, {SDPA_CUDNN}: torch {torch.__version__}, "
+                           "torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION) and "
+                           "(SDPBackend.CUDNN_ATTENTION).")
     attention_notes += attention_shape_notes()
 
     fp8_rows, fp8_notes = [], []
