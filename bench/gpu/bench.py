@@ -65,6 +65,7 @@ import argparse
 import contextlib
 import dataclasses
 import datetime
+import itertools
 import json
 import math
 import os
@@ -319,19 +320,25 @@ def attention_kernel_name(row):
     return f"attn_{direction}_{dtype}_{dims}_{'causal' if row.causal else 'full'}"
 
 
-# The generator of our attention kernels (from the repository's root).
+# The generator of our attention kernels (from the repository's root), and
+# the module of mosaic_gpu.attention that builds each kind.
 ATTENTION_GENERATOR = "bench/gpu/attention_kernels.py"
+ATTENTION_MODULES = {"fwd": "forward", "bwd": "backward", "fp8": "forward_fp8"}
+ATTENTION_PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "python/mosaic_gpu/attention"
 
 
-def attention_kernels():
+def attention_kernels(package=ATTENTION_PACKAGE):
     """(name, generator, arguments) of each of our kernels of the
-    attention-new tables, once each."""
+    attention-new tables, once each, but for those whose module is not in
+    `package` (this tree's mosaic_gpu.attention): the tables say they were
+    not compiled."""
     kernels = {}
     for row in attention_new_rows():
         name = attention_kernel_name(row)
-        if name is None or name in kernels:
-            continue
         kind = "bwd" if row.backward else "fp8" if row.table == "fp8" else "fwd"
+        if name is None or name in kernels or \
+                not (package / f"{ATTENTION_MODULES[kind]}.py").exists():
+            continue
         kernels[name] = (name, ATTENTION_GENERATOR, [
             "--kernel", kind, "--batch", row.batch, "--heads", row.heads,
             "--kv-heads", row.kv_heads, "--seq", row.seq, "--head-dim", row.head_dim]
@@ -492,10 +499,31 @@ CUBLAS_FUSED = "cuBLAS epilogue"
 TORCH_COMPILE = "torch.compile"
 OURS_FUSED = "ours (fused)"
 EPILOGUE_COLUMNS = [TORCH_EAGER, CUBLAS_FUSED, TORCH_COMPILE, OURS_FUSED]
+TORCH_VARLEN_FLASH = "torch varlen_attn (flash)"
+TORCH_VARLEN_CUDNN = "torch varlen_attn (cuDNN)"
+FLASH_ATTN_VARLEN = "flash-attn varlen"
+SDPA_FP8 = "torch FP8 SDPA (FA3)"
+TRITON_FP8_ATTENTION = "Triton FP8 attention"
+OURS_FP8_ATTENTION = "ours (forward_fp8)"
+# Each attention-new table's columns; the first is the one each time is
+# compared with (the FP8 table's: SDPA's flash backend on bf16 inputs).
+ATTENTION_NEW_COLUMNS = {
+    "backward": [SDPA_FLASH, SDPA_CUDNN, OURS_ATTENTION],
+    "gqa": [SDPA_FLASH, SDPA_CUDNN, OURS_ATTENTION],
+    "varlen": [TORCH_VARLEN_FLASH, TORCH_VARLEN_CUDNN, FLASH_ATTN_VARLEN, OURS_ATTENTION],
+    "fp8": [SDPA_FLASH, SDPA_FP8, TRITON_FP8_ATTENTION, OURS_FP8_ATTENTION],
+}
+# The FP8 peers' relative error against float64 on the dequantized inputs:
+# P rounded to e4m3 (3 mantissa bits) for P V puts O's near 4e-2 on
+# standard normal inputs (Triton's interpreter: 5e-2 to 7e-2, its
+# conversion truncating); a missing mask or a wrong scale is off by O(1).
+FP8_ATTENTION_TOLERANCE = 0.1
 # What --tables names: "gemm-new" is the bf16 GEMM table's new rows alone
-# (new_gemm_shapes), for a short run; the default measures every table.
-TABLES = ("gemm", "gemm-new", "attention", "other", "fp8", "epilogue")
-DEFAULT_TABLES = ("gemm", "attention", "other", "fp8", "epilogue")
+# (new_gemm_shapes), for a short run; "attention-new" the backward,
+# grouped-query, packed-batch and FP8 attention tables. The default
+# measures every table.
+TABLES = ("gemm", "gemm-new", "attention", "attention-new", "other", "fp8", "epilogue")
+DEFAULT_TABLES = ("gemm", "attention", "attention-new", "other", "fp8", "epilogue")
 FAILED = "FAILED"
 UNAVAILABLE = "unavailable"
 
@@ -840,6 +868,74 @@ def attention_section(table, notes):
         f"backend); `-`: not run. {OURS_ATTENTION}: attention_fwd, or "
         "attention_causal_fwd in the causal rows, compiled for the row's shape.",
         table, notes)
+
+
+ATTENTION_NEW_SECTIONS = {
+    "backward": (
+        "Attention backward (bf16 Q, K, V, O and dO, f32 LSE, bf16 dQ, dK and dV)",
+        "Each cell: the time of the backward pass alone, TFLOP/s (10 B H S^2 D flops, 2.5 "
+        "times the forward's, half with the causal mask) and torch SDPA flash's backward "
+        "time over this time (above 1, faster). SDPA: torch.autograd.grad of an output "
+        "made under that backend's sdpa_kernel, the graph kept, so that each timed run is "
+        "the backward's kernels alone. ours: backward.py's kernel (attn_bwd_bf16_...), run "
+        "by mosaic-run --check=none on its random inputs, O and the LSE included, and "
+        "checked from its dumps against float64 of what it computes from them "
+        "(checks.check_attention_backward)."),
+    "gqa": (
+        "Attention with grouped-query and multi-query heads (bf16)",
+        "Heads as query/key-value heads. Each cell: the time, TFLOP/s (counted on the "
+        "query heads) and torch SDPA flash's time over this time; forward rows time the "
+        "forward, backward rows the backward alone. SDPA: enable_gqa=True under each "
+        "backend's sdpa_kernel. ours: forward.py's or backward.py's kernel built for the "
+        "row's heads (attn_fwd_bf16_... or attn_bwd_bf16_...)."),
+    "varlen": (
+        "Attention on a packed batch of variable lengths (bf16)",
+        "One packed batch (bench.py's VARLEN_LENGTHS: lengths drawn uniformly in 100 to "
+        "4000, 16384 tokens), 16 heads of 128, as FlashAttention's varlen API takes it. "
+        "Each cell: the time, TFLOP/s (4 H D sum(L^2), half causal, 2.5 times backward) "
+        f"and {TORCH_VARLEN_FLASH}'s time over this time. torch varlen_attn: "
+        "torch.nn.attention.varlen.varlen_attn(q, k, v, cu_seqlens, cu_seqlens, max, max) "
+        "under each backend's sdpa_kernel (causal: window_size (-1, 0)); flash-attn "
+        "varlen: flash_attn_varlen_func where the flash-attn package is installed."),
+    "fp8": (
+        "FP8 attention forward (e4m3 Q, K and V, per-tensor descales, bf16 O)",
+        "Each cell: the time, TFLOP/s (4 B H S^2 D flops, half with the causal mask) and "
+        f"the time of {SDPA_FLASH} on bf16 inputs (the same values) over this time: above "
+        "1, faster than bf16 flash attention. Inputs: standard normal, quantized per "
+        "tensor (scale = amax / 448). torch FP8 SDPA: "
+        "torch.nn.attention.experimental._scaled_dot_product_attention_quantized, which "
+        "runs FlashAttention-3 (flash_attn_interface) once activated; torch exposes no "
+        "cuDNN FP8 attention. Triton FP8 attention: attention_fp8_fwd in "
+        "bench/gpu/triton_peers.py (V transposed, P in e4m3). ours: forward_fp8.py's "
+        "kernel (attn_fwd_fp8_...), checked from its dumps "
+        "(checks.check_attention_forward_fp8)."),
+}
+
+
+def attention_new_markdown(table, rows):
+    """rows: (AttentionRow, {column: ms, FAILED, UNAVAILABLE or None}) of
+    one attention-new table."""
+    columns = ATTENTION_NEW_COLUMNS[table]
+    header = ("sequences x heads x head_dim" if table == "varlen"
+              else "batch x heads x seq x head_dim")
+    return comparison_markdown(header, columns, columns[0],
+                               [(attention_row_label(row), attention_row_flops(row), cells)
+                                for row, cells in rows])
+
+
+def attention_new_section(table, markdown, notes):
+    heading, legend = ATTENTION_NEW_SECTIONS[table]
+    return TableSection(heading, legend, markdown, notes)
+
+
+def attention_new_shape_notes(table):
+    shapes = {"backward": ATTENTION_BACKWARD_SHAPES, "gqa": GQA_SHAPES,
+              "fp8": FP8_ATTENTION_SHAPES}.get(table, [])
+    notes = [f"{shape_label((b, h if k == h else f'{h}/{k}', s, d))}: {why}."
+             for b, h, k, s, d, why in shapes]
+    if table == "varlen":
+        notes.append(f"Lengths: {', '.join(map(str, VARLEN_LENGTHS))}.")
+    return notes
 
 
 def fp8_section(table, notes):
@@ -1435,6 +1531,308 @@ def epilogue_peers(torch, case, generator, compile_torch):
     return result
 
 
+# ---------------------------------------------------------------------------
+# The attention-new tables: peers and measurement.
+
+
+def attention_pair_reference(torch, q, k, v, do, causal, chunk=512):
+    """One sequence's query heads of one key/value head in float64: q and
+    do [group, L, d], k and v [L, d]. Returns (O, LSE) and, with do, (O,
+    LSE, dQ, dK, dV), dK and dV summed over the group; query rows in chunks
+    of `chunk`, so that the scores never take more than group x chunk x L."""
+    q, k, v = q.double(), k.double(), v.double()
+    length, d = k.shape
+    scale = 1 / math.sqrt(d)
+    keys = torch.arange(length, device=q.device)
+
+    def probabilities(start):
+        scores = q[:, start:start + chunk] @ k.T * scale
+        if causal:
+            rows = torch.arange(start, min(start + chunk, length), device=q.device)
+            scores = scores.masked_fill(keys[None, :] > rows[:, None], -math.inf)
+        lse = torch.logsumexp(scores, dim=-1)
+        return torch.exp(scores - lse[..., None]), lse
+
+    o, lse = torch.empty_like(q), torch.empty(q.shape[:2], dtype=q.dtype, device=q.device)
+    for start in range(0, length, chunk):
+        p, lse[:, start:start + chunk] = probabilities(start)
+        o[:, start:start + chunk] = p @ v
+    if do is None:
+        return o, lse
+    do = do.double()
+    delta = (do * o).sum(-1)
+    dq, dk, dv = torch.empty_like(q), torch.zeros_like(k), torch.zeros_like(v)
+    for start in range(0, length, chunk):
+        rows = slice(start, start + chunk)
+        p, _ = probabilities(start)
+        ds = p * (do[:, rows] @ v.T - delta[:, rows, None])
+        dq[:, rows] = ds @ k * scale
+        dk += (ds.transpose(1, 2) @ q[:, rows]).sum(0) * scale
+        dv += (p.transpose(1, 2) @ do[:, rows]).sum(0)
+    return o, lse, dq, dk, dv
+
+
+def attention_pair_views(row):
+    """The (query-head view, key/value-head view) of each (sequence, key/
+    value head) pair the peers' check compares: the first sequence's first
+    key/value head and the last (packed: the longest) sequence's last. The
+    views take a peer's tensor, [B, H, S, D] (fixed) or [T, H, D] (packed),
+    to [group, L, D] and [L, D]."""
+    group = row.heads // row.kv_heads
+    lengths = attention_row_lengths(row)
+    last = (max(range(len(lengths)), key=lambda i: (lengths[i], i)) if row.lengths
+            else len(lengths) - 1)
+    views = []
+    for sequence, head in sorted({(0, 0), (last, row.kv_heads - 1)}):
+        heads = slice(head * group, (head + 1) * group)
+        if row.lengths:
+            start = sum(lengths[:sequence])
+            tokens = slice(start, start + lengths[sequence])
+            views.append((lambda x, t=tokens, h=heads: x[t, h].transpose(0, 1),
+                          lambda x, t=tokens, h=head: x[t, h]))
+        else:
+            views.append((lambda x, b=sequence, h=heads: x[b, h],
+                          lambda x, b=sequence, h=head: x[b, h]))
+    return views
+
+
+class AttentionInputs(typing.NamedTuple):
+    """A row's inputs: q, k, v and do, bf16 (FP8 rows: the dequantized
+    values, so that every column computes the same function), in the
+    layout of attention_pair_views; FP8 rows also (q, k, v) in e4m3 and
+    their scales."""
+    q: object
+    k: object
+    v: object
+    do: object
+    fp8: tuple = ()
+    scales: tuple = ()
+
+
+def attention_new_inputs(torch, row, generator):
+    """Fresh standard normal inputs for a row (FP8 rows quantized per tensor,
+    scale = amax / 448)."""
+    device = generator.device
+    if row.lengths:
+        tokens = sum(row.lengths)
+        shapes = [(tokens, row.heads, row.head_dim), (tokens, row.kv_heads, row.head_dim)]
+    else:
+        shapes = [(row.batch, row.heads, row.seq, row.head_dim),
+                  (row.batch, row.kv_heads, row.seq, row.head_dim)]
+    q_shape, kv_shape = shapes
+    normal = [torch.randn(shape, generator=generator, device=device)
+              for shape in (q_shape, kv_shape, kv_shape)]
+    do = torch.randn(q_shape, generator=generator, device=device).to(torch.bfloat16)
+    if row.table != "fp8":
+        return AttentionInputs(*(x.to(torch.bfloat16) for x in normal), do)
+    scales = tuple(float(x.abs().max()) / 448 for x in normal)
+    fp8 = tuple((x / scale).to(torch.float8_e4m3fn) for x, scale in zip(normal, scales))
+    dequantized = [(x.float() * scale).to(torch.bfloat16) for x, scale in zip(fp8, scales)]
+    return AttentionInputs(*dequantized, do, fp8, scales)
+
+
+def unavailable_peer(name, error, flops, moved):
+    """A Peer whose run raises `error`: its cells say unavailable, with why."""
+    def run():
+        raise error
+    return Peer(name, run, lambda: math.inf, 0, flops, moved)
+
+
+def attention_new_peers(torch, triton, sdpa, row, generator):
+    """(column, Peer) for each peer of an attention-new row, on fresh inputs,
+    checked against float64 at attention_pair_views' pairs (relative error
+    within BF16_TOLERANCE, FP8 peers within FP8_ATTENTION_TOLERANCE), after a
+    check that every element was written."""
+    inputs = attention_new_inputs(torch, row, generator)
+    q, k, v, do = inputs[:4]
+    views = attention_pair_views(row)
+    references = {}
+
+    def error(*outputs):
+        """outputs: O (forward), or dQ, dK and dV (backward), in q's and
+        k's layouts."""
+        if not all(torch.isfinite(out).all() for out in outputs):
+            return math.inf
+        worst = 0.0
+        for i, (query_view, key_view) in enumerate(views):
+            if i not in references:
+                if inputs.fp8:
+                    dequantized = [x.double() * scale for x, scale in
+                                   zip(inputs.fp8, inputs.scales)]
+                else:
+                    dequantized = [q, k, v]
+                references[i] = attention_pair_reference(
+                    torch, query_view(dequantized[0]), key_view(dequantized[1]),
+                    key_view(dequantized[2]), query_view(do) if row.backward else None,
+                    row.causal)
+            reference = references[i]
+            pairs = ([(query_view(outputs[0]), reference[0])] if not row.backward else
+                     [(query_view(outputs[0]), reference[2]),
+                      (key_view(outputs[1]), reference[3]),
+                      (key_view(outputs[2]), reference[4])])
+            worst = max([worst] + [relative_error(torch, out, ref) for out, ref in pairs])
+        return worst
+
+    flops = attention_row_flops(row)
+    arrays = 4 + (4 if row.backward else 0)  # q, k, v, o (and do, dq, dk, dv), at most
+    moved = arrays * q.numel() * 2
+    result = []
+
+    def autograd_peer(column, function, context=None):
+        """A peer computing o = function(q, k, v): its forward, or with
+        row.backward the gradients of a forward made in its first run."""
+        last = {}
+        leaves = [x.detach().requires_grad_(row.backward) for x in (q, k, v)]
+
+        def run():
+            if not row.backward:
+                last["out"] = [function(*leaves)]
+                return
+            if "o" not in last:
+                last["o"] = function(*leaves)
+            last["out"] = torch.autograd.grad(last["o"], leaves, do, retain_graph=True)
+
+        def poison():
+            for out in last.pop("out"):
+                out.fill_(math.nan)
+
+        return (column, Peer(column, run, lambda: error(*last["out"]), BF16_TOLERANCE,
+                             flops, moved, poison=poison, context=context))
+
+    if row.table in ("backward", "gqa", "fp8") and sdpa:
+        gqa = {"enable_gqa": True} if row.kv_heads != row.heads else {}
+        for column, context in sdpa.backends.items():
+            if row.table == "fp8" and column != SDPA_FLASH:
+                continue
+            result.append(autograd_peer(
+                column, lambda *x: sdpa.function(*x, is_causal=row.causal, **gqa), context))
+    if row.table == "varlen":
+        offsets = torch.tensor([0] + list(itertools.accumulate(row.lengths)),
+                               dtype=torch.int32, device=q.device)
+        try:
+            from torch.nn.attention.varlen import varlen_attn
+            window = (-1, 0) if row.causal else (-1, -1)
+            for column, backend in ((TORCH_VARLEN_FLASH, SDPA_FLASH),
+                                    (TORCH_VARLEN_CUDNN, SDPA_CUDNN)):
+                result.append(autograd_peer(
+                    column, lambda *x: varlen_attn(*x, offsets, offsets, row.seq, row.seq,
+                                                   window_size=window),
+                    sdpa.backends[backend] if sdpa else None))
+        except ImportError as missing:
+            result += [(column, unavailable_peer(column, missing, flops, moved))
+                       for column in (TORCH_VARLEN_FLASH, TORCH_VARLEN_CUDNN)]
+        try:
+            from flash_attn import flash_attn_varlen_func
+            result.append(autograd_peer(
+                FLASH_ATTN_VARLEN, lambda *x: flash_attn_varlen_func(
+                    *x, offsets, offsets, row.seq, row.seq, causal=row.causal)))
+        except ImportError as missing:
+            result.append((FLASH_ATTN_VARLEN, unavailable_peer(FLASH_ATTN_VARLEN, missing,
+                                                               flops, moved)))
+    if row.table == "fp8":
+        result += fp8_attention_peers(torch, triton, row, inputs, error, flops)
+    return result
+
+
+@contextlib.contextmanager
+def fa3_activated():
+    """torch's flash attention backend switched to FlashAttention-3 (the
+    flash_attn_interface package), and back to the default after."""
+    from torch.nn.attention import activate_flash_attention_impl, restore_flash_attention_impl
+    activate_flash_attention_impl("FA3")
+    try:
+        yield
+    finally:
+        restore_flash_attention_impl()
+
+
+def fp8_attention_peers(torch, triton, row, inputs, error, flops):
+    """The FP8 peers of an FP8 row: torch's quantized SDPA (FA3) and the
+    Triton FP8 attention, each on the e4m3 inputs and their scales."""
+    q8, k8, v8 = inputs.fp8
+    q_scale, k_scale, v_scale = inputs.scales
+    moved = 3 * q8.numel() + 2 * q8.numel()
+    result = []
+    last = {}
+
+    def run_sdpa_fp8():
+        from torch.nn.attention.experimental._scaled_dot_product_attention_quantized import \
+            _scaled_dot_product_attention_quantized
+        descales = [torch.full((row.batch, row.kv_heads), scale, device=q8.device)
+                    for scale in inputs.scales]
+        last["o"] = _scaled_dot_product_attention_quantized(
+            q8, k8, v8, is_causal=row.causal, q_descale=descales[0], k_descale=descales[1],
+            v_descale=descales[2])
+
+    def poison_sdpa_fp8():
+        last.pop("o").fill_(math.nan)
+
+    result.append((SDPA_FP8, Peer(SDPA_FP8, run_sdpa_fp8, lambda: error(last["o"]),
+                                  FP8_ATTENTION_TOLERANCE, flops, moved,
+                                  poison=poison_sdpa_fp8, context=fa3_activated)))
+    if triton and "attention_fp8" in triton:
+        heads = row.batch * row.heads
+        shape = (heads, row.seq, row.head_dim)
+        vt = v8.reshape(shape).transpose(1, 2).contiguous()
+        o = torch.empty(shape, dtype=torch.bfloat16, device=q8.device)
+        lse = torch.empty(shape[:2], dtype=torch.float32, device=q8.device)
+
+        def run_triton():
+            triton["attention_fp8"](q8.reshape(shape), k8.reshape(shape), vt, o, lse, row.causal,
+                                    q_scale, k_scale, v_scale)
+
+        result.append((TRITON_FP8_ATTENTION, Peer(
+            TRITON_FP8_ATTENTION, run_triton, lambda: error(o.view(q8.shape)),
+            FP8_ATTENTION_TOLERANCE, flops, moved, o)))
+    return result
+
+
+def measure_attention_new_tables(torch, triton, triton_notes, sdpa, sdpa_note, new_kernels,
+                                 generator, measure_cells, measure_new, args):
+    """[(table, rows, notes)] of the attention-new tables, in
+    ATTENTION_NEW_TABLES' order."""
+    rows = {table: [] for table in ATTENTION_NEW_TABLES}
+    unavailable = {table: [] for table in ATTENTION_NEW_TABLES}
+    missing = {table: [] for table in ATTENTION_NEW_TABLES}
+    notes = {table: [] for table in ATTENTION_NEW_TABLES}
+    for row in attention_new_rows():
+        label = attention_row_label(row)
+        cells = measure_cells(lambda: attention_new_peers(torch, triton, sdpa, row, generator),
+                              label, f"attention {row.table}", unavailable[row.table])
+        if row.table == "fp8" and isinstance(cells.get(TRITON_FP8_ATTENTION), float):
+            notes["fp8"].append(f"{label}: {TRITON_FP8_ATTENTION} tuned to "
+                                f"{triton['attention_fp8'].config()}.")
+        torch.cuda.empty_cache()  # for mosaic-run, another process
+        name = attention_kernel_name(row)
+        column = OURS_FP8_ATTENTION if row.table == "fp8" else OURS_ATTENTION
+        if name in new_kernels:
+            ms = measure_new(name, label)
+            cells[column] = FAILED if ms is None else ms
+        elif name is not None:
+            missing[row.table].append(label)
+        rows[row.table].append((row, cells))
+    notes["varlen"].append(
+        f"{OURS_ATTENTION}: not run. mosaic-run draws every i32 input uniformly in [-64, 64], "
+        "so it cannot give the kernel cu_seqlens offsets; a mosaic-run option that reads the "
+        "inputs from a file would let it.")
+    for table in ATTENTION_NEW_TABLES:
+        if missing[table]:
+            notes[table].append(
+                f"ours: no kernel in {args.kernels} at {'; '.join(missing[table])} "
+                f"(compile-kernels.sh compiles them with {ATTENTION_GENERATOR} where the "
+                "build has the kernel's module).")
+        if sdpa_note and table != "varlen":
+            notes[table].append(sdpa_note)
+        notes[table] += unavailable_notes(unavailable[table])
+        notes[table] += attention_new_shape_notes(table)
+    if not (triton and "attention_fp8" in triton):
+        notes["fp8"] += triton_notes or [f"{TRITON_FP8_ATTENTION}: not loaded."]
+    notes["fp8"].append(f"The FP8 peers are checked against float64 on the dequantized "
+                        f"inputs within a relative error of {FP8_ATTENTION_TOLERANCE:g}: P "
+                        "rounded to e4m3 for P V.")
+    return [(table, rows[table], notes[table]) for table in ATTENTION_NEW_TABLES]
+
+
 def parse_tables(text):
     """The tables --tables names (comma-separated), in TABLES' order."""
     named = [name.strip() for name in text.split(",") if name.strip()]
@@ -1813,6 +2211,11 @@ def main():
     if "fp8" in tables:
         fp8_rows, fp8_notes = measure_fp8_table(torch, triton, triton_notes, new_kernels,
                                                 generator, measure_cells, measure_new, args)
+    attention_new = []
+    if "attention-new" in tables:
+        attention_new = measure_attention_new_tables(
+            torch, triton, triton_notes, sdpa, sdpa_note, new_kernels, generator, measure_cells,
+            measure_new, args)
     epilogue_rows, epilogue_notes = [], []
     if "epilogue" in tables:
         epilogue_rows, epilogue_notes = measure_epilogue_table(
@@ -1825,6 +2228,8 @@ def main():
         gemm_section(gemm_table, gemm_notes if gemm_rows else []),
         attention_section(attention_markdown(attention_rows) if attention_rows else "",
                           attention_notes if attention_rows else []),
+        *[attention_new_section(table, attention_new_markdown(table, rows), notes)
+          for table, rows, notes in attention_new],
         other_examples_section(table, notes),
         fp8_section(fp8_markdown(fp8_rows) if fp8_rows else "", fp8_notes),
         epilogue_section(epilogue_markdown(epilogue_rows) if epilogue_rows else "",
