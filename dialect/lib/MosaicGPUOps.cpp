@@ -9,8 +9,10 @@
 
 #include "mosaic/Dialect/MosaicGPU/Annotations.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
@@ -1031,4 +1033,36 @@ LogicalResult SemaphoreWaitOp::verify() {
     return emitOpError() << "waits on a remote view; a device waits on its "
                             "own semaphores only";
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Index analysis
+//===----------------------------------------------------------------------===//
+
+static int64_t knownMultipleAt(Value value, int depth) {
+  // Deep chains are rare; stopping says "unknown", which is always safe.
+  if (depth > 8)
+    return 1;
+  APInt constant;
+  if (matchPattern(value, m_ConstantInt(&constant)))
+    return std::abs(constant.getSExtValue());
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return 1;
+  if (auto assume = dyn_cast<AssumeMultipleOp>(def))
+    return assume.getMultipleAttr().getInt();
+  if (isa<arith::MulIOp>(def))
+    return knownMultipleAt(def->getOperand(0), depth + 1) *
+           knownMultipleAt(def->getOperand(1), depth + 1);
+  if (isa<arith::AddIOp, arith::SubIOp>(def))
+    return std::gcd(knownMultipleAt(def->getOperand(0), depth + 1),
+                    knownMultipleAt(def->getOperand(1), depth + 1));
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+          arith::ExtUIOp, arith::TruncIOp>(def))
+    return knownMultipleAt(def->getOperand(0), depth + 1);
+  return 1;
+}
+
+int64_t mosaic_gpu::knownMultiple(Value value) {
+  return knownMultipleAt(value, 0);
 }

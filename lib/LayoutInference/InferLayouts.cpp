@@ -67,30 +67,6 @@ bool isTransposedBuffer(MemRefType type) {
          strides.back() != 1 && strides[strides.size() - 2] == 1;
 }
 
-/// What an index is known to be a multiple of: 0 for zero, 1 when unknown.
-int64_t knownMultiple(Value value, int depth = 0) {
-  if (depth > 8)
-    return 1;
-  APInt constant;
-  if (matchPattern(value, m_ConstantInt(&constant)))
-    return std::abs(constant.getSExtValue());
-  Operation *def = value.getDefiningOp();
-  if (!def)
-    return 1;
-  if (auto assume = dyn_cast<mosaic_gpu::AssumeMultipleOp>(def))
-    return assume.getMultipleAttr().getInt();
-  if (isa<arith::MulIOp>(def))
-    return knownMultiple(def->getOperand(0), depth + 1) *
-           knownMultiple(def->getOperand(1), depth + 1);
-  if (isa<arith::AddIOp, arith::SubIOp>(def))
-    return std::gcd(knownMultiple(def->getOperand(0), depth + 1),
-                    knownMultiple(def->getOperand(1), depth + 1));
-  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-          arith::ExtUIOp, arith::TruncIOp>(def))
-    return knownMultiple(def->getOperand(0), depth + 1);
-  return 1;
-}
-
 class InferenceBuilder {
 public:
   ConstraintSystem system;
@@ -527,13 +503,20 @@ LogicalResult customPrimitiveRule(InferenceBuilder &b, Operation *op) {
 }
 
 /// The multiples a TMA slice starting at `indices` with `sliceLengths`
-/// guarantees for the dims the buffer keeps (squeezed dims dropped).
+/// guarantees for the dims the buffer keeps (squeezed dims dropped). The
+/// second-minor dim's start need not be one: mosaic-gpu-apply-transforms
+/// copies a slice that starts between tile rows as row-major boxes, which TMA
+/// places at any row (a packed batch's sequences start at any token).
 SmallVector<int64_t> transferMultiples(ValueRange indices,
                                        ArrayRef<int64_t> sliceLengths) {
   SmallVector<int64_t> multiples;
   for (auto [index, length] : llvm::zip_equal(indices, sliceLengths))
     if (length != -1)
-      multiples.push_back(std::gcd(knownMultiple(index), length));
+      multiples.push_back(std::gcd(mosaic_gpu::knownMultiple(index), length));
+  SmallVector<int64_t> kept(llvm::make_filter_range(
+      sliceLengths, [](int64_t length) { return length != -1; }));
+  if (kept.size() >= 2)
+    multiples[kept.size() - 2] = kept[kept.size() - 2];
   return multiples;
 }
 
@@ -579,7 +562,7 @@ LogicalResult subviewRule(InferenceBuilder &b, Operation *op) {
     if (auto attr = dyn_cast<Attribute>(offset))
       offsetMultiple = std::abs(cast<IntegerAttr>(attr).getInt());
     else
-      offsetMultiple = knownMultiple(cast<Value>(offset));
+      offsetMultiple = mosaic_gpu::knownMultiple(cast<Value>(offset));
     std::optional<int64_t> staticSize = getConstantIntValue(size);
     multiples.push_back(std::gcd(offsetMultiple, staticSize.value_or(1)));
   }

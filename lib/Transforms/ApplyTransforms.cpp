@@ -310,6 +310,14 @@ LogicalResult TransformApplier::rewriteTransfer(
              << "cannot tile global dim " << dim << " (size " << size
              << ", slice length " << sliceLengths[dim] << ") by " << t
              << "; both must be multiples of the tile";
+    if (mosaic_gpu::knownMultiple(indicesOperand[dim].get()) % t != 0) {
+      if (succeeded(rewriteEdgeTransfer(op, smem, sliceLengths, tile)))
+        return success();
+      return op->emitOpError()
+             << "starts global dim " << dim << " at an index not known to be "
+             << "a multiple of the tile (" << t << "), which only a buffer "
+             << "of 2-D tiles or one column of tiles can take";
+    }
     if (size % t != 0) {
       if (succeeded(rewriteEdgeTransfer(op, smem, sliceLengths, tile)))
         return success();
@@ -372,14 +380,14 @@ LogicalResult TransformApplier::rewriteTransfer(
 }
 
 // A tiled view of the global buffer needs every global dim to be a multiple
-// of its tile. A shape that is not can still be copied through the global
-// buffer itself, where TMA fills and clips at the tensor's real edges, when
+// of its tile, and every slice to start at one. A shape or a start that is
+// not can still be copied through the global buffer itself, where TMA starts
+// a box at any element and fills and clips at the tensor's real edges, when
 // the tiled buffer holds the slice as row-major boxes:
 // - one column of tiles (every tile dim but the outermost spans one tile):
 //   the buffer is the slice in row-major order, one copy;
-// - one row of 2-D tiles (the outer tile dim spans one tile): the buffer is
-//   one (t0, t1) box per tile column, one copy each; the stores commit one
-//   bulk group together, as the single store did.
+// - 2-D tiles: the buffer is one (t0, t1) box per tile, one copy each; the
+//   stores commit one bulk group together, as the single store did.
 LogicalResult
 TransformApplier::rewriteEdgeTransfer(Operation *op, Value smem,
                                       ArrayRef<int64_t> sliceLengths,
@@ -390,8 +398,7 @@ TransformApplier::rewriteEdgeTransfer(Operation *op, Value smem,
   bool oneColumn = true;
   for (int64_t i = 1; i < tileRank; ++i)
     oneColumn &= tiledLengths[i] == tile[i];
-  bool oneRow = tileRank == 2 && tiledLengths[0] == tile[0];
-  if (!oneColumn && !oneRow)
+  if (!oneColumn && tileRank != 2)
     return failure();
 
   auto smemType = cast<MemRefType>(smem.getType());
@@ -426,49 +433,63 @@ TransformApplier::rewriteEdgeTransfer(Operation *op, Value smem,
     return markConsumer(op);
   }
 
-  // One copy per tile column, at the column's offset in the last index.
-  int64_t columns = tiledLengths[1] / tile[1];
+  // One copy per tile, at the tile's row and column offsets.
+  int64_t rowTiles = tiledLengths[0] / tile[0];
+  int64_t columnTiles = tiledLengths[1] / tile[1];
   auto store = dyn_cast<mosaic_gpu::AsyncStoreOp>(op);
   bool commit = store && store.getCommitGroup();
-  MutableOperandRange indices =
-      store ? store.getIndicesMutable()
-            : cast<mosaic_gpu::AsyncLoadOp>(op).getIndicesMutable();
+  auto indicesOf = [&](Operation *copy) -> MutableOperandRange {
+    return store ? cast<mosaic_gpu::AsyncStoreOp>(copy).getIndicesMutable()
+                 : cast<mosaic_gpu::AsyncLoadOp>(copy).getIndicesMutable();
+  };
+  MutableOperandRange indices = indicesOf(op);
+  Value firstRow = indices[rank - 2].get();
   Value firstColumn = indices[rank - 1].get();
   SmallVector<int64_t> lengths(sliceLengths);
-  lengths.back() = tile[1];
-  for (int64_t column = 0; column < columns; ++column) {
-    Location loc = op->getLoc();
-    SmallVector<OpFoldResult> offsets, sizes, strides;
-    for (int64_t d = 0; d < smemType.getRank(); ++d) {
-      int64_t size = smemType.getDimSize(d);
-      bool isColumnDim = d == leading + 1;
-      offsets.push_back(builder.getIndexAttr(isColumnDim ? column : 0));
-      sizes.push_back(builder.getIndexAttr(isColumnDim ? 1 : size));
-      strides.push_back(builder.getIndexAttr(1));
+  lengths[rank - 2] = tile[0];
+  lengths[rank - 1] = tile[1];
+  Location loc = op->getLoc();
+  for (int64_t row = 0; row < rowTiles; ++row) {
+    for (int64_t column = 0; column < columnTiles; ++column) {
+      SmallVector<OpFoldResult> offsets, sizes, strides;
+      for (int64_t d = 0; d < smemType.getRank(); ++d) {
+        std::optional<int64_t> at;
+        if (d == leading)
+          at = row;
+        else if (d == leading + 1)
+          at = column;
+        offsets.push_back(builder.getIndexAttr(at.value_or(0)));
+        sizes.push_back(builder.getIndexAttr(at ? 1 : smemType.getDimSize(d)));
+        strides.push_back(builder.getIndexAttr(1));
+      }
+      Value box = collapse(builder, memref::SubViewOp::create(
+                                        builder, loc, smem, offsets, sizes,
+                                        strides));
+      Operation *copy = builder.clone(*op);
+      setShared(copy, box);
+      OpBuilder before(copy);
+      auto shifted = [&](Value first, int64_t by) -> Value {
+        if (by == 0)
+          return first;
+        return arith::AddIOp::create(
+            before, loc, first,
+            arith::ConstantIntOp::create(before, loc, first.getType(), by));
+      };
+      MutableOperandRange copyIndices = indicesOf(copy);
+      copyIndices[rank - 2].assign(shifted(firstRow, row * tile[0]));
+      copyIndices[rank - 1].assign(shifted(firstColumn, column * tile[1]));
+      copy->setAttr("slice_lengths", builder.getDenseI64ArrayAttr(lengths));
+      bool last = row + 1 == rowTiles && column + 1 == columnTiles;
+      if (store && !last) {
+        // The last copy commits the group (and waits, unless deferred).
+        cast<mosaic_gpu::AsyncStoreOp>(copy).setCommitGroup(false);
+        copy->removeAttr("defer_wait");
+      } else if (store) {
+        cast<mosaic_gpu::AsyncStoreOp>(copy).setCommitGroup(commit);
+      }
+      if (failed(markConsumer(copy)))
+        return failure();
     }
-    Value panel =
-        memref::SubViewOp::create(builder, loc, smem, offsets, sizes, strides);
-    Value box = collapse(builder, panel);
-    Operation *copy = builder.clone(*op);
-    setShared(copy, box);
-    MutableOperandRange copyIndices =
-        store ? cast<mosaic_gpu::AsyncStoreOp>(copy).getIndicesMutable()
-              : cast<mosaic_gpu::AsyncLoadOp>(copy).getIndicesMutable();
-    OpBuilder before(copy);
-    Value shift = arith::ConstantIntOp::create(
-        before, loc, firstColumn.getType(), column * tile[1]);
-    copyIndices[rank - 1].assign(
-        arith::AddIOp::create(before, loc, firstColumn, shift));
-    copy->setAttr("slice_lengths", builder.getDenseI64ArrayAttr(lengths));
-    if (store && column + 1 < columns) {
-      // The last copy commits the group (and waits, unless deferred).
-      cast<mosaic_gpu::AsyncStoreOp>(copy).setCommitGroup(false);
-      copy->removeAttr("defer_wait");
-    } else if (store) {
-      cast<mosaic_gpu::AsyncStoreOp>(copy).setCommitGroup(commit);
-    }
-    if (failed(markConsumer(copy)))
-      return failure();
   }
   toErase.push_back(op);
   return success();

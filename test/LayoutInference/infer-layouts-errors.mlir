@@ -43,14 +43,26 @@ func.func @aliasing_slices_conflict() {
 
 // -----
 
-// The row index is not known to be a multiple of 8, so the tiling cannot
-// describe the slice.
-func.func @tma_slice_not_divided_by_tiling(%g: memref<1024x64xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32) {
+// The column index is not known to be a multiple of 64, so the tiling cannot
+// describe the slice. (A row index need not be one: apply-transforms copies
+// such a slice as row-major boxes.)
+func.func @tma_slice_not_divided_by_tiling(%g: memref<1024x128xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32) {
   %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
   // expected-note @+1 {{result #0 of 'mosaic_gpu.with_transforms' is tile(8, 64) swizzle 128, as 'mosaic_gpu.with_transforms' fixes the buffer's transforms}}
   %a = mosaic_gpu.with_transforms %s : memref<128x64xbf16, #gpu.address_space<workgroup>> with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
   %c0 = arith.constant 0 : i32
-  // expected-error @+1 {{requirements conflict: 'mosaic_gpu.async_load' needs a tiling that divides its slice, whose lengths and start indices are known multiples of (1, 64)}}
+  // expected-error @+1 {{requirements conflict: 'mosaic_gpu.async_load' needs a tiling that divides its slice, whose lengths and start indices are known multiples of (128, 1)}}
+  mosaic_gpu.async_load %g[%c0, %i] to %a, %bar slice_lengths [128, 64] : memref<1024x128xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// A row index that is not known to be a multiple of 8 is fine.
+func.func @tma_slice_at_any_row(%g: memref<1024x64xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32) {
+  %s = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %a = mosaic_gpu.with_transforms %s : memref<128x64xbf16, #gpu.address_space<workgroup>> with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+  %c0 = arith.constant 0 : i32
   mosaic_gpu.async_load %g[%i, %c0] to %a, %bar slice_lengths [128, 64] : memref<1024x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
   return
 }
@@ -71,13 +83,13 @@ func.func @tma_slice_divided_with_assume_multiple(%g: memref<1024x64xbf16>, %bar
 
 // wgmma needs a tiling the TMA slice rules out: every candidate is shown.
 // expected-error @+1 {{no layout for region argument #4 of 'func.func' satisfies every constraint on it}}
-func.func @wgmma_tiling_blocked_by_tma(%g: memref<1024x64xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32, %acc: vector<128x64xf32>, %b: memref<64x64xbf16, #gpu.address_space<workgroup>>) -> vector<128x64xf32> {
+func.func @wgmma_tiling_blocked_by_tma(%g: memref<1024x128xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32, %acc: vector<128x64xf32>, %b: memref<64x64xbf16, #gpu.address_space<workgroup>>) -> vector<128x64xf32> {
   %a = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
   %c0 = arith.constant 0 : i32
   // expected-note @+3 {{tile(8, 64) swizzle 128 is ruled out by: 'mosaic_gpu.async_load' needs a tiling that divides its slice}}
   // expected-note @+2 {{tile(8, 32) swizzle 64 is ruled out by}}
   // expected-note @+1 {{tile(8, 16) swizzle 32 is ruled out by}}
-  mosaic_gpu.async_load %g[%i, %c0] to %a, %bar slice_lengths [128, 64] : memref<1024x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  mosaic_gpu.async_load %g[%c0, %i] to %a, %bar slice_lengths [128, 64] : memref<1024x128xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
   // expected-note @+1 {{no transforms is ruled out by: 'mosaic_gpu.wgmma' requires `b` to have a wgmma tiling}}
   %r = mosaic_gpu.wgmma %acc, %a, %b : vector<128x64xf32>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>> -> vector<128x64xf32>
   return %r : vector<128x64xf32>

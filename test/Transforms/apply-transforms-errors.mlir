@@ -16,17 +16,6 @@ func.func @tile_does_not_fit() {
 
 // -----
 
-// The global buffer has a dim the tile does not divide, and the slice spans
-// several tiles along both dims: no row-major boxes hold it.
-func.func @global_not_divisible(%g: memref<1020x128xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32) {
-  %s = mosaic_gpu.slice_smem 0 {out_transforms = [[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]} : memref<128x128xbf16, #gpu.address_space<workgroup>>
-  // expected-error @+1 {{cannot tile global dim 0 (size 1020, slice length 128) by 8; both must be multiples of the tile, unless the tiled buffer holds the slice as row-major boxes: one column of tiles, or one row of 2-D tiles}}
-  mosaic_gpu.async_load %g[%i, %i] to %s, %bar slice_lengths [128, 128] {in_transforms = [[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]} : memref<1020x128xbf16>, memref<128x128xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
-  return
-}
-
-// -----
-
 func.func @dynamic_global(%g: memref<?x64xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32) {
   %s = mosaic_gpu.slice_smem 0 {out_transforms = [[#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]]} : memref<128x64xbf16, #gpu.address_space<workgroup>>
   // expected-error @+1 {{needs a static global shape to tile it by (8, 64), but it is 'memref<?x64xbf16>'}}

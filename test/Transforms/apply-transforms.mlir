@@ -136,9 +136,7 @@ func.func @edge_one_row(%g: memref<100x200xbf16>, %i: i32, %j: i32) {
       with [#mosaic_gpu.tile<[64, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
   // CHECK: %[[FIRST:.*]] = memref.subview %[[TILED]][0, 0, 0, 0] [1, 1, 64, 64] [1, 1, 1, 1]
   // CHECK: %[[BOX0:.*]] = memref.collapse_shape %[[FIRST]]
-  // CHECK: %[[C0:.*]] = arith.constant 0 : i32
-  // CHECK: %[[COL0:.*]] = arith.addi %[[J:.*]], %[[C0]] : i32
-  // CHECK: mosaic_gpu.async_store %[[BOX0]] to %{{.*}}[%{{.*}}, %[[COL0]]] slice_lengths [64, 64] {commit_group = false
+  // CHECK: mosaic_gpu.async_store %[[BOX0]] to %{{.*}}[%{{.*}}, %[[J:.*]]] slice_lengths [64, 64] {commit_group = false
   // CHECK: %[[SECOND:.*]] = memref.subview %[[TILED]][0, 1, 0, 0] [1, 1, 64, 64] [1, 1, 1, 1]
   // CHECK: %[[BOX1:.*]] = memref.collapse_shape %[[SECOND]]
   // CHECK: %[[C64:.*]] = arith.constant 64 : i32
@@ -148,5 +146,52 @@ func.func @edge_one_row(%g: memref<100x200xbf16>, %i: i32, %j: i32) {
   %r = mosaic_gpu.assume_multiple %i, 64 : i32
   %c = mosaic_gpu.assume_multiple %j, 128 : i32
   mosaic_gpu.async_store %s to %g[%r, %c] slice_lengths [64, 128] : memref<64x128xbf16, #gpu.address_space<workgroup>>, memref<100x200xbf16>
+  return
+}
+
+// -----
+
+// Several rows of 2-D tiles over a global buffer the tile does not divide:
+// one load per tile, each into its own contiguous (8, 64) box.
+// CHECK-LABEL: func.func @edge_tile_grid
+func.func @edge_tile_grid(%g: memref<1020x128xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32) {
+  // CHECK: %[[TILED:.*]] = mosaic_gpu.slice_smem 0 {{.*}} : memref<2x2x8x64xbf16, #gpu.address_space<workgroup>>
+  %u = mosaic_gpu.slice_smem 0 : memref<16x128xbf16, #gpu.address_space<workgroup>>
+  %s = mosaic_gpu.with_transforms %u : memref<16x128xbf16, #gpu.address_space<workgroup>>
+      with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+  // CHECK: memref.subview %[[TILED]][0, 0, 0, 0] [1, 1, 8, 64]
+  // CHECK: mosaic_gpu.async_load %{{.*}}[%[[ROW:.*]], %[[COL:.*]]] to %{{.*}} slice_lengths [8, 64]
+  // CHECK: memref.subview %[[TILED]][0, 1, 0, 0] [1, 1, 8, 64]
+  // CHECK: %[[C64:.*]] = arith.constant 64 : i32
+  // CHECK: %[[COL1:.*]] = arith.addi %[[COL]], %[[C64]] : i32
+  // CHECK: mosaic_gpu.async_load %{{.*}}[%[[ROW]], %[[COL1]]] to %{{.*}} slice_lengths [8, 64]
+  // CHECK: memref.subview %[[TILED]][1, 0, 0, 0] [1, 1, 8, 64]
+  // CHECK: %[[C8:.*]] = arith.constant 8 : i32
+  // CHECK: %[[ROW1:.*]] = arith.addi %[[ROW]], %[[C8]] : i32
+  // CHECK: mosaic_gpu.async_load %{{.*}}[%[[ROW1]], %[[COL]]] to %{{.*}} slice_lengths [8, 64]
+  // CHECK: memref.subview %[[TILED]][1, 1, 0, 0] [1, 1, 8, 64]
+  // CHECK: mosaic_gpu.async_load
+  // CHECK-NOT: mosaic_gpu.async_load
+  %c = mosaic_gpu.assume_multiple %i, 128 : i32
+  mosaic_gpu.async_load %g[%i, %c] to %s, %bar slice_lengths [16, 128] : memref<1020x128xbf16>, memref<16x128xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// A row start not known to be a multiple of the tile, over a global buffer
+// the tile divides: one column of tiles is still one row-major box, at the
+// given row (no division by the tile).
+// CHECK-LABEL: func.func @unaligned_row_one_column
+func.func @unaligned_row_one_column(%g: memref<1024x64xbf16>, %bar: memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>, %i: i32) {
+  // CHECK: %[[TILED:.*]] = mosaic_gpu.slice_smem 0 {{.*}} : memref<16x1x8x64xbf16, #gpu.address_space<workgroup>>
+  %u = mosaic_gpu.slice_smem 0 : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %s = mosaic_gpu.with_transforms %u : memref<128x64xbf16, #gpu.address_space<workgroup>>
+      with [#mosaic_gpu.tile<[8, 64]>, #mosaic_gpu.swizzle<k128ByteSwizzle>]
+  // CHECK: %[[BOX:.*]] = memref.collapse_shape %[[TILED]]
+  // CHECK-NOT: arith.divui
+  // CHECK: mosaic_gpu.async_load %{{.*}}[%{{.*}}, %{{.*}}] to %[[BOX]], %{{.*}} slice_lengths [128, 64]
+  %c0 = arith.constant 0 : i32
+  mosaic_gpu.async_load %g[%i, %c0] to %s, %bar slice_lengths [128, 64] : memref<1024x64xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<!mosaic_gpu.barrier, #gpu.address_space<workgroup>>
   return
 }

@@ -6,13 +6,15 @@
 // is packed into the instruction's struct as is. A (K-major, row-major M x K)
 // comes from tiled, swizzled shared memory, and so does B, either MN-major
 // (row-major K x N, 16-bit types only) or K-major (a transposed view of a
-// row-major N x K buffer, which tf32 and 8-bit types require). Their 64-bit
+// row-major N x K buffer, which tf32 and 8-bit types require); a transposed
+// view makes A M-major the same way (16-bit types only). Their 64-bit
 // matrix descriptors follow from the tiled buffers' strides:
 //
 //   K-major (A, and B viewed as (K / T, N / 8, T, 8)): SBO = bytes between
 //      8-row groups of M (N); LBO unused when swizzled.
-//   MN-major B (K / 8, N / T, 8, T): LBO = bytes between swizzle-wide column
-//      blocks, SBO = bytes between 8-row groups of K.
+//   MN-major (B as (K / 8, N / T, 8, T), A viewed as (M / T, K / 8, T, 8)):
+//      LBO = bytes between swizzle-wide blocks of N (M), SBO = bytes between
+//      8-row groups of K.
 //
 // One instruction spans 32 bytes of K; consecutive K steps move a K-major
 // start address within the swizzled row and an MN-major one by whole row
@@ -150,7 +152,7 @@ static Value wgmmaInlineAsm(OpBuilder &builder, Location loc, Type structType,
                             StringRef accumulatorType, ArrayRef<Value> aWords,
                             Value aDescriptor, Value bDescriptor, int64_t n,
                             StringRef inputType, bool accumulate,
-                            bool bKMajor) {
+                            bool aMMajor, bool bKMajor) {
   std::string text;
   llvm::raw_string_ostream ptx(text);
   // The scale-d predicate: D = A * B + D, or D = A * B without reading D.
@@ -186,8 +188,10 @@ static Value wgmmaInlineAsm(OpBuilder &builder, Location loc, Type structType,
     ptx << "}";
   }
   // scale-d (accumulate), imm-scale-a, imm-scale-b, then imm-trans-a (only
-  // for A in shared memory, K-major) and imm-trans-b (1 for MN-major B).
-  ptx << ", $" << next << ", p, 1, 1, " << (aDescriptor ? "0, " : "")
+  // for A in shared memory: 1 for M-major A) and imm-trans-b (1 for MN-major
+  // B).
+  ptx << ", $" << next << ", p, 1, 1, "
+      << (aDescriptor ? (aMMajor ? "1, " : "0, ") : "")
       << (bKMajor ? "0" : "1") << ";\n}\n";
   constraints += ",l";
   operands.push_back(bDescriptor);
@@ -385,10 +389,15 @@ static LogicalResult lowerWgmma(LoweringContext &lowering,
       MmaOperand::create(op, builder, "B", op.getB(), *bTransforms);
   if (failed(b))
     return failure();
-  if (a && a->transposed)
+  // A is K-major (row-major M x K) or, through a transposed view of a
+  // row-major K x M buffer, M-major (imm-trans-a = 1), for 16-bit types
+  // only, as B.
+  bool aMMajor = a && a->transposed;
+  if (aMMajor && element.getIntOrFloatBitWidth() != 16)
     return op.emitOpError()
-           << "needs A K-major (row-major M x K in shared memory); a "
-              "transposed (M-major) view of A is not lowered";
+           << "multiplies " << element
+           << " with A M-major (a transposed view), which wgmma transposes "
+              "only for 16-bit types; store A as M x K";
   // B is MN-major (a row-major K x N buffer, imm-trans-b = 1) or, through
   // a transposed view of a row-major N x K buffer, K-major. wgmma
   // transposes only 16-bit operands, so tf32 and 8-bit B must be K-major.
@@ -519,22 +528,35 @@ static LogicalResult lowerWgmma(LoweringContext &lowering,
             builder, loc, structType, packed, registersPerBlock,
             accumulatorName, aFragments[block * (k / kSpan) + step],
             /*aDescriptor=*/Value(), bDescriptor(), n,
-            element.isBF16() ? "bf16" : "f16", accumulate, bKMajor);
+            element.isBF16() ? "bf16" : "f16", accumulate, /*aMMajor=*/false,
+            bKMajor);
         continue;
       }
-      // A: 64 rows are 8 row groups; K moves within the swizzled row, then
-      // to the next column of tiles.
-      int64_t swizzleBytes = a->swizzle;
-      int64_t aOffset = block * 8 * a->strideBytes[0] +
-                        (kBytes / swizzleBytes) * a->strideBytes[1] +
-                        kBytes % swizzleBytes;
-      Value aDescriptor = a->descriptor(builder, loc, aOffset,
-                                        /*leadingBytes=*/16, a->strideBytes[0]);
+      Value aDescriptor;
+      if (aMMajor) {
+        // A viewed as (M / T, K / 8, T, 8), mirroring MN-major B: the 64
+        // rows are 64 / T swizzle-wide blocks, and K moves by whole 8-deep
+        // groups.
+        int64_t width = a->swizzle / a->elementBytes;
+        int64_t aOffset = block * (kInstructionM / width) * a->strideBytes[0] +
+                          (step * kSpan / 8) * a->strideBytes[1];
+        aDescriptor = a->descriptor(builder, loc, aOffset, a->strideBytes[0],
+                                    a->strideBytes[1]);
+      } else {
+        // A: 64 rows are 8 row groups; K moves within the swizzled row,
+        // then to the next column of tiles.
+        int64_t swizzleBytes = a->swizzle;
+        int64_t aOffset = block * 8 * a->strideBytes[0] +
+                          (kBytes / swizzleBytes) * a->strideBytes[1] +
+                          kBytes % swizzleBytes;
+        aDescriptor = a->descriptor(builder, loc, aOffset,
+                                    /*leadingBytes=*/16, a->strideBytes[0]);
+      }
       if (packedPairs) {
         packed =
             wgmmaInlineAsm(builder, loc, structType, packed, registersPerBlock,
                            accumulatorName, {}, aDescriptor, bDescriptor(), n,
-                           "f16", accumulate, bKMajor);
+                           "f16", accumulate, aMMajor, bKMajor);
         continue;
       }
       packed = NVVM::WgmmaMmaAsyncOp::create(
@@ -542,7 +564,7 @@ static LogicalResult lowerWgmma(LoweringContext &lowering,
           *inputType, *bInputType, accumulatorType,
           accumulate ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-          NVVM::MMALayout::row,
+          aMMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
           bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
           /*satfinite=*/nullptr);
     }

@@ -42,6 +42,11 @@ namespace mosaic_gpu {
 /// followed back through casts, reshapes, transposes, `with_transforms` and
 /// subviews; null when another op or a block argument is on the way.
 SliceSMEMOp viewedSlice(mlir::Value ref);
+
+/// What an integer or index value is known to be a multiple of, from
+/// constants, `assume_multiple`, products, sums and casts: 0 for zero, 1 when
+/// nothing is known.
+int64_t knownMultiple(mlir::Value value);
 } // namespace mosaic_gpu
 
 #endif // MOSAIC_DIALECT_MOSAICGPU_MOSAICGPUOPS_H

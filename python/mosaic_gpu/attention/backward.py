@@ -1,0 +1,372 @@
+"""The fused attention backward for bf16 and f16 (the FlashAttention-2/3
+algorithm): dQ, dK and dV from Q, K, V, O, dO and the forward's LSE.
+
+Three kernels run in order (``run`` launches them):
+ 1. ``preprocess``: D = rowsum(dO * O) per query row and head, f32, into a
+    workspace padded to whole blocks of 64 tokens.
+ 2. ``main``: block (j, g, b) owns the 128 keys [128 j, +128) of key/value
+    head g of sequence b, and keeps their K and V in shared memory. Its
+    producer warpgroup streams the tiles of 64 query rows of every query
+    head of the group (Q, dO, LSE and D) through a ring; each of its two
+    consumer warpgroups owns 64 of the keys and, per query tile, recomputes
+    the probabilities transposed, P^T = exp(K Q^T / sqrt(d) - LSE), then
+        dP^T = V dO^T,   dS^T = P^T * (dP^T - D),
+        dV += P^T dO,    dK += dS^T Q,    dQ_partial = dS K,
+    with dV and dK accumulated in registers across all query tiles (so the
+    grouped heads' sum costs nothing) and dQ_partial added into an f32 dQ
+    workspace by a TMA reduce-add: every key block contributes to every
+    query row, and atomic adds let the blocks run in any order at the cost
+    of an f32 workspace and an order of summation that varies run to run.
+ 3. ``postprocess``: dQ = the workspace / sqrt(d), in the input type.
+Computing P^T (keys as rows) rather than P puts P^T and dS^T in the wgmma
+accumulator layout, which is the register A operand layout for 16-bit types:
+dV and dK need no shuffle. dQ needs dS with queries as rows, so dS^T goes
+through shared memory and the wgmma reads it transposed. See
+docs/AttentionWalkthrough.md.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, NamedTuple
+
+from .. import control_flow as _cf
+from .. import kernels as _kernels
+from .. import layouts as _layouts
+from .. import pipeline as _pipeline
+from .. import refs as _refs
+from .. import values as _values
+from ..builder import check_type
+from . import config as _config
+from .config import Config
+from .forward import sequence
+
+__all__ = ["BLOCK_M", "BLOCK_N", "Backward", "build", "check", "run", "smem"]
+
+BLOCK_N = 128                 # keys per block
+HALF_N = BLOCK_N // 2         # keys per consumer
+BLOCK_M = 64                  # query rows per step
+ROWS = 64                     # token rows per pre- and post-processing block
+PRODUCER_REGISTERS = 24
+CONSUMER_REGISTERS = 240
+DTYPES = ("bf16", "f16")
+HEAD_DIMS = (64, 128)
+LOG2E = math.log2(math.e)
+
+
+class Backward(NamedTuple):
+    """The three kernels of the backward, in launch order."""
+    preprocess: _kernels.Kernel
+    main: _kernels.Kernel
+    postprocess: _kernels.Kernel
+
+
+def padded_tokens(config: Config) -> int:
+    """Tokens per head in the D workspace: whole blocks of ROWS."""
+    return -(-config.total_tokens // ROWS) * ROWS
+
+
+def smem(config: Config) -> list:
+    """The main kernel's shared memory: the block's K and V halves, the ring
+    of Q, dO, LSE and D tiles, each consumer's dS^T and dQ partial, and the
+    barriers: K and V landed, a ring stage landed, a stage released."""
+    dtype, d, stages = config.element, config.head_dim, config.stages
+    return [_kernels.SmemBuffer((2, HALF_N, d), dtype),
+            _kernels.SmemBuffer((2, HALF_N, d), dtype),
+            _kernels.SmemBuffer((stages, BLOCK_M, d), dtype),
+            _kernels.SmemBuffer((stages, BLOCK_M, d), dtype),
+            _kernels.SmemBuffer((stages, BLOCK_M), "f32"),
+            _kernels.SmemBuffer((stages, BLOCK_M), "f32"),
+            _kernels.SmemBuffer((2, HALF_N, BLOCK_M), dtype),
+            _kernels.SmemBuffer((2, BLOCK_M, d), "f32"),
+            _kernels.Barriers(1, arrival_count=1),
+            _kernels.Barriers(stages, arrival_count=1),
+            _kernels.Barriers(stages, arrival_count=2)]
+
+
+def check(config: Config) -> None:
+    """Raises ValueError for a configuration the backward cannot run."""
+    check_type(config, Config, "config")
+    _config.check(config, HEAD_DIMS, DTYPES)
+    needed = _kernels.smem_bytes(smem(config))
+    if needed > _kernels.MAX_SMEM_BYTES:
+        raise ValueError(
+            f"the backward's {config.stages} stages of {BLOCK_M} query rows at head_dim "
+            f"{config.head_dim} need {needed / 1024:.1f} KiB of shared memory, more than the "
+            f"{_kernels.MAX_SMEM_BYTES // 1024} KiB of a block; use fewer stages")
+
+
+def _preprocess(config: Config) -> _kernels.Kernel:
+    """D[h, t] = sum_i dO[t, h, i] O[t, h, i], f32, for tokens padded to
+    whole blocks (the padding's rows read TMA's zero fill)."""
+    dtype, d = config.element, config.head_dim
+    shapes = config.shapes()
+    padded = padded_tokens(config)
+
+    @_kernels.kernel(grid=(padded // ROWS, config.heads, 1), block=(128, 1, 1),
+                     inputs=[(shapes["o"], dtype), (shapes["o"], dtype)],
+                     outputs=[((config.heads * padded,), "f32")],
+                     smem=[_kernels.SmemBuffer((2, ROWS, d), dtype),
+                           _kernels.Barriers(1, arrival_count=1)],
+                     name="attention_bwd_preprocess")
+    def preprocess(o, do, delta, tiles, landed):
+        block = _values.block_id("x")
+        head = _values.block_id("y")
+        row = block.astype("i32") * ROWS
+        column = head.astype("i32") * d
+        _refs.arrive_expect_tx(landed[0], 2 * ROWS * d * dtype.itemsize)
+        for i, source in enumerate((o, do)):
+            _refs.async_load(source, tiles[i], landed[0], indices=[row, column],
+                             slice_lengths=[ROWS, d])
+        _refs.wait(landed[0], False)
+        product = _refs.vector_load(tiles[0]).astype("f32") * \
+            _refs.vector_load(tiles[1]).astype("f32")
+        first = head * padded + block * ROWS
+        _refs.vector_store(product.reduce("add", 1), delta[_refs.ds(first, ROWS)])
+
+    return preprocess
+
+
+def _postprocess(config: Config) -> _kernels.Kernel:
+    """dQ = the f32 workspace / sqrt(d), in the input type."""
+    dtype, d = config.element, config.head_dim
+    shape = config.shapes()["q"]
+    scale = 1 / math.sqrt(d)
+
+    @_kernels.kernel(grid=(-(-config.total_tokens // ROWS), config.heads, 1),
+                     block=(128, 1, 1), inputs=[(shape, "f32")], outputs=[(shape, dtype)],
+                     smem=[_kernels.SmemBuffer((ROWS, d), "f32"),
+                           _kernels.SmemBuffer((ROWS, d), dtype),
+                           _kernels.Barriers(1, arrival_count=1)],
+                     name="attention_bwd_postprocess")
+    def postprocess(accumulated, dq, accumulated_tile, dq_tile, landed):
+        indices = [_values.block_id("x").astype("i32") * ROWS,
+                   _values.block_id("y").astype("i32") * d]
+        _refs.arrive_expect_tx(landed[0], ROWS * d * 4)
+        _refs.async_load(accumulated, accumulated_tile, landed[0], indices=indices,
+                         slice_lengths=[ROWS, d])
+        _refs.wait(landed[0], False)
+        _refs.vector_store((_refs.vector_load(accumulated_tile) * scale).astype(dtype), dq_tile)
+        # TMA clips the rows past the last token.
+        _refs.async_store(dq_tile, dq, indices=indices, slice_lengths=[ROWS, d])
+
+    return postprocess
+
+
+def _main(config: Config) -> _kernels.Kernel:
+    dtype, d, stages, group = config.element, config.head_dim, config.stages, config.group
+    shapes = config.shapes()
+    tokens = config.total_tokens
+    padded = padded_tokens(config)
+    # P = exp2(S * log2(e) / sqrt(d) - LSE * log2(e)): one FMA per score.
+    score_scale = LOG2E / math.sqrt(d)
+    gradient_scale = 1 / math.sqrt(d)
+    inputs = [(shapes[n], dtype) for n in ("q", "k", "v", "o")]
+    inputs[3] = (shapes["o"], dtype)  # dO, shaped as O
+    inputs += [((config.heads * tokens,), "f32"), ((config.heads * padded,), "f32")]
+    if config.varlen:
+        inputs.append((shapes["cu_seqlens"], "i32"))
+    outputs = [(shapes["k"], dtype), (shapes["v"], dtype), (shapes["q"], "f32")]
+    name = "attention_causal_bwd" if config.causal else "attention_bwd"
+
+    @_kernels.kernel(grid=(-(-config.seq // BLOCK_N), config.key_heads, config.batch),
+                     block=(384, 1, 1), inputs=inputs, outputs=outputs, smem=smem(config),
+                     name=name, flush_denormals=True)
+    def attention_bwd(*refs):
+        q, k, v, do, lse, delta = refs[:6]
+        cu_seqlens = refs[6] if config.varlen else None
+        (dk, dv, dq_accumulated, k_smem, v_smem, q_smem, do_smem, lse_smem, delta_smem,
+         ds_smem, dq_smem, kv_full, q_full, empty) = refs[6 + config.varlen:]
+        key_block = _values.block_id("x")
+        kv_head = _values.block_id("y")
+        start, length = sequence(config, cu_seqlens, _values.block_id("z"))
+        # The block's first key, from the sequence's first, as i32.
+        key0 = key_block.astype("i32") * BLOCK_N
+        query_tiles = (length + (BLOCK_M - 1)) // BLOCK_M
+        # Causal: query rows before the block's first key see none of its keys.
+        first_tile = key0 // BLOCK_M if config.causal else _values.constant(0, "i32")
+        tiles = query_tiles - first_tile
+        steps = (tiles * group).astype("index")
+        kv_column = kv_head.astype("i32") * d
+        wg = _values.warpgroup_id()
+
+        def parity(step):
+            return (step // stages).astype("i64").astype("i1")
+
+        def tile_of(step):
+            """The query head and the first query row (from the sequence's
+            first) of step ``step``: the group's heads one after another."""
+            step = step.astype("i32")
+            head = kv_head.astype("i32") * group + step // tiles
+            return head, (first_tile + step % tiles) * BLOCK_M
+
+        def producer():
+            _pipeline.set_max_registers(PRODUCER_REGISTERS, action="decrease")
+            _refs.arrive_expect_tx(kv_full[0], 4 * HALF_N * d * dtype.itemsize)
+            for half in range(2):
+                for source, buffer in ((k, k_smem), (v, v_smem)):
+                    _refs.async_load(source, buffer[half], kv_full[0],
+                                     indices=[start + key0 + half * HALF_N, kv_column],
+                                     slice_lengths=[HALF_N, d])
+
+            @_cf.for_loop(0, steps)
+            def _(step):
+                stage = step % stages
+                # Round r refills a stage the consumers released in round r - 1.
+                _refs.wait(empty[stage], parity(step + stages))
+                head, q0 = tile_of(step)
+                token = start + q0
+                _refs.arrive_expect_tx(q_full[stage], 2 * BLOCK_M * (d * dtype.itemsize + 4))
+                for source, ring in ((q, q_smem), (do, do_smem)):
+                    _refs.async_load(source, ring[stage], q_full[stage],
+                                     indices=[token, head * d], slice_lengths=[BLOCK_M, d])
+                # Past a head's last token the rows belong to the next head
+                # (or are TMA's zeros): finite, and masked.
+                _refs.async_load(lse, lse_smem[stage], q_full[stage],
+                                 indices=[head * tokens + token], slice_lengths=[BLOCK_M])
+                _refs.async_load(delta, delta_smem[stage], q_full[stage],
+                                 indices=[head * padded + token], slice_lengths=[BLOCK_M])
+
+        def consumer():
+            _pipeline.set_max_registers(CONSUMER_REGISTERS, action="increase")
+            half = wg - 1
+            k_half, v_half = k_smem[half], v_smem[half]
+            ds_half, dq_half = ds_smem[half], dq_smem[half]
+            # This consumer's first key, from the sequence's first.
+            key_first = key0 + half.astype("i32") * HALF_N
+            _refs.wait(kv_full[0], False)
+            tile = (HALF_N, BLOCK_M)
+            zero = _values.constant(0.0, "f32", (HALF_N, d))
+
+            def columns(ring, stage):
+                """A (BLOCK_M,) tile of per-query values, broadcast down the
+                transposed scores' columns: loaded straight into the
+                layout of one column of the accumulator, so no data moves."""
+                values = _values.layout_cast(_refs.vector_load(ring[stage]),
+                                             _layouts.WGMMA_COLUMN)
+                return _values.broadcast_in_dim(values, tile, [1])
+
+            @_cf.for_loop(0, steps, carry=(zero, zero))
+            def gradients(step, dk_acc, dv_acc):
+                stage = step % stages
+                head, q0 = tile_of(step)
+                _refs.wait(q_full[stage], parity(step))
+                scores = _refs.wgmma(_values.constant(0.0, "f32", tile), k_half,
+                                     q_smem[stage].T, async_=True)
+                dpt = _refs.wgmma(_values.constant(0.0, "f32", tile), v_half,
+                                  do_smem[stage].T, async_=True)
+                neg_lse = columns(lse_smem, stage) * -LOG2E
+                delta_columns = columns(delta_smem, stage)
+                _refs.wgmma_wait(0)
+                logits = _values.fma(scores, score_scale, neg_lse)
+                needs_mask = (q0 + BLOCK_M > length) | (key_first + HALF_N > length)
+                if config.causal:
+                    needs_mask = needs_mask | (q0 < key_first + HALF_N)
+                logits = _cf.if_(needs_mask, otherwise=lambda: logits, results=logits)(
+                    lambda: mask(config, logits, key_first, q0, length))
+                pt = _values.exp2(logits)
+                dst = pt * (dpt - delta_columns)
+                pt_in, dst_in = pt.astype(dtype), dst.astype(dtype)
+                dv_acc = _refs.wgmma(dv_acc, pt_in, do_smem[stage], async_=True)
+                dk_acc = _refs.wgmma(dk_acc, dst_in, q_smem[stage], async_=True)
+                # dQ = dS K needs dS with queries as rows: dS^T through shared
+                # memory, read transposed. The previous step's read of it
+                # completed at that step's wait.
+                _refs.vector_store(dst_in, ds_half)
+                dq = _refs.wgmma(zero, ds_half.T, k_half, async_=True)
+                _refs.wgmma_wait(0)
+                _refs.arrive(empty[stage])
+                # The previous step's reduce-add must have read dq_half.
+                _refs.async_store_wait(0)
+                _refs.vector_store(dq, dq_half)
+                _refs.async_store(dq_half, dq_accumulated, indices=[start + q0, head * d],
+                                  slice_lengths=[BLOCK_M, d], reduction="add", defer_wait=True)
+                return dk_acc, dv_acc
+
+            dk_acc, dv_acc = gradients
+            _refs.async_store_wait(0)
+            rows = _values.minimum(length - key_first, HALF_N)
+            token = start + key_first
+            for result, out, buffer in ((dk_acc * gradient_scale, dk, k_half),
+                                        (dv_acc, dv, v_half)):
+                value = result.astype(dtype)
+
+                def whole(value=value, out=out, buffer=buffer):
+                    # K and V are no longer read: their buffers stage the
+                    # results for TMA.
+                    _refs.vector_store(value, buffer)
+                    _refs.async_store(buffer, out, indices=[token, kv_column],
+                                      slice_lengths=[HALF_N, d])
+
+                def partial(value=value, out=out):
+                    # Rows past the end may be the next sequence's keys.
+                    _refs.vector_store(value, out[_refs.ds(token, HALF_N), _refs.ds(kv_column, d)],
+                                       valid=[rows, d])
+
+                _cf.if_(rows == HALF_N, otherwise=lambda partial=partial: _cf.if_(rows > 0)(
+                    partial))(whole)
+
+        _cf.if_(key0 < length)(lambda: _cf.if_(wg == 0, otherwise=consumer)(producer))
+
+    return attention_bwd
+
+
+def mask(config: Config, logits, key_first, q0, length):
+    """The transposed logits with the pairs that take no part at -inf (so
+    their P is 0, and so are their dS and their share of dV, dK and dQ):
+    keys or queries past the sequence's end and, with the causal mask,
+    keys after their query. ``key_first`` and ``q0`` are the tile's first
+    key (row) and query (column) from the sequence's first."""
+    shape = logits.shape
+    key = _values.iota(shape, "i32", 0) + key_first
+    query = _values.iota(shape, "i32", 1) + q0
+    visible = (key < length) & (query < length)
+    if config.causal:
+        visible = visible & (key <= query)
+    return _values.select(visible, logits, -math.inf)
+
+
+@functools.lru_cache(maxsize=64)
+def build(config: Config) -> Backward:
+    """The backward's kernels for ``config``; ValueError for a bad one. The
+    main kernel's inputs: q, k, v, do, the LSE flattened to (heads *
+    tokens,), D, and cu_seqlens for a packed batch; its outputs dk, dv and
+    the f32 dQ workspace, which the caller zeroes."""
+    check(config)
+    return Backward(_preprocess(config), _main(config), _postprocess(config))
+
+
+def _zeros(like: Any, shape: tuple[int, ...]) -> Any:
+    """f32 zeros on the device and in the library of ``like``."""
+    if type(like).__module__.startswith("torch"):
+        import torch
+        return torch.zeros(shape, dtype=torch.float32, device=like.device)
+    import numpy as np
+    return np.zeros(shape, np.float32)
+
+
+def _empty_like(like: Any) -> Any:
+    if type(like).__module__.startswith("torch"):
+        import torch
+        return torch.empty_like(like)
+    import numpy as np
+    return np.empty_like(like)
+
+
+def run(config: Config, q, k, v, o, lse, do, cu_seqlens=None, backend: str | None = None):
+    """dQ, dK and dV for arrays shaped as ``config.shapes()`` says (do as
+    o), as NumPy arrays or PyTorch tensors like ``q``; the three kernels
+    launched in order on ``backend``."""
+    kernels = build(config)
+    if config.varlen and cu_seqlens is None:
+        raise ValueError("a packed batch (config.tokens > 0) needs cu_seqlens")
+    if not config.varlen and cu_seqlens is not None:
+        raise ValueError("cu_seqlens is for a packed batch; config.tokens is 0")
+    delta = kernels.preprocess.launch(o, do, backend=backend)
+    dq_accumulated = _zeros(q, config.shapes()["q"])
+    dk, dv = _empty_like(k), _empty_like(v)
+    extra = [cu_seqlens] if config.varlen else []
+    kernels.main.launch(q, k, v, do, lse.reshape(-1), delta, *extra, dk, dv, dq_accumulated,
+                        backend=backend)
+    dq = kernels.postprocess.launch(dq_accumulated, backend=backend)
+    return dq, dk, dv
