@@ -176,10 +176,14 @@ private:
       for (const auto &entry : state.inFlight)
         noteCompleted(entry.first, report);
       state.inFlight.clear();
+      state.overwritten.erase(wgmma.getResult());
       return;
     }
     for (auto &entry : state.inFlight)
       entry.second.age = std::min(entry.second.age + 1, kAgeCap);
+    // A new value: in a loop, what overwrote the previous iteration's
+    // result says nothing about this one.
+    state.overwritten.erase(wgmma.getResult());
     state.inFlight[wgmma.getResult()] = InFlight{0, wgmma};
   }
 

@@ -47,6 +47,10 @@ BLOCK_N = 128                 # keys per block
 HALF_N = BLOCK_N // 2         # keys per consumer
 BLOCK_M = 64                  # query rows per step
 ROWS = 64                     # token rows per pre- and post-processing block
+# The named barriers on which the consumers say their dS^T is written, and
+# that they are done reading each other's K (the lowering keeps 1..3 for
+# the block's 3 warpgroups).
+DS_WRITTEN, KEYS_READ = 4, 5
 PRODUCER_REGISTERS = 24
 CONSUMER_REGISTERS = 240
 DTYPES = ("bf16", "f16")
@@ -68,8 +72,9 @@ def padded_tokens(config: Config) -> int:
 
 def smem(config: Config) -> list:
     """The main kernel's shared memory: the block's K and V halves, the ring
-    of Q, dO, LSE and D tiles, each consumer's dS^T and dQ partial, and the
-    barriers: K and V landed, a ring stage landed, a stage released."""
+    of Q, dO, LSE and D tiles, two alternating pairs of the consumers' dS^T,
+    each consumer's half of the dQ partial, and the barriers: K and V
+    landed, a ring stage landed, a stage released."""
     dtype, d, stages = config.element, config.head_dim, config.stages
     return [_kernels.SmemBuffer((2, HALF_N, d), dtype),
             _kernels.SmemBuffer((2, HALF_N, d), dtype),
@@ -77,8 +82,8 @@ def smem(config: Config) -> list:
             _kernels.SmemBuffer((stages, BLOCK_M, d), dtype),
             _kernels.SmemBuffer((stages, BLOCK_M), "f32"),
             _kernels.SmemBuffer((stages, BLOCK_M), "f32"),
-            _kernels.SmemBuffer((2, HALF_N, BLOCK_M), dtype),
-            _kernels.SmemBuffer((2, BLOCK_M, d), "f32"),
+            _kernels.SmemBuffer((2, 2, HALF_N, BLOCK_M), dtype),
+            _kernels.SmemBuffer((2, BLOCK_M, d // 2), "f32"),
             _kernels.Barriers(1, arrival_count=1),
             _kernels.Barriers(stages, arrival_count=1),
             _kernels.Barriers(stages, arrival_count=2)]
@@ -156,14 +161,16 @@ def _postprocess(config: Config) -> _kernels.Kernel:
 def _main(config: Config) -> _kernels.Kernel:
     dtype, d, stages, group = config.element, config.head_dim, config.stages, config.group
     shapes = config.shapes()
-    tokens = config.total_tokens
     padded = padded_tokens(config)
-    # P = exp2(S * log2(e) / sqrt(d) - LSE * log2(e)): one FMA per score.
+    # P = exp(S / sqrt(d) - LSE) = exp2((S - LSE sqrt(d)) log2(e) / sqrt(d)).
     score_scale = LOG2E / math.sqrt(d)
     gradient_scale = 1 / math.sqrt(d)
     inputs = [(shapes[n], dtype) for n in ("q", "k", "v", "o")]
     inputs[3] = (shapes["o"], dtype)  # dO, shaped as O
-    inputs += [((config.heads * tokens,), "f32"), ((config.heads * padded,), "f32")]
+    # The LSE flattened (a 1-D TMA box starts anywhere, and its rows need
+    # not be 16-byte aligned), and D.
+    lse_elements = math.prod(shapes["lse"])
+    inputs += [((lse_elements,), "f32"), ((config.heads * padded,), "f32")]
     if config.varlen:
         inputs.append((shapes["cu_seqlens"], "i32"))
     outputs = [(shapes["k"], dtype), (shapes["v"], dtype), (shapes["q"], "f32")]
@@ -179,7 +186,8 @@ def _main(config: Config) -> _kernels.Kernel:
          ds_smem, dq_smem, kv_full, q_full, empty) = refs[6 + config.varlen:]
         key_block = _values.block_id("x")
         kv_head = _values.block_id("y")
-        start, length = sequence(config, cu_seqlens, _values.block_id("z"))
+        b = _values.block_id("z").astype("i32")
+        start, length = sequence(config, cu_seqlens, b)
         # The block's first key, from the sequence's first, as i32.
         key0 = key_block.astype("i32") * BLOCK_N
         query_tiles = (length + (BLOCK_M - 1)) // BLOCK_M
@@ -223,7 +231,8 @@ def _main(config: Config) -> _kernels.Kernel:
                 # Past a head's last token the rows belong to the next head
                 # (or are TMA's zeros): finite, and masked.
                 _refs.async_load(lse, lse_smem[stage], q_full[stage],
-                                 indices=[head * tokens + token], slice_lengths=[BLOCK_M])
+                                 indices=[config.lse_index(b, head, start, q0)],
+                                 slice_lengths=[BLOCK_M])
                 _refs.async_load(delta, delta_smem[stage], q_full[stage],
                                  indices=[head * padded + token], slice_lengths=[BLOCK_M])
 
@@ -231,12 +240,13 @@ def _main(config: Config) -> _kernels.Kernel:
             _pipeline.set_max_registers(CONSUMER_REGISTERS, action="increase")
             half = wg - 1
             k_half, v_half = k_smem[half], v_smem[half]
-            ds_half, dq_half = ds_smem[half], dq_smem[half]
+            dq_half = dq_smem[half]
             # This consumer's first key, from the sequence's first.
             key_first = key0 + half.astype("i32") * HALF_N
             _refs.wait(kv_full[0], False)
             tile = (HALF_N, BLOCK_M)
             zero = _values.constant(0.0, "f32", (HALF_N, d))
+            dq_zero = _values.constant(0.0, "f32", (BLOCK_M, d // 2))
 
             def columns(ring, stage):
                 """A (BLOCK_M,) tile of per-query values, broadcast down the
@@ -251,40 +261,58 @@ def _main(config: Config) -> _kernels.Kernel:
                 stage = step % stages
                 head, q0 = tile_of(step)
                 _refs.wait(q_full[stage], parity(step))
-                scores = _refs.wgmma(_values.constant(0.0, "f32", tile), k_half,
-                                     q_smem[stage].T, async_=True)
-                dpt = _refs.wgmma(_values.constant(0.0, "f32", tile), v_half,
-                                  do_smem[stage].T, async_=True)
-                neg_lse = columns(lse_smem, stage) * -LOG2E
-                delta_columns = columns(delta_smem, stage)
+                # The per-query terms start the accumulators, so they take no
+                # registers of their own beside dK and dV: S^T - LSE sqrt(d),
+                # whose scaled exp2 is P^T, and dP^T - D.
+                shifted = _refs.wgmma(columns(lse_smem, stage) * -math.sqrt(d), k_half,
+                                      q_smem[stage].T, async_=True)
+                dpt_minus_delta = _refs.wgmma(-columns(delta_smem, stage), v_half,
+                                              do_smem[stage].T, async_=True)
                 _refs.wgmma_wait(0)
-                logits = _values.fma(scores, score_scale, neg_lse)
+                logits = shifted * score_scale
                 needs_mask = (q0 + BLOCK_M > length) | (key_first + HALF_N > length)
                 if config.causal:
                     needs_mask = needs_mask | (q0 < key_first + HALF_N)
                 logits = _cf.if_(needs_mask, otherwise=lambda: logits, results=logits)(
                     lambda: mask(config, logits, key_first, q0, length))
                 pt = _values.exp2(logits)
-                dst = pt * (dpt - delta_columns)
+                dst = pt * dpt_minus_delta
                 pt_in, dst_in = pt.astype(dtype), dst.astype(dtype)
                 dv_acc = _refs.wgmma(dv_acc, pt_in, do_smem[stage], async_=True)
                 dk_acc = _refs.wgmma(dk_acc, dst_in, q_smem[stage], async_=True)
-                # dQ = dS K needs dS with queries as rows: dS^T through shared
-                # memory, read transposed. The previous step's read of it
-                # completed at that step's wait.
-                _refs.vector_store(dst_in, ds_half)
-                dq = _refs.wgmma(zero, ds_half.T, k_half, async_=True)
+                # dQ = dS K over the block's 128 keys, each consumer taking
+                # half of dQ's columns: dQ needs dS with queries as rows, so
+                # both consumers' dS^T go through shared memory, read
+                # transposed. The buffers alternate by step: a consumer
+                # writes one while the other may still read the other one.
+                ds_buffers = ds_smem[step % 2]
+                _refs.vector_store(dst_in, ds_buffers[half])
+                columns_half = _refs.ds(half * (d // 2), d // 2)
+                # Its own keys first: that wgmma fences the write above for
+                # the async proxy, before the barrier tells the other
+                # consumer to read it.
+                dq = _refs.wgmma(dq_zero, ds_buffers[half].T, k_half[:, columns_half],
+                                 async_=True)
+                _refs.named_barrier(DS_WRITTEN, 2)
+                other = 1 - half
+                dq = _refs.wgmma(dq, ds_buffers[other].T, k_smem[other][:, columns_half],
+                                 async_=True)
                 _refs.wgmma_wait(0)
+                # Q and dO of the stage are read: release it.
                 _refs.arrive(empty[stage])
                 # The previous step's reduce-add must have read dq_half.
                 _refs.async_store_wait(0)
                 _refs.vector_store(dq, dq_half)
-                _refs.async_store(dq_half, dq_accumulated, indices=[start + q0, head * d],
-                                  slice_lengths=[BLOCK_M, d], reduction="add", defer_wait=True)
+                _refs.async_store(dq_half, dq_accumulated,
+                                  indices=[start + q0, head * d + half.astype("i32") * (d // 2)],
+                                  slice_lengths=[BLOCK_M, d // 2], reduction="add",
+                                  defer_wait=True)
                 return dk_acc, dv_acc
 
             dk_acc, dv_acc = gradients
             _refs.async_store_wait(0)
+            # The other consumer's last dQ may still read this one's K.
+            _refs.named_barrier(KEYS_READ, 2)
             rows = _values.minimum(length - key_first, HALF_N)
             token = start + key_first
             for result, out, buffer in ((dk_acc * gradient_scale, dk, k_half),
@@ -318,20 +346,22 @@ def mask(config: Config, logits, key_first, q0, length):
     keys after their query. ``key_first`` and ``q0`` are the tile's first
     key (row) and query (column) from the sequence's first."""
     shape = logits.shape
-    key = _values.iota(shape, "i32", 0) + key_first
-    query = _values.iota(shape, "i32", 1) + q0
-    visible = (key < length) & (query < length)
-    if config.causal:
-        visible = visible & (key <= query)
+    # Offsets from the tile's first key and query: the bounds move into
+    # scalars, so each element costs two comparisons. With the causal mask
+    # key <= query < length implies key < length.
+    key = _values.iota(shape, "i32", 0)
+    query = _values.iota(shape, "i32", 1)
+    key_bound = query + (q0 - key_first) if config.causal else length - key_first - 1
+    visible = (key <= key_bound) & (query < length - q0)
     return _values.select(visible, logits, -math.inf)
 
 
 @functools.lru_cache(maxsize=64)
 def build(config: Config) -> Backward:
     """The backward's kernels for ``config``; ValueError for a bad one. The
-    main kernel's inputs: q, k, v, do, the LSE flattened to (heads *
-    tokens,), D, and cu_seqlens for a packed batch; its outputs dk, dv and
-    the f32 dQ workspace, which the caller zeroes."""
+    main kernel's inputs: q, k, v, do, the LSE flattened (1-D), D, and
+    cu_seqlens for a packed batch; its outputs dk, dv and the f32 dQ
+    workspace, which the caller zeroes."""
     check(config)
     return Backward(_preprocess(config), _main(config), _postprocess(config))
 

@@ -10,8 +10,8 @@ kv_heads * head_dim), where tokens is batch x seq for a fixed length (the
 [cu_seqlens[b], cu_seqlens[b + 1]). Head h is the column block
 [h * head_dim, +head_dim): a 2-D TMA box, where a 3-D view would squeeze a
 dim the shared-memory tiling covers.
-The LSE is (heads, tokens) f32, natural log, as FlashAttention's varlen API
-returns it.
+The LSE is f32, natural log, as FlashAttention returns it: (batch, heads,
+seq) for a fixed length, (heads, tokens) for a packed batch.
 """
 from __future__ import annotations
 
@@ -66,12 +66,20 @@ class Config(NamedTuple):
     def element(self) -> _dtypes.DType:
         return DTYPES[self.dtype]
 
+    def lse_index(self, b, head, start, row):
+        """The position of query row ``row`` (from its sequence's first) of
+        head ``head`` of sequence ``b``, which starts at token ``start``, in
+        the LSE flattened: works on ints and Scalars alike."""
+        if self.varlen:
+            return head * self.tokens + start + row
+        return (b * self.heads + head) * self.seq + row
+
     def shapes(self) -> dict[str, tuple[int, ...]]:
         """The arrays' shapes: q, k, v, o, lse and (varlen) cu_seqlens."""
         t, d = self.total_tokens, self.head_dim
         shapes = {"q": (t, self.heads * d), "k": (t, self.key_heads * d),
                   "v": (t, self.key_heads * d), "o": (t, self.heads * d),
-                  "lse": (self.heads, t)}
+                  "lse": (self.heads, t) if self.varlen else (self.batch, self.heads, self.seq)}
         if self.varlen:
             shapes["cu_seqlens"] = (self.batch + 1,)
         return shapes

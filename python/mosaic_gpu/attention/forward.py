@@ -108,7 +108,8 @@ def build(config: Config) -> _kernels.Kernel:
         # Each head is a column block of d in its (tokens, heads * d) array.
         q_column = head.astype("i32") * d
         kv_column = (head // config.group).astype("i32") * d
-        start, length = sequence(config, cu_seqlens, _values.block_id("z"))
+        b = _values.block_id("z")
+        start, length = sequence(config, cu_seqlens, b)
         # Query rows of the block, from the sequence's first, as i32.
         q_first = q_block.astype("i32") * BLOCK_M
         key_tiles = (length + (BLOCK_N - 1)) // BLOCK_N
@@ -225,16 +226,19 @@ def build(config: Config) -> _kernels.Kernel:
             rows = _values.minimum(length - row0, HALF_M)
             token = start + row0
 
+            lse_rows = lse[head, _refs.ds(token, HALF_M)] if config.varlen \
+                else lse[b, head, _refs.ds(row0, HALF_M)]
+
             def whole():
                 _refs.vector_store(out, o_half)
                 _refs.async_store(o_half, o, indices=[token, q_column],
                                   slice_lengths=[HALF_M, d])
-                _refs.vector_store(row_lse, lse[head, _refs.ds(token, HALF_M)])
+                _refs.vector_store(row_lse, lse_rows)
 
             def partial():
                 o_rows = o[_refs.ds(token, HALF_M), _refs.ds(q_column, d)]
                 _refs.vector_store(out, o_rows, valid=[rows, d])
-                _refs.vector_store(row_lse, lse[head, _refs.ds(token, HALF_M)], valid=[rows])
+                _refs.vector_store(row_lse, lse_rows, valid=[rows])
 
             _cf.if_(rows == HALF_M, otherwise=lambda: _cf.if_(rows > 0)(partial))(whole)
 

@@ -153,3 +153,31 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// M-major A: A stored K x M (a row-major `at`) and passed as its transposed
+// view, with B MN-major (row-major K x N). The lowering describes A like
+// MN-major B: LBO the bytes between swizzle-wide blocks of M, SBO those
+// between 8-row groups of K, K steps moving by whole row groups. NVVM's A
+// layout is `col`: imm-trans-a 1.
+// CHECK-LABEL: gpu.func @bf16_m_major_a
+// CHECK: memref.transpose %{{.*}} (d0, d1, d2, d3) -> (d1, d0, d3, d2) {{.*}} to memref<1x8x64x8xbf16, strided<[512, 512, 1, 64]>, #gpu.address_space<workgroup>>
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+// PTX-LABEL: .entry bf16_m_major_a(
+// PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%r1, {{[%r0-9, ]+}}%r32}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1,  1, 1,  1;
+gpu.module @kernels {
+  gpu.func @bf16_m_major_a(%out: memref<64x64xf32>) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+    %at = mosaic_gpu.slice_smem 0 : memref<64x64xbf16, #gpu.address_space<workgroup>>
+    %a = memref.transpose %at (d0, d1) -> (d1, d0)
+        : memref<64x64xbf16, #gpu.address_space<workgroup>> to memref<64x64xbf16, strided<[1, 64]>, #gpu.address_space<workgroup>>
+    %b = mosaic_gpu.slice_smem 8192 : memref<64x64xbf16, #gpu.address_space<workgroup>>
+    %zero = arith.constant dense<0.0> : vector<64x64xf32>
+    %acc = mosaic_gpu.wgmma %zero, %a, %b
+        : vector<64x64xf32>, memref<64x64xbf16, strided<[1, 64]>, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>> -> vector<64x64xf32>
+    mosaic_gpu.vector_store %acc, %out : vector<64x64xf32>, memref<64x64xf32>
+    gpu.return
+  }
+}

@@ -169,3 +169,31 @@ func.func @register_a_in_flight(%acc: !acc, %a: !a_smem, %b: !b_smem) -> !acc {
   %r2 = mosaic_gpu.wgmma %acc, %r, %b : !acc, !acc, !b_smem -> !acc
   return %r2 : !acc
 }
+
+// -----
+
+!a_smem = memref<64x64xbf16, #gpu.address_space<workgroup>>
+!b_smem = memref<64x128xbf16, #gpu.address_space<workgroup>>
+!acc = vector<64x128xf32>
+
+// Two async wgmmas accumulating in turn, waited for, in every iteration:
+// each iteration's first result is a new value, which the previous
+// iteration's second wgmma did not overwrite. Only the read after the loop
+// is reported.
+func.func @chain_in_loop(%a: !a_smem, %b: !b_smem, %n: index) -> vector<64x128xbf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : !acc
+  %last = scf.for %i = %c0 to %n step %c1 iter_args(%in = %zero) -> (!acc) {
+    %first = mosaic_gpu.wgmma async %zero, %a, %b : !acc, !a_smem, !b_smem -> !acc
+    %second = mosaic_gpu.wgmma async %first, %a, %b : !acc, !a_smem, !b_smem -> !acc
+    mosaic_gpu.wgmma_wait 0
+    %sum = arith.addf %in, %second : !acc
+    scf.yield %sum : !acc
+  }
+  // expected-note @+1 {{the async wgmma}}
+  %r = mosaic_gpu.wgmma async %last, %a, %b : !acc, !a_smem, !b_smem -> !acc
+  // expected-error @+1 {{'arith.truncf' op reads the result of an async wgmma while it may still be in flight}}
+  %t = arith.truncf %r : !acc to vector<64x128xbf16>
+  return %t : vector<64x128xbf16>
+}
