@@ -7,26 +7,41 @@ runs it with the build's mosaic_gpu on PYTHONPATH, then mosaic-compile):
       --kv-heads KV --seq S --head-dim D [--causal] --emit-mlir PATH
 
 fwd: forward.build (bf16; inputs q, k, v; outputs o, lse); bwd:
-backward.build (bf16; inputs q, k, v, o, lse, do; outputs dq, dk, dv);
-fp8: forward_fp8.build (e4m3; inputs q, k, v_t, descales; outputs o, lse).
-Fixed-length batches only: mosaic-run, which runs them on the GPU, draws
-every input at random, and a packed batch's cu_seqlens must be offsets.
-bench.py's checks (checks.py) read the dumped buffers in exactly these
-orders, so this script refuses a kernel whose arrays differ from them.
+backward.build's three kernels (bf16): NAME.preprocess (inputs o, do;
+output D), NAME the main one (inputs q, k, v, do, the LSE flattened, D;
+outputs dk, dv and the f32 dQ workspace) and NAME.postprocess (input the
+workspace; output dq); fp8: forward_fp8.build (e4m3; inputs q, k, v_t,
+descales; outputs o, lse). Fixed-length batches only: mosaic-run, which
+runs them on the GPU, draws every input at random, and a packed batch's
+cu_seqlens must be offsets. bench.py's checks (checks.py) read the dumped
+buffers in exactly these orders, so this script refuses a kernel whose
+arrays differ from them.
 """
 import argparse
 import importlib
 import sys
 
-# Each kind's module, its dtype, and the arrays bench.py's check takes,
-# inputs then outputs.
+# Each kind's module, its dtype, and its kernels: (file name suffix, the
+# attribute of what build returns, None for the kernel itself, the arrays
+# bench.py's check reads, inputs then outputs).
 KINDS = {
-    "fwd": ("forward", "bf16", ["q", "k", "v"], ["o", "lse"]),
-    "bwd": ("backward", "bf16", ["q", "k", "v", "o", "lse", "do"], ["dq", "dk", "dv"]),
-    "fp8": ("forward_fp8", "fp8", ["q", "k", "v_t", "descales"], ["o", "lse"]),
+    "fwd": ("forward", "bf16", [("", None, ["q", "k", "v"], ["o", "lse"])]),
+    "bwd": ("backward", "bf16", [
+        (".preprocess", "preprocess", ["o", "do"], ["delta"]),
+        ("", "main", ["q", "k", "v", "do", "lse_flat", "delta"], ["dk", "dv", "dq_workspace"]),
+        (".postprocess", "postprocess", ["dq_workspace"], ["dq"])]),
+    "fp8": ("forward_fp8", "fp8", [("", None, ["q", "k", "v_t", "descales"], ["o", "lse"])]),
 }
-# The gradients' shapes are their arrays'.
-SHAPE_OF = {"do": "o", "dq": "q", "dk": "k", "dv": "v"}
+
+
+def array_shapes(module, config) -> dict:
+    """Every array's shape by the names KINDS uses."""
+    shapes = dict(module.shapes(config) if hasattr(module, "shapes") else config.shapes())
+    shapes.update(do=shapes["o"], dq=shapes["q"], dk=shapes["k"], dv=shapes["v"],
+                  dq_workspace=shapes["q"], lse_flat=(config.heads * config.total_tokens,))
+    if hasattr(module, "padded_tokens"):
+        shapes["delta"] = (config.heads * module.padded_tokens(config),)
+    return {name: tuple(shape) for name, shape in shapes.items()}
 
 
 def main(argv=None):
@@ -37,7 +52,7 @@ def main(argv=None):
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--emit-mlir", required=True, metavar="PATH")
     args = parser.parse_args(argv)
-    module_name, dtype, inputs, outputs = KINDS[args.kernel]
+    module_name, dtype, parts = KINDS[args.kernel]
     try:
         module = importlib.import_module(f"mosaic_gpu.attention.{module_name}")
     except ImportError as error:
@@ -47,17 +62,24 @@ def main(argv=None):
     config = Config(args.batch, args.heads, args.seq, args.head_dim, args.causal, dtype,
                     args.kv_heads)
     try:
-        kernel = module.build(config)
+        built = module.build(config)
     except ValueError as error:
         sys.exit(f"attention_kernels.py: {error}")
-    shapes = module.shapes(config) if hasattr(module, "shapes") else config.shapes()
-    want = [tuple(shapes[SHAPE_OF.get(name, name)]) for name in inputs + outputs]
-    have = [tuple(shape) for shape, _ in list(kernel.inputs) + list(kernel.outputs)]
-    if have != want:
-        sys.exit(f"attention_kernels.py: {module_name}.build's arrays are {have}; bench.py's "
-                 f"check reads {', '.join(inputs)} then {', '.join(outputs)}: {want}")
-    with open(args.emit_mlir, "w") as out:
-        out.write(str(kernel.module))
+    shapes = array_shapes(module, config)
+    texts = {}
+    for suffix, attribute, inputs, outputs in parts:
+        kernel = getattr(built, attribute) if attribute else built
+        want = [shapes[name] for name in inputs + outputs]
+        have = [tuple(shape) for shape, _ in list(kernel.inputs) + list(kernel.outputs)]
+        if have != want:
+            sys.exit(f"attention_kernels.py: {module_name}.build's {attribute or 'kernel'} "
+                     f"has arrays {have}; bench.py's check reads {', '.join(inputs)} then "
+                     f"{', '.join(outputs)}: {want}")
+        texts[suffix] = str(kernel.module)
+    stem = args.emit_mlir[:-len(".mlir")] if args.emit_mlir.endswith(".mlir") else args.emit_mlir
+    for suffix, text in texts.items():
+        with open(f"{stem}{suffix}.mlir" if suffix else args.emit_mlir, "w") as out:
+            out.write(text)
     return 0
 
 

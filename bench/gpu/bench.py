@@ -390,26 +390,39 @@ NEW_KERNEL_PATTERNS = [
 
 class AttentionKernel(typing.NamedTuple):
     """What an attention kernel's name says besides its dims (batch, heads,
-    kv_heads, seq, head_dim): "fwd" or "bwd", "bf16" or "fp8", the mask."""
+    kv_heads, seq, head_dim): "fwd" or "bwd", "bf16" or "fp8", the mask,
+    and which of the backward's kernels: "preprocess", "main" or
+    "postprocess" (the forward's is "main")."""
     direction: str
     dtype: str
     causal: bool
+    part: str = "main"
 
 
+# The backward's kernels in launch order, by their names' suffixes.
+ATTENTION_BACKWARD_PARTS = {"preprocess": ".preprocess", "main": "",
+                            "postprocess": ".postprocess"}
 ATTENTION_KERNEL_PATTERN = re.compile(
-    r"attn_(fwd|bwd)_(bf16|fp8)_(\d+)x(\d+)x(\d+)x(\d+)x(\d+)_(causal|full)")
-# The outputs of our attention kernels, the last buffers: O and the LSE
-# forward, dQ, dK and dV backward.
-ATTENTION_OUTPUTS = {"fwd": 2, "bwd": 3}
+    r"attn_(fwd|bwd)_(bf16|fp8)_(\d+)x(\d+)x(\d+)x(\d+)x(\d+)_(causal|full)"
+    r"(\.preprocess|\.postprocess)?")
+# The outputs of each of our attention kernels, as positions among its
+# buffers from the end: O and the LSE; D; dK and dV, but not the f32 dQ
+# workspace after them, which the kernel adds into (mosaic-run would
+# poison it: it is an input, drawn at random); dQ.
+ATTENTION_OUTPUTS = {("fwd", "main"): (-2, -1), ("bwd", "preprocess"): (-1,),
+                     ("bwd", "main"): (-3, -2), ("bwd", "postprocess"): (-1,)}
 
 
 def parse_new_kernel(stem):
     """The NewKernel a file stem names, or None."""
     match = ATTENTION_KERNEL_PATTERN.fullmatch(stem)
     if match:
-        direction, dtype, *dims, mask = match.groups()
+        direction, dtype, *dims, mask, suffix = match.groups()
+        if suffix and direction != "bwd":
+            return None
         return NewKernel("attention", tuple(int(d) for d in dims),
-                         AttentionKernel(direction, dtype, mask == "causal"))
+                         AttentionKernel(direction, dtype, mask == "causal",
+                                         suffix[1:] if suffix else "main"))
     for kind, pattern in NEW_KERNEL_PATTERNS:
         match = pattern.fullmatch(stem)
         if match:
@@ -1315,26 +1328,30 @@ def run_ours(mosaic_run, manifest_path, kind, args, out_dir, extra=()):
     return result
 
 
-def output_positions(manifest, count=1):
-    """Positions among the buffer parameters of the last `count`, the
-    outputs (--check=none takes the last one by default)."""
+def output_positions(manifest, from_end=(-1,)):
+    """Positions among the buffer parameters of the outputs, given as
+    positions from the end (--check=none takes the last one by default)."""
     total = len(buffers(manifest))
-    return list(range(total - count, total))
+    return [total + position for position in from_end]
 
 
 def new_kernel_outputs(kernel):
-    """How many outputs a NewKernel has: the last buffers."""
-    return ATTENTION_OUTPUTS[kernel.param.direction] if kernel.kind == "attention" else 1
+    """The outputs of a NewKernel, as positions among its buffers from the
+    end (output_positions)."""
+    if kernel.kind == "attention":
+        return ATTENTION_OUTPUTS[kernel.param.direction, kernel.param.part]
+    return (-1,)
 
 
-def run_ours_dumped(mosaic_run, manifest_path, manifest, check, args, out_dir, outputs=1):
+def run_ours_dumped(mosaic_run, manifest_path, manifest, check, args, out_dir,
+                    outputs=(-1,)):
     """Runs a kernel that mosaic-run has no reference for: mosaic-run
     --check=none draws the inputs, poisons the outputs, checks that every
     element was written and times the kernel; `check(inputs, outputs)` (a
     checks.Check) then compares the dumped bytes with float64. Returns
     (median ms, or None when either failed; the Check or None; the mosaic-run
-    result; why it failed, or None). `outputs`: how many of the last
-    buffers are outputs."""
+    result; why it failed, or None). `outputs`: the output buffers'
+    positions from the end (output_positions)."""
     import checks
     positions = output_positions(manifest, outputs)
     buffer_parameters = [p for p in manifest["parameters"] if p["kind"] == "buffer"]
@@ -1377,8 +1394,12 @@ def new_kernel_check(kernel):
     if kernel.kind == "attention":
         attention = kernel.param
         if attention.direction == "bwd":
-            return lambda ins, outs: checks.check_attention_backward(
-                kernel.dims, attention.causal, *ins, *outs)
+            return {"preprocess": lambda ins, outs: checks.check_attention_delta(
+                        kernel.dims, *ins, *outs),
+                    "main": lambda ins, outs: checks.check_attention_backward(
+                        kernel.dims, attention.causal, *ins, *outs),
+                    "postprocess": lambda ins, outs: checks.check_attention_dq(
+                        kernel.dims, *ins, *outs)}[attention.part]
         if attention.dtype == "fp8":
             return lambda ins, outs: checks.check_attention_forward_fp8(
                 kernel.dims, attention.causal, *ins, *outs)
@@ -1805,9 +1826,12 @@ def measure_attention_new_tables(torch, triton, triton_notes, sdpa, sdpa_note, n
         torch.cuda.empty_cache()  # for mosaic-run, another process
         name = attention_kernel_name(row)
         column = OURS_FP8_ATTENTION if row.table == "fp8" else OURS_ATTENTION
-        if name in new_kernels:
-            ms = measure_new(name, label)
-            cells[column] = FAILED if ms is None else ms
+        # The backward's cell: its three kernels' medians added up.
+        stems = [name + suffix for suffix in ATTENTION_BACKWARD_PARTS.values()] \
+            if name and row.backward else [name]
+        if name and all(stem in new_kernels for stem in stems):
+            times = [measure_new(stem, label) for stem in stems]
+            cells[column] = FAILED if None in times else sum(times)
         elif name is not None:
             missing[row.table].append(label)
         rows[row.table].append((row, cells))

@@ -1068,9 +1068,15 @@ def test_attention_kernel_names_parse_back():
         assert kernel.param == bench.AttentionKernel("bwd" if row.backward else "fwd",
                                                      "fp8" if row.table == "fp8" else "bf16",
                                                      row.causal)
-        assert bench.new_kernel_outputs(kernel) == (3 if row.backward else 2)
-    assert bench.parse_new_kernel("attn_fwd_bf16_1x2x3x4_full") is None
-    assert bench.parse_new_kernel("attn_bwd_fp16_1x2x2x128x64_full") is None
+        assert bench.new_kernel_outputs(kernel) == ((-3, -2) if row.backward else (-2, -1))
+    name = "attn_bwd_bf16_1x2x2x128x64_full"
+    for part, outputs in (("preprocess", (-1,)), ("postprocess", (-1,))):
+        kernel = bench.parse_new_kernel(f"{name}.{part}")
+        assert kernel.param == bench.AttentionKernel("bwd", "bf16", False, part)
+        assert bench.new_kernel_outputs(kernel) == outputs
+    for stem in ("attn_fwd_bf16_1x2x3x4_full", "attn_bwd_fp16_1x2x2x128x64_full",
+                 "attn_fwd_bf16_1x2x2x128x64_full.preprocess", f"{name}.fixup"):
+        assert bench.parse_new_kernel(stem) is None, stem
 
 
 def test_attention_kernels_need_their_module(tmp_path):
@@ -1094,7 +1100,7 @@ def test_output_positions():
     manifest = {"parameters": [{"index": i, "kind": "buffer", "element_type": "bf16",
                                 "shape": [8]} for i in range(5)]}
     assert bench.output_positions(manifest) == [4]
-    assert bench.output_positions(manifest, 2) == [3, 4]
+    assert bench.output_positions(manifest, (-3, -2)) == [2, 3]
 
 
 def test_attention_new_tables_markdown():
@@ -1146,8 +1152,9 @@ def attention_case(rng, dims, dtype=None):
 
 
 def kernel_forward(dims, causal, q, k, v, group_of=None, rounding=BF16):
-    """O (bf16) and the LSE as the kernel computes them (P rounded for P V),
-    with key/value head group_of(h) for query head h."""
+    """O (bf16) and the LSE (batch, heads, seq) as the kernel computes them
+    (P rounded for P V), with key/value head group_of(h) for query head
+    h."""
     batch, heads, kv_heads, seq, d = dims
     group_of = group_of or (lambda h: h // (heads // kv_heads))
     q3, k3, v3 = (x.astype(np.float64).reshape(x.shape[0], -1, d) for x in (q, k, v))
@@ -1165,6 +1172,7 @@ def kernel_forward(dims, causal, q, k, v, group_of=None, rounding=BF16):
             rounded = p.astype(np.float32).astype(rounding).astype(np.float64)
             o[rows, h] = rounded @ v3[rows, group_of(h)] / total
             lse[h, rows] = (top + np.log(total))[:, 0]
+    lse = lse.reshape(heads, batch, seq).transpose(1, 0, 2)
     return o.reshape(q.shape).astype(np.float32).astype(BF16), lse.astype(np.float32)
 
 
@@ -1215,54 +1223,73 @@ def test_attention_forward_fp8_check():
                                                   *undescaled).passed
 
 
-def kernel_backward(dims, causal, q, k, v, o, lse, do, group_sum=True):
-    """dQ, dK, dV (bf16) as the kernel computes them from the given O and
-    LSE; group_sum False keeps only each group's first query head in dK
-    and dV."""
+def kernel_backward(dims, causal, q, k, v, do, lse, delta, group_sum=True):
+    """dK and dV (bf16) as the main kernel computes them from the given LSE
+    (batch, heads, seq) and D (heads, tokens); group_sum False keeps only
+    each group's first query head."""
     batch, heads, kv_heads, seq, d = dims
     group, scale = heads // kv_heads, 1 / math.sqrt(d)
-    q3, o3, do3 = (x.astype(np.float64).reshape(x.shape[0], heads, d) for x in (q, o, do))
+    q3, do3 = (x.astype(np.float64).reshape(x.shape[0], heads, d) for x in (q, do))
     k3, v3 = (x.astype(np.float64).reshape(x.shape[0], kv_heads, d) for x in (k, v))
-    dq, dk, dv = np.zeros(q3.shape), np.zeros(k3.shape), np.zeros(v3.shape)
+    dk, dv = np.zeros(k3.shape), np.zeros(v3.shape)
     for b in range(batch):
         rows = slice(b * seq, (b + 1) * seq)
         for h in range(heads):
             g = h // group
-            p = np.exp(q3[rows, h] @ k3[rows, g].T * scale - lse[h, rows][:, None])
+            p = np.exp(q3[rows, h] @ k3[rows, g].T * scale - lse[b, h][:, None])
             if causal:
                 p = np.where(np.tri(seq, dtype=bool), p, 0)
-            delta = (do3[rows, h] * o3[rows, h]).sum(1)
-            ds = p * (do3[rows, h] @ v3[rows, g].T - delta[:, None])
-            dq[rows, h] = ds @ k3[rows, g] * scale
+            ds = p * (do3[rows, h] @ v3[rows, g].T - delta[h, rows][:, None])
             if group_sum or h % group == 0:
                 dk[rows, g] += ds.T @ q3[rows, h] * scale
                 dv[rows, g] += p.T @ do3[rows, h]
-    return [x.reshape(x.shape[0], -1).astype(np.float32).astype(BF16) for x in (dq, dk, dv)]
+    return [x.reshape(x.shape[0], -1).astype(np.float32).astype(BF16) for x in (dk, dv)]
 
 
 @needs_numpy
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention_backward_check(causal):
-    """Random O and LSE as mosaic-run draws them: the check computes what the
+    """Random LSE and D as mosaic-run draws them: the check computes what the
     kernel computes from them; dK and dV not summed over the group, or P
     made a softmax again (ignoring the LSE given), fail."""
     rng = np.random.default_rng(5)
     dims = (2, 4, 2, 128, 64)
     q, k, v = attention_case(rng, dims)
-    o, do = (normal(rng, q.shape, BF16) for _ in range(2))
-    lse = normal(rng, (4, 256), np.float32)
-    inputs = (q, k, v, o, lse, do)
-    grads = kernel_backward(dims, causal, *inputs)
+    do = normal(rng, q.shape, BF16)
+    lse = normal(rng, (2, 4, 128), np.float32)
+    delta = normal(rng, (4, 256), np.float32)  # 256 tokens: no padding
+    workspace = normal(rng, q.shape, np.float32)
+    inputs = (q, k, v, do, lse.reshape(-1), delta.reshape(-1), workspace)
+    grads = kernel_backward(dims, causal, q, k, v, do, lse, delta)
     found = checks.check_attention_backward(dims, causal, *inputs, *grads)
     assert found.passed and found.worst < 0.5, found
-    ungrouped = kernel_backward(dims, causal, *inputs, group_sum=False)
+    ungrouped = kernel_backward(dims, causal, q, k, v, do, lse, delta, group_sum=False)
     found = checks.check_attention_backward(dims, causal, *inputs, *ungrouped)
     assert not found.passed and "dK" in found.summary
     _, true_lse = kernel_forward(dims, causal, q, k, v)
-    softmax = kernel_backward(dims, causal, q, k, v, o, true_lse, do)
+    softmax = kernel_backward(dims, causal, q, k, v, do, true_lse, delta)
     assert not checks.check_attention_backward(dims, causal, *inputs, *softmax).passed
-    grads[2].reshape(-1)[5] = np.nan
+    grads[1].reshape(-1)[5] = np.nan
     assert checks.check_attention_backward(dims, causal, *inputs, *grads).worst == math.inf
+
+
+@needs_numpy
+def test_attention_delta_and_dq_checks():
+    rng = np.random.default_rng(6)
+    dims = (1, 2, 1, 100, 64)  # 100 tokens: D padded to 128 per head
+    o, do = (normal(rng, (100, 128), BF16) for _ in range(2))
+    products = (o.astype(np.float64) * do.astype(np.float64)).reshape(100, 2, 64).sum(-1)
+    delta = np.zeros((2, 128), np.float32)
+    delta[:, :100] = products.T
+    assert checks.check_attention_delta(dims, o, do, delta.reshape(-1)).passed
+    swapped = delta[::-1].copy()  # the heads' rows swapped
+    assert not checks.check_attention_delta(dims, o, do, swapped.reshape(-1)).passed
+    with pytest.raises(ValueError, match=r"D of 1x2x1x100x64 must be \(256,\)"):
+        checks.check_attention_delta(dims, o, do, delta[:, :100].reshape(-1))
+    workspace = normal(rng, (100, 128), np.float32)
+    dq = (workspace / 8).astype(BF16)
+    assert checks.check_attention_dq(dims, workspace, dq).passed
+    assert not checks.check_attention_dq(dims, workspace, workspace.astype(BF16)).passed
 
 
 # Our attention kernels, small, end to end on the PTX emulator as
@@ -1275,6 +1302,8 @@ EMULATED_ATTENTION = [
                                          "--seq 256 --head-dim 128"),
     ("attn_bwd_bf16_1x2x1x128x64_causal", "--kernel bwd --batch 1 --heads 2 --kv-heads 1 "
                                           "--seq 128 --head-dim 64 --causal"),
+    ("attn_bwd_bf16_2x2x2x128x64_full", "--kernel bwd --batch 2 --heads 2 --kv-heads 2 "
+                                        "--seq 128 --head-dim 64"),
     ("attn_fwd_fp8_1x2x2x128x64_causal", "--kernel fp8 --batch 1 --heads 2 --kv-heads 2 "
                                          "--seq 128 --head-dim 64 --causal"),
 ]
@@ -1299,17 +1328,23 @@ def test_attention_kernels_pass_their_checks_on_the_emulator(tmp_path, monkeypat
     if "is not in this build" in made.stderr:
         pytest.skip(made.stderr.strip())
     assert made.returncode == 0, made.stderr
-    subprocess.run([str(build / "bin" / "mosaic-compile"), str(tmp_path / f"{name}.mlir"),
-                    "-o", str(tmp_path / f"{name}.cubin")], check=True, capture_output=True)
+    # The backward's three kernels, the forward's one.
+    stems = sorted(path.name[:-len(".mlir")] for path in tmp_path.glob(f"{name}*.mlir"))
+    parts = bench.ATTENTION_BACKWARD_PARTS.values() if kernel.param.direction == "bwd" else [""]
+    assert stems == sorted(name + suffix for suffix in parts)
     monkeypatch.setenv("MOSAIC_GPU_BACKEND", "emulator")
     args = bench.argparse.Namespace(warmup=1, reps=1, seed=11, run_timeout=120)
-    manifest = json.loads((tmp_path / f"{name}.json").read_text())
-    ms, found, result, why = bench.run_ours_dumped(
-        build / "bin" / "mosaic-run", tmp_path / f"{name}.json", manifest,
-        bench.new_kernel_check(kernel), args, tmp_path, bench.new_kernel_outputs(kernel))
-    assert result["passed"] and result["emulated"], result
-    assert found is not None and found.passed and found.worst < 0.8, (name, found)
-    assert ms is None and why == "mosaic-run reported no time (emulated: True)"
+    for stem in stems:
+        subprocess.run([str(build / "bin" / "mosaic-compile"), str(tmp_path / f"{stem}.mlir"),
+                        "-o", str(tmp_path / f"{stem}.cubin")], check=True, capture_output=True)
+        manifest = json.loads((tmp_path / f"{stem}.json").read_text())
+        part = bench.parse_new_kernel(stem)
+        ms, found, result, why = bench.run_ours_dumped(
+            build / "bin" / "mosaic-run", tmp_path / f"{stem}.json", manifest,
+            bench.new_kernel_check(part), args, tmp_path, bench.new_kernel_outputs(part))
+        assert result["passed"] and result["emulated"], result
+        assert found is not None and found.passed and found.worst < 0.8, (stem, found)
+        assert ms is None and why == "mosaic-run reported no time (emulated: True)"
 
 
 def test_attention_kernels_generator_refuses_other_arrays(tmp_path):
@@ -1322,7 +1357,8 @@ def test_attention_kernels_generator_refuses_other_arrays(tmp_path):
                     "--kv-heads", "1", "--seq", "128", "--head-dim", "64", "--emit-mlir",
                     {str(tmp_path / "x.mlir")!r}]
         import attention_kernels
-        attention_kernels.KINDS["fwd"] = ("forward", "bf16", ["k", "q", "v"], ["o", "lse"])
+        attention_kernels.KINDS["fwd"] = ("forward", "bf16",
+                                          [("", None, ["k", "q", "v"], ["o", "lse"])])
         attention_kernels.main()
     """)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
@@ -1330,7 +1366,9 @@ def test_attention_kernels_generator_refuses_other_arrays(tmp_path):
          os.environ.get("PYTHONPATH", "")]))
     made = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                           text=True)
-    assert made.returncode == 1 and "bench.py's check reads k, q, v then o, lse" in made.stderr
+    assert made.returncode == 1, made.stderr
+    assert "forward.build's kernel has arrays" in made.stderr
+    assert "bench.py's check reads k, q, v then o, lse" in made.stderr
     assert not (tmp_path / "x.mlir").exists()
 
 

@@ -12,6 +12,7 @@ Shapes, as FlashAttention's ``flash_attn_func`` and
    tokens [cu_seqlens[b], cu_seqlens[b + 1]); ``cu_seqlens`` is int32
    [batch + 1] and ``max_seqlen`` at least the longest sequence; the LSE is
    [heads, tokens].
+The LSE is the kernels' own array in either case (config.py), no copy.
 Keys and queries are the same tokens (self-attention: one ``cu_seqlens``
 and one ``max_seqlen``, where FlashAttention takes one each for q and k).
 kv_heads must divide heads (grouped-query attention; 1 is multi-query).
@@ -19,10 +20,7 @@ head_dim is 64, 128 or 256 (each kernel says which it takes), the dtype bf16
 or f16, the same for q, k and v; the LSE is float32, natural log.
 
 The arrays are reshaped, without copies, to the kernels' (tokens, heads *
-head_dim) layout (config.py), so they must be contiguous. The kernels give
-the LSE as (heads, tokens): the varlen LSE is that array, and the
-fixed-length one its transpose to [batch, heads, seq], a copy of heads x
-tokens floats (none for batch 1); the backward takes either shape back.
+head_dim) layout (config.py), so they must be contiguous.
 
 CUDA tensors run on their GPU; CPU tensors and NumPy arrays on the PTX
 emulator, unless ``backend`` (or ``$MOSAIC_GPU_BACKEND``) says "cuda", which
@@ -50,10 +48,8 @@ _KERNEL_CACHE_SIZE = 64
 
 
 class _Problem(NamedTuple):
-    """What the arguments say: the Config, whether they are PyTorch
-    tensors, and the backend they run on."""
+    """What the arguments say: the Config and the backend they run on."""
     config: Config
-    torch: bool
     backend: str
 
 
@@ -84,10 +80,9 @@ def _host(array: Any) -> Any:
     return np.asarray(array)
 
 
-def _check_arrays(named: dict[str, Any]) -> bool:
+def _check_arrays(named: dict[str, Any]) -> None:
     """Raises TypeError or ValueError unless the arrays are all NumPy arrays
-    or all PyTorch tensors, on one device, contiguous. Whether they are
-    tensors."""
+    or all PyTorch tensors, on one device, contiguous."""
     kinds = {name: _library(array) for name, array in named.items()}
     for name, kind in kinds.items():
         if kind not in ("numpy", "torch") or not hasattr(named[name], "shape"):
@@ -107,7 +102,6 @@ def _check_arrays(named: dict[str, Any]) -> bool:
             raise ValueError(f"{name} is not contiguous (row-major); the kernels read it as "
                              f"(tokens, heads * head_dim) without copying it: pass "
                              f"{name}.contiguous() (NumPy: np.ascontiguousarray({name}))")
-    return "torch" in kinds.values()
 
 
 def _element_type(named: dict[str, Any]) -> str:
@@ -152,7 +146,7 @@ def _varlen_seq(max_seqlen: int, tokens: int) -> int:
 def _problem(q, k, v, causal, cu_seqlens, max_seqlen, backend) -> _Problem:
     """The Config of q, k and v (checked as the module docstring says)."""
     named = {"q": q, "k": k, "v": v}
-    torch = _check_arrays(named)
+    _check_arrays(named)
     dtype = _element_type(named)
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool, got {causal!r}")
@@ -190,7 +184,7 @@ def _problem(q, k, v, causal, cu_seqlens, max_seqlen, backend) -> _Problem:
                              "fixed-length batch's is its seq")
         batch, seq = q_shape[:2]
         config = Config(batch, heads, seq, head_dim, causal, dtype, kv_heads)
-    return _Problem(config, torch, _backend(backend, _device(q)))
+    return _Problem(config, _backend(backend, _device(q)))
 
 
 def _check_seqlens(cu_seqlens, max_seqlen, tokens, q) -> tuple[int, int]:
@@ -251,28 +245,6 @@ def _flat(array, columns):
     return array.reshape(-1, columns)
 
 
-def _transpose_lse(lse, config: Config, torch: bool):
-    """(heads, tokens) -> [batch, heads, seq] for a fixed length."""
-    lse = lse.reshape(config.heads, config.batch, config.seq)
-    if torch:
-        return lse.permute(1, 0, 2).contiguous()
-    import numpy as np
-    return np.ascontiguousarray(lse.transpose(1, 0, 2))
-
-
-def _kernel_lse(lse, config: Config, torch: bool):
-    """The LSE as the kernels take it, (heads, tokens), from the shape
-    flash_attention returned."""
-    if config.varlen:
-        return lse
-    lse = lse.permute(1, 0, 2) if torch else lse.transpose(1, 0, 2)
-    lse = lse.reshape(config.heads, config.total_tokens)
-    if torch:
-        return lse.contiguous()
-    import numpy as np
-    return np.ascontiguousarray(lse)
-
-
 def _detached(arrays):
     """Tensors that need no gradient (DLPack exports no other)."""
     return [array.detach() if _library(array) == "torch" else array for array in arrays]
@@ -294,10 +266,7 @@ def flash_attention(q, k, v, *, causal: bool = False, cu_seqlens=None,
     if config.varlen:
         inputs.append(cu_seqlens)
     o, lse = kernel.launch(*_detached(inputs), backend=problem.backend)
-    o = o.reshape(q.shape)
-    if not config.varlen:
-        lse = _transpose_lse(lse, config, problem.torch)
-    return o, lse
+    return o.reshape(q.shape), lse
 
 
 def flash_attention_backward(do, q, k, v, o, lse, *, causal: bool = False, cu_seqlens=None,
@@ -316,8 +285,7 @@ def flash_attention_backward(do, q, k, v, o, lse, *, causal: bool = False, cu_se
         if _dtype_name(array) != _dtype_name(q):
             raise TypeError(f"{name} must have q's dtype {_dtype_name(q)}; got "
                             f"{_dtype_name(array)}")
-    lse_shape = ((config.heads, config.total_tokens) if config.varlen
-                 else (config.batch, config.heads, config.seq))
+    lse_shape = config.shapes()["lse"]
     if tuple(lse.shape) != lse_shape:
         raise ValueError(f"lse must be {list(lse_shape)}, as flash_attention returns it; "
                          f"got {tuple(lse.shape)}")
@@ -326,8 +294,7 @@ def flash_attention_backward(do, q, k, v, o, lse, *, causal: bool = False, cu_se
     d = config.head_dim
     q_columns, kv_columns = config.heads * d, config.key_heads * d
     arrays = _detached([_flat(q, q_columns), _flat(k, kv_columns), _flat(v, kv_columns),
-                        _flat(o, q_columns), _kernel_lse(lse, config, problem.torch),
-                        _flat(do, q_columns)])
+                        _flat(o, q_columns), lse, _flat(do, q_columns)])
     from . import backward as _backward
     dq, dk, dv = _backward.run(config, *arrays, cu_seqlens=cu_seqlens,
                                backend=problem.backend)
