@@ -34,6 +34,7 @@ import operator
 import os
 from typing import Any, NamedTuple
 
+from . import backward as _backward
 from . import config as _config
 from . import forward as _forward
 from .config import Config
@@ -295,7 +296,6 @@ def flash_attention_backward(do, q, k, v, o, lse, *, causal: bool = False, cu_se
     q_columns, kv_columns = config.heads * d, config.key_heads * d
     arrays = _detached([_flat(q, q_columns), _flat(k, kv_columns), _flat(v, kv_columns),
                         _flat(o, q_columns), lse, _flat(do, q_columns)])
-    from . import backward as _backward
     dq, dk, dv = _backward.run(config, *arrays, cu_seqlens=cu_seqlens,
                                backend=problem.backend)
     return dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape)
