@@ -144,6 +144,45 @@ TEST(References, AttentionByHand) {
   EXPECT_NEAR(causal.compute(buffers, 1, {0, 1})[1], std::log(2.0), 1e-12);
 }
 
+// The token-major layout with grouped heads: batch 2, 2 query heads sharing
+// 1 key/value head, seq 2, d 1. Sequence 1, query head 1 is the case above;
+// every other query scores 0 against both keys.
+TEST(References, TokenMajorAttentionByHand) {
+  // Q [batch * seq, heads * d]: token-major rows of (head 0, head 1).
+  std::vector<HostBuffer> buffers = {
+      tensor(ElementType::BF16, {4, 2}, {0, 0, 0, 0, 0, 1, 0, 0}),
+      tensor(ElementType::BF16, {4, 1}, {7, 9, 1, 2}),
+      tensor(ElementType::BF16, {4, 1}, {1, 3, 3, 5}),
+      tensor(ElementType::BF16, {4, 2}, {}),
+      tensor(ElementType::F32, {2, 2, 2}, {})};
+  double e = std::exp(1.0), e2 = std::exp(2.0);
+  const Reference &full = *findReference("attention");
+  // O of token 2 (sequence 1, query 0): head 0 averages V = [3, 5], head 1
+  // weighs it by exp([1, 2]).
+  std::vector<double> out = full.compute(buffers, 0, {4, 5, 0});
+  EXPECT_NEAR(out[0], 4, 1e-12);
+  EXPECT_NEAR(out[1], (3 * e + 5 * e2) / (e + e2), 1e-12);
+  EXPECT_NEAR(out[2], 2, 1e-12);
+  // LSE [batch, heads, seq]: (1, 1, 0) is index 6.
+  std::vector<double> lse = full.compute(buffers, 1, {6, 0});
+  EXPECT_NEAR(lse[0], std::log(e + e2), 1e-12);
+  EXPECT_NEAR(lse[1], std::log(2.0), 1e-12);
+  // Causal: query 0 of every sequence sees its first key only.
+  const Reference &causal = *findReference("attention_causal");
+  EXPECT_NEAR(causal.compute(buffers, 0, {5})[0], 3, 1e-12);
+  EXPECT_NEAR(causal.compute(buffers, 1, {6})[0], 1, 1e-12);
+  Manifest manifest;
+  for (const HostBuffer &buffer : buffers)
+    manifest.buffers.push_back(buffer.parameter);
+  EXPECT_TRUE(full.checkSignature(manifest).ok());
+  EXPECT_DOUBLE_EQ(full.flops(manifest), 4.0 * 2 * 2 * 2 * 2 * 1);
+  // 3 query heads cannot share 2 key/value heads.
+  manifest.buffers[4].shape = {2, 3, 2};
+  manifest.buffers[0].shape = manifest.buffers[3].shape = {4, 3};
+  manifest.buffers[1].shape = manifest.buffers[2].shape = {4, 2};
+  EXPECT_FALSE(full.checkSignature(manifest).ok());
+}
+
 TEST(References, SignatureMismatchesNameTheBuffers) {
   Manifest elementwise =
       manifestWith(mosaic::runtime::test::kElementwiseManifest);
@@ -160,9 +199,12 @@ TEST(References, SignatureMismatchesNameTheBuffers) {
             "reference `elementwise` expects buffers of one shape; the "
             "kernel's buffers are f32 [1024], f32 [1048576], f32 [1048576]");
   EXPECT_EQ(findReference("attention")->checkSignature(elementwise).message(),
-            "reference `attention` expects bf16 3-D buffers Q, K, V, O "
-            "[heads, seq, d] and an f32 LSE [heads, seq]; the kernel's "
-            "buffers are f32 [1048576], f32 [1048576], f32 [1048576]");
+            "reference `attention` expects bf16 Q, K, V, O and an f32 LSE, "
+            "either head-major (Q, K, V, O [heads, seq, d], LSE [heads, "
+            "seq]) or token-major (Q, O [batch * seq, heads * d], K, V "
+            "[batch * seq, kv_heads * d], LSE [batch, heads, seq]); the "
+            "kernel's buffers are f32 [1048576], f32 [1048576], f32 "
+            "[1048576]");
 }
 
 } // namespace

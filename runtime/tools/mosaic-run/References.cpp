@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <thread>
 
 namespace mosaic::run {
@@ -194,21 +195,56 @@ std::vector<double> gemm(const std::vector<HostBuffer> &buffers,
 }
 
 // attention: O = softmax(Q K^T / sqrt(d)) V and LSE = log(sum(exp(Q K^T /
-// sqrt(d)))) per row, for Q, K, V [heads, seq, d] (heads counting batch too),
-// O [heads, seq, d], LSE [heads, seq]; `attention_causal` masks keys after the
-// query.
+// sqrt(d)))) per row, in either of two layouts:
+// - head-major: Q, K, V, O [heads, seq, d] (heads counting batch too), LSE
+//   [heads, seq];
+// - token-major, as FlashAttention takes them: Q and O [batch * seq, heads *
+//   d], K and V [batch * seq, kv_heads * d] (grouped heads when kv_heads
+//   divides heads), LSE [batch, heads, seq].
+// `attention_causal` masks the keys after each query.
+struct AttentionShape {
+  uint64_t batch, heads, kvHeads, seq, d;
+  bool tokenMajor;
+};
+
+std::optional<AttentionShape>
+attentionShape(const std::vector<const BufferParameter *> &buffers) {
+  if (buffers.size() != 5 || buffers[4]->elementType != ElementType::F32)
+    return std::nullopt;
+  for (size_t i = 0; i < 4; ++i)
+    if (buffers[i]->elementType != ElementType::BF16)
+      return std::nullopt;
+  const std::vector<int64_t> &q = buffers[0]->shape, &k = buffers[1]->shape,
+                             &lse = buffers[4]->shape;
+  if (q.size() == 3 && lse.size() == 2) {
+    for (size_t i = 1; i < 4; ++i)
+      if (buffers[i]->shape != q)
+        return std::nullopt;
+    if (lse[0] != q[0] || lse[1] != q[1])
+      return std::nullopt;
+    return AttentionShape{1, uint64_t(q[0]), uint64_t(q[0]), uint64_t(q[1]),
+                          uint64_t(q[2]), false};
+  }
+  if (q.size() != 2 || k.size() != 2 || lse.size() != 3 || lse[1] <= 0 ||
+      buffers[3]->shape != q || buffers[2]->shape != k ||
+      q[0] != lse[0] * lse[2] || k[0] != q[0] || q[1] % lse[1] != 0)
+    return std::nullopt;
+  int64_t d = q[1] / lse[1];
+  if (d <= 0 || k[1] % d != 0 || k[1] == 0 || lse[1] % (k[1] / d) != 0)
+    return std::nullopt;
+  return AttentionShape{uint64_t(lse[0]), uint64_t(lse[1]), uint64_t(k[1] / d),
+                        uint64_t(lse[2]), uint64_t(d), true};
+}
+
 Status attentionSignature(const Manifest &manifest, const char *name) {
-  const char *what = "bf16 3-D buffers Q, K, V, O [heads, seq, d] and an f32 "
-                     "LSE [heads, seq]";
-  const std::vector<BufferParameter> &buffers = manifest.buffers;
-  bool ok = buffers.size() == 5 && buffers[4].elementType == ElementType::F32 &&
-            buffers[4].shape.size() == 2;
-  for (size_t i = 0; ok && i < 4; ++i)
-    ok = buffers[i].elementType == ElementType::BF16 &&
-         buffers[i].shape == buffers[0].shape && buffers[i].shape.size() == 3;
-  ok = ok && buffers[4].shape[0] == buffers[0].shape[0] &&
-       buffers[4].shape[1] == buffers[0].shape[1];
-  if (ok)
+  const char *what =
+      "bf16 Q, K, V, O and an f32 LSE, either head-major (Q, K, V, O [heads, "
+      "seq, d], LSE [heads, seq]) or token-major (Q, O [batch * seq, heads * "
+      "d], K, V [batch * seq, kv_heads * d], LSE [batch, heads, seq])";
+  std::vector<const BufferParameter *> buffers;
+  for (const BufferParameter &buffer : manifest.buffers)
+    buffers.push_back(&buffer);
+  if (attentionShape(buffers))
     return Status();
   return Error{std::string("reference `") + name + "` expects " + what +
                "; the kernel's buffers are " + describeBuffers(manifest)};
@@ -223,12 +259,22 @@ Status causalAttentionSignature(const Manifest &manifest) {
 }
 
 double attentionFlops(const Manifest &manifest) {
-  const std::vector<int64_t> &q = manifest.buffers[0].shape;
-  return 4.0 * q[0] * q[1] * q[1] * q[2];
+  std::vector<const BufferParameter *> buffers;
+  for (const BufferParameter &buffer : manifest.buffers)
+    buffers.push_back(&buffer);
+  AttentionShape shape = *attentionShape(buffers);
+  return 4.0 * shape.batch * shape.heads * shape.seq * shape.seq * shape.d;
 }
 
 double causalAttentionFlops(const Manifest &manifest) {
   return attentionFlops(manifest) / 2;
+}
+
+AttentionShape attentionShapeOf(const std::vector<HostBuffer> &buffers) {
+  std::vector<const BufferParameter *> parameters;
+  for (const HostBuffer &buffer : buffers)
+    parameters.push_back(&buffer.parameter);
+  return *attentionShape(parameters);
 }
 
 /// One query row's LSE and output row.
@@ -237,31 +283,41 @@ struct AttentionRow {
   std::vector<double> out;
 };
 
+/// Query `row` of head `head` of sequence `b`.
 AttentionRow attentionRow(const std::vector<HostBuffer> &buffers,
+                          const AttentionShape &shape, uint64_t b,
                           uint64_t head, uint64_t row, bool causal) {
-  uint64_t seq = buffers[0].parameter.shape[1];
-  uint64_t d = buffers[0].parameter.shape[2];
-  const double *q = buffers[0].values.data() + (head * seq + row) * d;
-  const double *k = buffers[1].values.data() + head * seq * d;
-  const double *v = buffers[2].values.data() + head * seq * d;
-  uint64_t keys = causal ? row + 1 : seq;
+  uint64_t d = shape.d;
+  uint64_t kvHead = head / (shape.heads / shape.kvHeads);
+  // Element (token, i) of head h of a buffer of `heads` heads.
+  auto at = [&](const HostBuffer &buffer, uint64_t heads, uint64_t h,
+                uint64_t token) {
+    uint64_t offset = shape.tokenMajor
+                          ? ((b * shape.seq + token) * heads + h) * d
+                          : (h * shape.seq + token) * d;
+    return buffer.values.data() + offset;
+  };
+  const double *q = at(buffers[0], shape.heads, head, row);
+  uint64_t keys = causal ? row + 1 : shape.seq;
   double scale = 1 / std::sqrt(double(d));
   std::vector<double> scores(keys);
   double rowMax = -INFINITY;
   for (uint64_t key = 0; key < keys; ++key) {
+    const double *k = at(buffers[1], shape.kvHeads, kvHead, key);
     double dot = 0;
     for (uint64_t i = 0; i < d; ++i)
-      dot += q[i] * k[key * d + i];
+      dot += q[i] * k[i];
     scores[key] = dot * scale;
     rowMax = std::max(rowMax, scores[key]);
   }
   double sum = 0;
   AttentionRow result{0, std::vector<double>(d)};
   for (uint64_t key = 0; key < keys; ++key) {
+    const double *v = at(buffers[2], shape.kvHeads, kvHead, key);
     double p = std::exp(scores[key] - rowMax);
     sum += p;
     for (uint64_t i = 0; i < d; ++i)
-      result.out[i] += p * v[key * d + i];
+      result.out[i] += p * v[i];
   }
   for (double &value : result.out)
     value /= sum;
@@ -275,20 +331,34 @@ std::vector<double> attention(const std::vector<HostBuffer> &buffers,
                               unsigned output,
                               const std::vector<uint64_t> &indices,
                               bool causal) {
-  uint64_t seq = buffers[0].parameter.shape[1];
-  uint64_t d = buffers[0].parameter.shape[2];
-  uint64_t perRow = output == 0 ? d : 1;
+  AttentionShape shape = attentionShapeOf(buffers);
+  uint64_t seq = shape.seq, heads = shape.heads, d = shape.d;
   std::vector<double> out;
   out.reserve(indices.size());
   uint64_t cachedRow = UINT64_MAX;
   AttentionRow row;
   for (uint64_t index : indices) {
-    uint64_t flatRow = index / perRow;
+    // (sequence, head, query row) of the element, and its column in O.
+    uint64_t b, head, query, column = index % d;
+    if (output == 1 || !shape.tokenMajor) {
+      // LSE [batch, heads, seq] or [heads, seq]; head-major O [heads, seq, d].
+      uint64_t flat = output == 1 ? index : index / d;
+      query = flat % seq;
+      head = flat / seq % heads;
+      b = flat / seq / heads;
+    } else {
+      // Token-major O [batch * seq, heads * d].
+      uint64_t token = index / (heads * d);
+      head = index / d % heads;
+      query = token % seq;
+      b = token / seq;
+    }
+    uint64_t flatRow = (b * heads + head) * seq + query;
     if (flatRow != cachedRow) {
-      row = attentionRow(buffers, flatRow / seq, flatRow % seq, causal);
+      row = attentionRow(buffers, shape, b, head, query, causal);
       cachedRow = flatRow;
     }
-    out.push_back(output == 0 ? row.out[index % perRow] : row.lse);
+    out.push_back(output == 0 ? row.out[column] : row.lse);
   }
   return out;
 }
@@ -316,7 +386,8 @@ const Reference kReferences[] = {
      4096, gemmSignature, gemmFlops, gemm},
     {"attention",
      "O = softmax(Q K^T / sqrt(d)) V and its LSE, bf16 Q, K, V, O [heads, "
-     "seq, d], f32 LSE [heads, seq]",
+     "seq, d], f32 LSE [heads, seq], or token-major: Q, O [batch * seq, "
+     "heads * d], K, V [batch * seq, kv_heads * d], LSE [batch, heads, seq]",
      kBF16Tolerance, 4096, attentionSignature, attentionFlops, attention, 2},
     {"attention_causal", "attention with the keys after each query masked",
      kBF16Tolerance, 4096, causalAttentionSignature, causalAttentionFlops,
