@@ -37,8 +37,10 @@ KINDS = {
 def array_shapes(module, config) -> dict:
     """Every array's shape by the names KINDS uses."""
     shapes = dict(module.shapes(config) if hasattr(module, "shapes") else config.shapes())
-    shapes.update(do=shapes["o"], dq=shapes["q"], dk=shapes["k"], dv=shapes["v"],
-                  dq_workspace=shapes["q"], lse_flat=(config.heads * config.total_tokens,))
+    shapes.update(do=shapes["o"], dq=shapes["q"], dk=shapes["k"], dq_workspace=shapes["q"],
+                  lse_flat=(config.heads * config.total_tokens,))
+    if "v" in shapes:  # forward_fp8 takes V^T instead
+        shapes["dv"] = shapes["v"]
     if hasattr(module, "padded_tokens"):
         shapes["delta"] = (config.heads * module.padded_tokens(config),)
     return {name: tuple(shape) for name, shape in shapes.items()}

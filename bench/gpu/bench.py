@@ -753,9 +753,15 @@ def epilogue_markdown(rows):
 
 
 def attention_dims(manifest):
-    """(heads, seq, head_dim) of an attention manifest: Q's shape, heads
-    counting batch too."""
-    return buffers(manifest)[0][1]
+    """(heads, seq, head_dim) of an attention manifest, heads counting batch
+    too, in either of mosaic-run's layouts: head-major, Q [heads, seq, d]
+    (examples/attention_fwd.mlir), or token-major, Q [batch * seq, heads *
+    d] and the LSE [batch, heads, seq] (python/examples/attention.py)."""
+    (_, q), *_, (_, lse) = buffers(manifest)
+    if len(q) == 3:
+        return tuple(q)
+    batch, heads, seq = lse
+    return (batch * heads, seq, q[1] // heads)
 
 
 def case_dims(case):

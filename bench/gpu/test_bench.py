@@ -65,6 +65,12 @@ def test_shapes():
     assert bench.shape_label(bench.gemm_dims(GEMM)) == "4096x1024x2048"
     assert bench.describe_shape(SOFTMAX) == "4096x128"
     assert bench.attention_dims(ATTENTION) == (64, 4096, 128)
+    # python/examples/attention.py's token-major kernel: 4 x 16 heads of 4096.
+    token_major = {"parameters": [
+        {"index": i, "kind": "buffer", "element_type": "bf16", "shape": [16384, 2048]}
+        for i in range(4)] + [
+        {"index": 4, "kind": "buffer", "element_type": "f32", "shape": [4, 16, 4096]}]}
+    assert bench.attention_dims(token_major) == (64, 4096, 128)
 
 
 def test_find_manifests_skips_other_json(tmp_path):

@@ -1,9 +1,9 @@
 """mosaic_gpu.attention's functions (functions.py): flash_attention on the
 emulator against the float64 reference (fixed length, grouped and
-multi-query heads, the causal mask, f16, a packed batch), the backward
-through flash_attention_backward and the autograd ``attention`` (PyTorch
-only), the reshapes that copy nothing, the kernel cache, and an error
-naming the problem for every bad argument.
+multi-query heads, the causal mask, f16, a packed batch) and FP8 against
+forward_fp8's check, the backward through flash_attention_backward and the
+autograd ``attention`` (PyTorch only), the reshapes that copy nothing, the
+kernel cache, and an error naming the problem for every bad argument.
 
 Each emulator run is a process of its own (a crash fails that test only):
 the check_* functions below run there, through run_check_in_process."""
@@ -108,6 +108,36 @@ def check_varlen_backward(cu_seqlens, max_seqlen, heads, kv_heads, head_dim, cau
     for name, out, ref, x in zip(("dQ", "dK", "dV"), (dq, dk, dv), grads, (q, k, v)):
         assert out.shape == x.shape and out.dtype == x.dtype, name
         assert_close(out, ref, name)
+
+
+def check_fp8_forward(batch, seq, heads, kv_heads, head_dim, causal, cu_seqlens):
+    """The FP8 forward through the API against forward_fp8's own check
+    (float64 on the dequantized inputs, its derived tolerance)."""
+    from mosaic_gpu.attention import forward_fp8
+    if cu_seqlens is None:
+        config = attention.Config(batch, heads, seq, head_dim, causal, "fp8", kv_heads)
+    else:
+        cu_seqlens = np.array(cu_seqlens, np.int32)
+        config = attention.Config(batch, heads, seq, head_dim, causal, "fp8", kv_heads,
+                                  int(cu_seqlens[-1]))
+    q, k, v, q_descale, k_descale, v_descale = forward_fp8.inputs(config)
+    keywords = dict(causal=causal, q_descale=q_descale, k_descale=k_descale,
+                    v_descale=v_descale)
+    if cu_seqlens is None:
+        def shaped(x, h):
+            return x.reshape(batch, seq, h, head_dim)
+    else:
+        keywords.update(cu_seqlens=cu_seqlens, max_seqlen=seq)
+
+        def shaped(x, h):
+            return x.reshape(-1, h, head_dim)
+    o, lse = attention.flash_attention(shaped(q, heads), shaped(k, kv_heads),
+                                       shaped(v, kv_heads), **keywords)
+    assert o.shape == shaped(q, heads).shape and o.dtype.name == "bfloat16"
+    assert lse.shape == config.shapes()["lse"]
+    passed, summary = forward_fp8.check_results(config, q, k, v, q_descale, k_descale,
+                                                v_descale, o.reshape(q.shape), lse, cu_seqlens)
+    assert passed, summary
 
 
 def reference_backward_run(config, q, k, v, o, lse, do, cu_seqlens=None, backend=None):
@@ -223,6 +253,18 @@ def test_varlen_backward_on_the_emulator(cache):
 
 
 @needs_emulator
+@pytest.mark.parametrize("batch, seq, heads, kv_heads, head_dim, causal, cu_seqlens", [
+    pytest.param(2, 128, 4, 2, 64, True, None, id="gqa-causal"),
+    pytest.param(3, 200, 2, 1, 64, True, [0, 100, 100, 300], id="varlen-causal"),
+])
+def test_fp8_forward_on_the_emulator(batch, seq, heads, kv_heads, head_dim, causal, cu_seqlens,
+                                     cache):
+    pytest.importorskip("ml_dtypes")
+    run_check_in_process("test_attention_api", "check_fp8_forward", cache, batch, seq, heads,
+                         kv_heads, head_dim, causal, cu_seqlens)
+
+
+@needs_emulator
 def test_backward_through_the_api(cache):
     """With the float64 reference standing in for backward.run: the API's
     reshapes, the LSE handed back as (heads, tokens), the results shaped as
@@ -323,7 +365,7 @@ CU = np.array([0, 100, 300], np.int32)
     ((Q, KV.astype(np.float32), KV), {}, TypeError,
      "q, k and v must have one dtype; got q float16, k float32, v float16"),
     ((Q.astype(np.float32),) * 3, {}, TypeError,
-     "q, k and v must be bfloat16 or float16, got float32"),
+     "q, k and v must be bfloat16, float16 or float8_e4m3fn, got float32"),
     ((f16(1, 128, 2, 96), f16(1, 128, 2, 96), f16(1, 128, 2, 96)), {}, ValueError,
      "head_dim must be one of 64, 128, 256, got 96"),
     ((f16(1, 128, 2, 256),) * 3, {}, ValueError, "head_dim must be one of 64, 128, got 256"),
@@ -371,11 +413,21 @@ def test_bad_arguments(args, keywords, error, message):
         attention.flash_attention(*args, **keywords)
 
 
-def test_fp8_is_refused_with_a_reason():
+def test_fp8_arguments():
     ml_dtypes = pytest.importorskip("ml_dtypes")
     q = Q.astype(ml_dtypes.float8_e4m3fn)
-    with pytest.raises(TypeError, match="float8_e4m3fn: FP8 attention needs per-tensor scales"):
-        attention.flash_attention(q, q, q)
+    with pytest.raises(TypeError, match=r"float8_e4m3fn q, k and v need per-tensor descales "
+                                        r"\(x ~ x_fp8 \* descale, forward_fp8.quantize\): "
+                                        "k_descale, v_descale missing"):
+        attention.flash_attention(q, q, q, q_descale=1.0)
+    with pytest.raises(TypeError, match="descale and v_descale must be numbers, got float, "
+                                        "str, float"):
+        attention.flash_attention(q, q, q, q_descale=1.0, k_descale="1", v_descale=1.0)
+    with pytest.raises(ValueError, match="q_descale, v_descale are for float8_e4m3fn inputs; "
+                                         "q, k and v are f16"):
+        attention.flash_attention(Q, KV, KV, q_descale=1.0, v_descale=2.0)
+    with pytest.raises(TypeError, match="the FP8 attention is forward only"):
+        attention.flash_attention_backward(q, q, q, q, q, np.zeros((2, 4, 128), np.float32))
 
 
 @pytest.mark.parametrize("change, error, message", [
@@ -413,6 +465,14 @@ def test_mixed_devices_are_named():
         attention.flash_attention(q.reshape(256, 4, 64), k.reshape(256, 2, 64),
                                   k.reshape(256, 2, 64), cu_seqlens=np.array([0, 256], np.int32),
                                   max_seqlen=256)
+
+
+def test_fp8_tensors_are_refused_with_a_reason():
+    torch = pytest.importorskip("torch")
+    q = torch.zeros(2, 128, 4, 64).to(torch.float8_e4m3fn)
+    with pytest.raises(TypeError, match="float8_e4m3fn PyTorch tensors do not reach the kernels "
+                                        "yet"):
+        attention.flash_attention(q, q, q, q_descale=1.0, k_descale=1.0, v_descale=1.0)
 
 
 def test_a_tensor_that_needs_no_copy_is_not_copied():

@@ -19,6 +19,12 @@ kv_heads must divide heads (grouped-query attention; 1 is multi-query).
 head_dim is 64, 128 or 256 (each kernel says which it takes), the dtype bf16
 or f16, the same for q, k and v; the LSE is float32, natural log.
 
+FP8 (float8_e4m3fn q, k and v, forward only) takes per-tensor descales as
+FlashAttention-3 does, ``q_descale``, ``k_descale`` and ``v_descale`` (x ~
+x_fp8 * descale; forward_fp8.quantize makes them) and gives a bf16 O. Its
+kernel takes V transposed, so V is copied to V^T first (forward_fp8.py says
+why).
+
 The arrays are reshaped, without copies, to the kernels' (tokens, heads *
 head_dim) layout (config.py), so they must be contiguous.
 
@@ -37,6 +43,8 @@ from typing import Any, NamedTuple
 from . import backward as _backward
 from . import config as _config
 from . import forward as _forward
+from . import forward_fp8 as _forward_fp8
+from . import reference as _reference
 from .config import Config
 
 __all__ = ["attention", "flash_attention", "flash_attention_backward"]
@@ -113,12 +121,8 @@ def _element_type(named: dict[str, Any]) -> str:
         raise TypeError(f"q, k and v must have one dtype; got {listed}")
     name = next(iter(names.values()))
     dtype = _DTYPE_NAMES.get(name)
-    if dtype == "fp8":
-        raise TypeError("q, k and v are float8_e4m3fn: FP8 attention needs per-tensor "
-                        "scales, which flash_attention does not take; pass bfloat16 or "
-                        "float16")
     if dtype is None:
-        raise TypeError(f"q, k and v must be bfloat16 or float16, got {name}")
+        raise TypeError(f"q, k and v must be bfloat16, float16 or float8_e4m3fn, got {name}")
     return dtype
 
 
@@ -237,7 +241,59 @@ def _check_seqlens(cu_seqlens, max_seqlen, tokens, q) -> tuple[int, int]:
 
 @functools.lru_cache(maxsize=_KERNEL_CACHE_SIZE)
 def _forward_kernel(config: Config):
-    return _forward.build(config)
+    return (_forward_fp8 if config.dtype == "fp8" else _forward).build(config)
+
+
+def _descales(dtype: str, q_descale, k_descale, v_descale) -> list[float] | None:
+    """The FP8 descales as floats; raises unless they are given exactly for
+    FP8 inputs."""
+    given = {"q_descale": q_descale, "k_descale": k_descale, "v_descale": v_descale}
+    if dtype != "fp8":
+        named = [name for name, value in given.items() if value is not None]
+        if named:
+            raise ValueError(f"{', '.join(named)} are for float8_e4m3fn inputs; q, k and v "
+                             f"are {dtype}")
+        return None
+    missing = [name for name, value in given.items() if value is None]
+    if missing:
+        raise TypeError(f"float8_e4m3fn q, k and v need per-tensor descales (x ~ x_fp8 * "
+                        f"descale, forward_fp8.quantize): {', '.join(missing)} missing")
+    if not all(hasattr(value, "__float__") for value in given.values()):
+        raise TypeError("q_descale, k_descale and v_descale must be numbers, got "
+                        f"{', '.join(type(value).__name__ for value in given.values())}")
+    return [float(value) for value in given.values()]
+
+
+def _transposed_v(config: Config, v, cu_seqlens):
+    """V (tokens, kv_heads * d) as the FP8 kernel takes it, V^T (kv_heads *
+    d, batch * padded seq), each sequence at a multiple of 128 columns,
+    the padding zeros (forward_fp8.transpose_v, for tensors too)."""
+    rows, width = v.shape[1], _forward_fp8.padded_seq(config)
+    torch = _library(v) == "torch"
+    if torch:
+        import torch as _torch
+        v_t = _torch.zeros((rows, config.batch * width), dtype=v.dtype, device=v.device)
+    else:
+        import numpy as np
+        v_t = np.zeros((rows, config.batch * width), v.dtype)
+    if not config.varlen:
+        sequences = v.reshape(config.batch, config.seq, rows)
+        sequences = sequences.permute(2, 0, 1) if torch else sequences.transpose(2, 0, 1)
+        v_t.reshape(rows, config.batch, width)[:, :, :config.seq] = sequences
+        return v_t
+    offsets = _host(cu_seqlens)
+    for b, (start, length) in enumerate(_reference.sequences(config, offsets)):
+        v_t[:, b * width:b * width + length] = v[start:start + length].T
+    return v_t
+
+
+def _descales_array(descales: list[float], like):
+    """The FP8 kernel's (3,) f32 descales input, beside ``like``."""
+    if _library(like) == "torch":
+        import torch
+        return torch.tensor(descales, dtype=torch.float32, device=like.device)
+    import numpy as np
+    return np.array(descales, np.float32)
 
 
 def _flat(array, columns):
@@ -252,18 +308,28 @@ def _detached(arrays):
 
 
 def flash_attention(q, k, v, *, causal: bool = False, cu_seqlens=None,
-                    max_seqlen: int | None = None, backend: str | None = None):
+                    max_seqlen: int | None = None, backend: str | None = None,
+                    q_descale: float | None = None, k_descale: float | None = None,
+                    v_descale: float | None = None):
     """O = softmax(Q K^T / sqrt(head_dim)) V and the LSE of each query row,
     for arrays shaped as the module docstring says: returns (o, lse), o
-    shaped like q, lse [batch, heads, seq] (a packed batch: [heads,
-    tokens]) float32. Raises TypeError or ValueError naming what is wrong
-    with the arguments."""
+    shaped like q (bf16 for FP8 inputs), lse [batch, heads, seq] (a packed
+    batch: [heads, tokens]) float32. The descales are FP8's. Raises
+    TypeError or ValueError naming what is wrong with the arguments."""
     problem = _problem(q, k, v, causal, cu_seqlens, max_seqlen, backend)
     config = problem.config
+    descales = _descales(config.dtype, q_descale, k_descale, v_descale)
     kernel = _forward_kernel(config)
     d = config.head_dim
     inputs = [_flat(q, config.heads * d), _flat(k, config.key_heads * d),
               _flat(v, config.key_heads * d)]
+    if descales is not None:
+        if _library(q) == "torch":
+            raise TypeError("float8_e4m3fn PyTorch tensors do not reach the kernels yet "
+                            "(mosaic_gpu's launch reads no DLPack float8 type); pass NumPy "
+                            "arrays of ml_dtypes.float8_e4m3fn")
+        inputs[2:] = [_transposed_v(config, inputs[2], cu_seqlens),
+                      _descales_array(descales, q)]
     if config.varlen:
         inputs.append(cu_seqlens)
     o, lse = kernel.launch(*_detached(inputs), backend=problem.backend)
@@ -278,6 +344,9 @@ def flash_attention_backward(do, q, k, v, o, lse, *, causal: bool = False, cu_se
     dK and dV sum over the query heads of each key/value head."""
     problem = _problem(q, k, v, causal, cu_seqlens, max_seqlen, backend)
     config = problem.config
+    if config.dtype == "fp8":
+        raise TypeError("q, k and v are float8_e4m3fn: the FP8 attention is forward only "
+                        "(train in bf16 or f16)")
     _check_arrays({"q": q, "o": o, "do": do, "lse": lse})
     for name, array in (("o", o), ("do", do)):
         if tuple(array.shape) != tuple(q.shape):
