@@ -234,8 +234,8 @@ class AttentionRow(typing.NamedTuple):
 
 def varlen_lengths(tokens=16384, shortest=100, longest=4000, seed=2026):
     """A packed batch's sequence lengths, drawn uniformly (the same every
-    run) until they hold `tokens`, the last one cut to fit: lengths that are
-    no multiple of a block or of 8, as a training batch's are."""
+    run) until they hold `tokens`, the last one cut to fit: lengths that
+    need not be multiples of a block or of 8, as a training batch's."""
     rng, lengths = random.Random(seed), []
     while sum(lengths) < tokens:
         lengths.append(min(rng.randint(shortest, longest), tokens - sum(lengths)))
