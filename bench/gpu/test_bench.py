@@ -1499,3 +1499,69 @@ def test_triton_fp8_attention_matches_float64_in_the_interpreter():
     assert [run[0] for run in runs] == ["False", "True"]
     for run in runs:
         assert float(run[1]) < bench.FP8_ATTENTION_TOLERANCE and float(run[2]) < 1e-6, run
+
+
+def test_attention_new_tables_measure_on_the_cpu(monkeypatch):
+    """measure_attention_new_tables end to end at small shapes on the CPU,
+    every peer checked as on a GPU (the timing stubbed): SDPA's math backend
+    standing in for both backends passes, the GPU-only peers (torch's
+    varlen_attn, the FP8 SDPA) and the missing ones (flash-attn, Triton) say
+    unavailable, ours is the sum of the backward's three kernels' times, a
+    kernel not compiled gets a note, and the notes and tables come out."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    import contextlib
+    monkeypatch.setattr(bench, "ATTENTION_BACKWARD_SHAPES", [(1, 2, 2, 128, 64, "small")])
+    monkeypatch.setattr(bench, "GQA_SHAPES", [(1, 4, 2, 128, 64, "grouped")])
+    monkeypatch.setattr(bench, "VARLEN_LENGTHS", (50, 78))
+    monkeypatch.setattr(bench, "FP8_ATTENTION_SHAPES", [(1, 2, 2, 128, 64, "fp8")])
+    monkeypatch.setattr(bench, "time_ms", lambda torch, fn, warmup, reps: 1.0)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    sdpa = bench.Sdpa(torch.nn.functional.scaled_dot_product_attention,
+                      {column: contextlib.nullcontext for column in bench.SDPA_BACKENDS})
+    measured, failures = [], []
+    timing = bench.argparse.Namespace(warmup=1, reps=1)
+
+    def measure_cells(make_peers, label, what, unavailable):
+        cells = {}
+        for column, peer in make_peers():
+            value, error, why = bench.measure_peer(torch, peer, timing)
+            cells[column] = value
+            if value == bench.FAILED:
+                failures.append(why)
+            elif why:
+                unavailable.append((why, label))
+        return cells
+
+    def measure_new(stem, label):
+        measured.append(stem)
+        return 2.0
+
+    backward = bench.attention_kernel_name(bench.attention_new_rows()[0])
+    new_kernels = {backward + suffix: None for suffix in bench.ATTENTION_BACKWARD_PARTS.values()}
+    tables = bench.measure_attention_new_tables(
+        torch, None, ["Triton peers not loaded."], sdpa, None, new_kernels,
+        torch.Generator().manual_seed(0), measure_cells, measure_new,
+        bench.argparse.Namespace(kernels="build/kernels"))
+    assert failures == []
+    assert measured == [backward + ".preprocess", backward, backward + ".postprocess"]
+    by_name = {table: (rows, notes) for table, rows, notes in tables}
+    assert list(by_name) == list(bench.ATTENTION_NEW_TABLES)
+    rows, notes = by_name["backward"]
+    assert rows[0][1] == {bench.SDPA_FLASH: 1.0, bench.SDPA_CUDNN: 1.0,
+                          bench.OURS_ATTENTION: 6.0}
+    assert any(note.startswith("ours: no kernel in build/kernels at 1x2x128x64, causal")
+               for note in notes)
+    rows, notes = by_name["gqa"]
+    assert [cells[bench.SDPA_FLASH] for _, cells in rows] == [1.0] * 4
+    rows, notes = by_name["varlen"]
+    assert {cells[bench.TORCH_VARLEN_FLASH] for _, cells in rows} == {bench.UNAVAILABLE}
+    assert {cells[bench.FLASH_ATTN_VARLEN] for _, cells in rows} == {bench.UNAVAILABLE}
+    assert any("not run. mosaic-run draws every i32 input" in note for note in notes)
+    rows, notes = by_name["fp8"]
+    assert [cells[bench.SDPA_FLASH] for _, cells in rows] == [1.0, 1.0]
+    assert {cells[bench.SDPA_FP8] for _, cells in rows} == {bench.UNAVAILABLE}
+    assert "Triton peers not loaded." in notes
+    for table, rows, notes in tables:
+        markdown = bench.attention_new_markdown(table, rows)
+        assert len(markdown.splitlines()) == 2 + len(rows)
