@@ -219,6 +219,7 @@ def check_autograd(batch, seq, heads, kv_heads, head_dim, causal, stand_in):
     pytest.param(2, 128, 4, 2, 64, True, "bf16", id="gqa-causal"),
     pytest.param(1, 256, 2, 1, 128, True, "f16", id="mqa-causal-d128-f16"),
     pytest.param(2, 200, 2, 1, 64, False, "bf16", id="seq200-gqa"),
+    pytest.param(2, 100, 2, 2, 64, True, "bf16", id="seq100-causal"),
 ])
 def test_forward_on_the_emulator(batch, seq, heads, kv_heads, head_dim, causal, dtype, cache):
     pytest.importorskip("ml_dtypes")
