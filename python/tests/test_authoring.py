@@ -190,6 +190,8 @@ def test_bad_kernel_arguments(arguments, exception, message):
     (lambda x, out: mgpu.vector_store(mgpu.vector_load(tile(x)), tile(out), valid=[64, 1.5]),
      TypeError, "`valid` must hold ints or i32/index Scalars, got 1.5"),
     (lambda x, out: mgpu.vector_load(tile(x)) + mgpu.block_id(),
+     ValueError, r"`\+`: operands are f32\[64, 128\] and a index scalar; use astype"),
+    (lambda x, out: mgpu.vector_load(tile(x)) + "one",
      TypeError, "cannot combine a vector"),
     (lambda x, out: mgpu.block_id() + mgpu.constant(1, "i32"),
      TypeError, "operands are index and i32"),

@@ -54,8 +54,32 @@ DS_WRITTEN, KEYS_READ = 4, 5
 PRODUCER_REGISTERS = 24
 CONSUMER_REGISTERS = 240
 DTYPES = ("bf16", "f16")
-HEAD_DIMS = (64, 128)
+HEAD_DIMS = (64, 128, 256)
 LOG2E = math.log2(math.e)
+
+
+class Tiling(NamedTuple):
+    """How the main kernel divides a block's work between its consumers.
+    ``keys`` per block, ``queries`` rows per step; ``split`` is 'keys' (each
+    consumer owns half the keys and all of d: dK and dV of 64 x d each) or
+    'columns' (each owns half of d for all the keys and recomputes the
+    scores: at d = 256, 64 keys x 256 of dK and dV would take 256 registers
+    a thread)."""
+    keys: int
+    queries: int
+    split: str
+
+    @property
+    def consumer_keys(self) -> int:
+        return self.keys // 2 if self.split == "keys" else self.keys
+
+
+def tiling(config: Config) -> Tiling:
+    """The main kernel's tiling for ``config``'s head dim."""
+    # At d = 256, 32 query rows a step keep the ring and dQ's staging in
+    # shared memory; dQ is then computed transposed (its 32 rows are too few
+    # for a wgmma's M).
+    return Tiling(64, 32, "columns") if config.head_dim > 128 else Tiling(BLOCK_N, BLOCK_M, "keys")
 
 
 class Backward(NamedTuple):
@@ -63,6 +87,15 @@ class Backward(NamedTuple):
     preprocess: _kernels.Kernel
     main: _kernels.Kernel
     postprocess: _kernels.Kernel
+
+
+def workspace_shape(config: Config) -> tuple[int, int]:
+    """The f32 dQ workspace: dQ's shape, or at head dim 256 (dQ computed
+    transposed) dQ^T's, its tokens padded to whole blocks so that its rows
+    are 16-byte aligned for TMA."""
+    if tiling(config).split == "keys":
+        return config.shapes()["q"]
+    return config.heads * config.head_dim, padded_tokens(config)
 
 
 def padded_tokens(config: Config) -> int:
@@ -76,14 +109,23 @@ def smem(config: Config) -> list:
     each consumer's half of the dQ partial, and the barriers: K and V
     landed, a ring stage landed, a stage released."""
     dtype, d, stages = config.element, config.head_dim, config.stages
-    return [_kernels.SmemBuffer((2, HALF_N, d), dtype),
-            _kernels.SmemBuffer((2, HALF_N, d), dtype),
-            _kernels.SmemBuffer((stages, BLOCK_M, d), dtype),
-            _kernels.SmemBuffer((stages, BLOCK_M, d), dtype),
-            _kernels.SmemBuffer((stages, BLOCK_M), "f32"),
-            _kernels.SmemBuffer((stages, BLOCK_M), "f32"),
-            _kernels.SmemBuffer((2, 2, HALF_N, BLOCK_M), dtype),
-            _kernels.SmemBuffer((2, BLOCK_M, d // 2), "f32"),
+    tiles = tiling(config)
+    keys, queries = tiles.consumer_keys, tiles.queries
+    if tiles.split == "keys":
+        # Two alternating pairs of dS^T; dQ's (queries, d / 2) halves.
+        ds, dq = (2, 2, keys, queries), (2, queries, d // 2)
+    else:
+        # Each consumer's own dS^T; dQ^T's (d / 2, queries) halves.
+        ds, dq = (2, keys, queries), (2, d // 2, queries)
+    halves = 2 if tiles.split == "keys" else 1
+    return [_kernels.SmemBuffer((halves, tiles.keys // halves, d), dtype),
+            _kernels.SmemBuffer((halves, tiles.keys // halves, d), dtype),
+            _kernels.SmemBuffer((stages, queries, d), dtype),
+            _kernels.SmemBuffer((stages, queries, d), dtype),
+            _kernels.SmemBuffer((stages, queries), "f32"),
+            _kernels.SmemBuffer((stages, queries), "f32"),
+            _kernels.SmemBuffer(ds, dtype),
+            _kernels.SmemBuffer(dq, "f32"),
             _kernels.Barriers(1, arrival_count=1),
             _kernels.Barriers(stages, arrival_count=1),
             _kernels.Barriers(stages, arrival_count=2)]
@@ -96,9 +138,9 @@ def check(config: Config) -> None:
     needed = _kernels.smem_bytes(smem(config))
     if needed > _kernels.MAX_SMEM_BYTES:
         raise ValueError(
-            f"the backward's {config.stages} stages of {BLOCK_M} query rows at head_dim "
-            f"{config.head_dim} need {needed / 1024:.1f} KiB of shared memory, more than the "
-            f"{_kernels.MAX_SMEM_BYTES // 1024} KiB of a block; use fewer stages")
+            f"the backward's {config.stages} stages of {tiling(config).queries} query rows at "
+            f"head_dim {config.head_dim} need {needed / 1024:.1f} KiB of shared memory, more "
+            f"than the {_kernels.MAX_SMEM_BYTES // 1024} KiB of a block; use fewer stages")
 
 
 def _preprocess(config: Config) -> _kernels.Kernel:
@@ -134,6 +176,8 @@ def _preprocess(config: Config) -> _kernels.Kernel:
 
 def _postprocess(config: Config) -> _kernels.Kernel:
     """dQ = the f32 workspace / sqrt(d), in the input type."""
+    if tiling(config).split == "columns":
+        return _postprocess_transposed(config)
     dtype, d = config.element, config.head_dim
     shape = config.shapes()["q"]
     scale = 1 / math.sqrt(d)
@@ -158,8 +202,52 @@ def _postprocess(config: Config) -> _kernels.Kernel:
     return postprocess
 
 
+def _postprocess_transposed(config: Config) -> _kernels.Kernel:
+    """dQ = (the f32 dQ^T workspace / sqrt(d))^T, in the input type. The
+    transpose is a wgmma: dQ = I (dQ^T)^T, reading the (d, 64) tile of dQ^T,
+    rounded to the input type, as a K-major B; multiplying by the identity
+    is exact, so this is the rounding the plain postprocess does."""
+    dtype, d = config.element, config.head_dim
+    scale = 1 / math.sqrt(d)
+
+    @_kernels.kernel(grid=(padded_tokens(config) // ROWS, config.heads, 1),
+                     block=(128, 1, 1), inputs=[(workspace_shape(config), "f32")],
+                     outputs=[(config.shapes()["q"], dtype)],
+                     smem=[_kernels.SmemBuffer((d, ROWS), "f32"),
+                           _kernels.SmemBuffer((d, ROWS), dtype),
+                           _kernels.SmemBuffer((ROWS, ROWS), dtype),
+                           _kernels.SmemBuffer((ROWS, d), dtype),
+                           _kernels.Barriers(1, arrival_count=1)],
+                     name="attention_bwd_postprocess")
+    def postprocess(accumulated, dq, transposed_tile, rounded_tile, identity, dq_tile, landed):
+        token = _values.block_id("x").astype("i32") * ROWS
+        column = _values.block_id("y").astype("i32") * d
+        _refs.arrive_expect_tx(landed[0], ROWS * d * 4)
+        _refs.async_load(accumulated, transposed_tile, landed[0], indices=[column, token],
+                         slice_lengths=[d, ROWS])
+        shape = (ROWS, ROWS)
+        diagonal = _values.iota(shape, "i32", 0) == _values.iota(shape, "i32", 1)
+        _refs.vector_store(_values.select(diagonal, 1.0, _values.constant(0.0, dtype, shape)),
+                           identity)
+        _refs.wait(landed[0], False)
+        _refs.vector_store((_refs.vector_load(transposed_tile) * scale).astype(dtype),
+                           rounded_tile)
+        result = _refs.wgmma(_values.constant(0.0, "f32", (ROWS, d)), identity,
+                             rounded_tile.T)
+        _refs.vector_store(result.astype(dtype), dq_tile)
+        # TMA clips the rows past the last token.
+        _refs.async_store(dq_tile, dq, indices=[token, column], slice_lengths=[ROWS, d])
+
+    return postprocess
+
+
 def _main(config: Config) -> _kernels.Kernel:
     dtype, d, stages, group = config.element, config.head_dim, config.stages, config.group
+    tiles = tiling(config)
+    by_keys = tiles.split == "keys"
+    queries, consumer_keys = tiles.queries, tiles.consumer_keys
+    # The d columns of dK, dV and dQ a consumer computes.
+    columns_owned = d if by_keys else d // 2
     shapes = config.shapes()
     padded = padded_tokens(config)
     # P = exp(S / sqrt(d) - LSE) = exp2((S - LSE sqrt(d)) log2(e) / sqrt(d)).
@@ -173,10 +261,10 @@ def _main(config: Config) -> _kernels.Kernel:
     inputs += [((lse_elements,), "f32"), ((config.heads * padded,), "f32")]
     if config.varlen:
         inputs.append((shapes["cu_seqlens"], "i32"))
-    outputs = [(shapes["k"], dtype), (shapes["v"], dtype), (shapes["q"], "f32")]
+    outputs = [(shapes["k"], dtype), (shapes["v"], dtype), (workspace_shape(config), "f32")]
     name = "attention_causal_bwd" if config.causal else "attention_bwd"
 
-    @_kernels.kernel(grid=(-(-config.seq // BLOCK_N), config.key_heads, config.batch),
+    @_kernels.kernel(grid=(-(-config.seq // tiles.keys), config.key_heads, config.batch),
                      block=(384, 1, 1), inputs=inputs, outputs=outputs, smem=smem(config),
                      name=name, flush_denormals=True)
     def attention_bwd(*refs):
@@ -189,12 +277,12 @@ def _main(config: Config) -> _kernels.Kernel:
         b = _values.block_id("z").astype("i32")
         start, length = sequence(config, cu_seqlens, b)
         # The block's first key, from the sequence's first, as i32.
-        key0 = key_block.astype("i32") * BLOCK_N
-        query_tiles = (length + (BLOCK_M - 1)) // BLOCK_M
+        key0 = key_block.astype("i32") * tiles.keys
+        query_tiles = (length + (queries - 1)) // queries
         # Causal: query rows before the block's first key see none of its keys.
-        first_tile = key0 // BLOCK_M if config.causal else _values.constant(0, "i32")
-        tiles = query_tiles - first_tile
-        steps = (tiles * group).astype("index")
+        first_tile = key0 // queries if config.causal else _values.constant(0, "i32")
+        tile_count = query_tiles - first_tile
+        steps = (tile_count * group).astype("index")
         kv_column = kv_head.astype("i32") * d
         wg = _values.warpgroup_id()
 
@@ -205,17 +293,18 @@ def _main(config: Config) -> _kernels.Kernel:
             """The query head and the first query row (from the sequence's
             first) of step ``step``: the group's heads one after another."""
             step = step.astype("i32")
-            head = kv_head.astype("i32") * group + step // tiles
-            return head, (first_tile + step % tiles) * BLOCK_M
+            head = kv_head.astype("i32") * group + step // tile_count
+            return head, (first_tile + step % tile_count) * queries
 
         def producer():
             _pipeline.set_max_registers(PRODUCER_REGISTERS, action="decrease")
-            _refs.arrive_expect_tx(kv_full[0], 4 * HALF_N * d * dtype.itemsize)
-            for half in range(2):
+            _refs.arrive_expect_tx(kv_full[0], 2 * tiles.keys * d * dtype.itemsize)
+            rows = tiles.keys // k_smem.shape[0]
+            for part in range(k_smem.shape[0]):
                 for source, buffer in ((k, k_smem), (v, v_smem)):
-                    _refs.async_load(source, buffer[half], kv_full[0],
-                                     indices=[start + key0 + half * HALF_N, kv_column],
-                                     slice_lengths=[HALF_N, d])
+                    _refs.async_load(source, buffer[part], kv_full[0],
+                                     indices=[start + key0 + part * rows, kv_column],
+                                     slice_lengths=[rows, d])
 
             @_cf.for_loop(0, steps)
             def _(step):
@@ -224,37 +313,74 @@ def _main(config: Config) -> _kernels.Kernel:
                 _refs.wait(empty[stage], parity(step + stages))
                 head, q0 = tile_of(step)
                 token = start + q0
-                _refs.arrive_expect_tx(q_full[stage], 2 * BLOCK_M * (d * dtype.itemsize + 4))
+                _refs.arrive_expect_tx(q_full[stage], 2 * queries * (d * dtype.itemsize + 4))
                 for source, ring in ((q, q_smem), (do, do_smem)):
                     _refs.async_load(source, ring[stage], q_full[stage],
-                                     indices=[token, head * d], slice_lengths=[BLOCK_M, d])
+                                     indices=[token, head * d], slice_lengths=[queries, d])
                 # Past a head's last token the rows belong to the next head
                 # (or are TMA's zeros): finite, and masked.
                 _refs.async_load(lse, lse_smem[stage], q_full[stage],
                                  indices=[config.lse_index(b, head, start, q0)],
-                                 slice_lengths=[BLOCK_M])
+                                 slice_lengths=[queries])
                 _refs.async_load(delta, delta_smem[stage], q_full[stage],
-                                 indices=[head * padded + token], slice_lengths=[BLOCK_M])
+                                 indices=[head * padded + token], slice_lengths=[queries])
 
         def consumer():
             _pipeline.set_max_registers(CONSUMER_REGISTERS, action="increase")
             half = wg - 1
-            k_half, v_half = k_smem[half], v_smem[half]
+            # This consumer's keys (all of the block's when it owns columns),
+            # their first from the sequence's first, and its columns of d.
+            k_mine, v_mine = (k_smem[half], v_smem[half]) if by_keys else (k_smem[0], v_smem[0])
+            key_first = key0 + half.astype("i32") * consumer_keys if by_keys else key0
+            column0 = 0 if by_keys else half.astype("i32") * columns_owned
+            mine = _refs.ds(column0, columns_owned)
             dq_half = dq_smem[half]
-            # This consumer's first key, from the sequence's first.
-            key_first = key0 + half.astype("i32") * HALF_N
             _refs.wait(kv_full[0], False)
-            tile = (HALF_N, BLOCK_M)
-            zero = _values.constant(0.0, "f32", (HALF_N, d))
-            dq_zero = _values.constant(0.0, "f32", (BLOCK_M, d // 2))
+            tile = (consumer_keys, queries)
+            zero = _values.constant(0.0, "f32", (consumer_keys, columns_owned))
 
             def columns(ring, stage):
-                """A (BLOCK_M,) tile of per-query values, broadcast down the
+                """A (queries,) tile of per-query values, broadcast down the
                 transposed scores' columns: loaded straight into the
                 layout of one column of the accumulator, so no data moves."""
                 values = _values.layout_cast(_refs.vector_load(ring[stage]),
                                              _layouts.WGMMA_COLUMN)
                 return _values.broadcast_in_dim(values, tile, [1])
+
+            def dq_by_keys(step, dst_in, head, q0):
+                """dQ = dS K over the block's 128 keys, each consumer taking
+                half of dQ's columns: dQ needs dS with queries as rows, so
+                both consumers' dS^T go through shared memory, read
+                transposed. The buffers alternate by step: a consumer writes
+                one while the other may still read the other one. Returns
+                the in-flight result and where it adds into the workspace."""
+                ds_buffers = ds_smem[step % 2]
+                _refs.vector_store(dst_in, ds_buffers[half])
+                columns_half = _refs.ds(half * (d // 2), d // 2)
+                # Its own keys first: that wgmma fences the write above for
+                # the async proxy, before the barrier tells the other
+                # consumer to read it.
+                dq = _refs.wgmma(_values.constant(0.0, "f32", (queries, d // 2)),
+                                 ds_buffers[half].T, k_mine[:, columns_half], async_=True)
+                _refs.named_barrier(DS_WRITTEN, 2)
+                other = 1 - half
+                dq = _refs.wgmma(dq, ds_buffers[other].T, k_smem[other][:, columns_half],
+                                 async_=True)
+                return (dq, [start + q0, head * d + half.astype("i32") * (d // 2)],
+                        [queries, d // 2])
+
+            def dq_by_columns(step, dst_in, head, q0):
+                """dQ^T = K^T dS^T for this consumer's half of d: queries are
+                the wgmma's N, so 32 of them fit (dQ = dS K would need 64
+                as M); K^T is an M-major view of the K buffer, dS^T this
+                consumer's own copy. The workspace is dQ transposed."""
+                _refs.vector_store(dst_in, ds_smem[half])
+                # dQ^T's accumulator only once dV and dK completed: all three
+                # at once spill.
+                _refs.wgmma_wait(0)
+                dqt = _refs.wgmma(_values.constant(0.0, "f32", (columns_owned, queries)),
+                                  k_mine[:, mine].T, ds_smem[half], async_=True)
+                return dqt, [head * d + column0, start + q0], [columns_owned, queries]
 
             @_cf.for_loop(0, steps, carry=(zero, zero))
             def gradients(step, dk_acc, dv_acc):
@@ -264,75 +390,74 @@ def _main(config: Config) -> _kernels.Kernel:
                 # The per-query terms start the accumulators, so they take no
                 # registers of their own beside dK and dV: S^T - LSE sqrt(d),
                 # whose scaled exp2 is P^T, and dP^T - D.
-                shifted = _refs.wgmma(columns(lse_smem, stage) * -math.sqrt(d), k_half,
+                k_here, v_here = k_mine, v_mine
+                if not by_keys:
+                    # K and V viewed through an index the compiler cannot
+                    # see is 0: otherwise LLVM hoists each of the 16 K steps'
+                    # wgmma descriptors of both out of the loop, and they
+                    # spill.
+                    opaque = _values.optimization_barrier(_values.constant(0, "index"))
+                    k_here, v_here = k_smem[opaque], v_smem[opaque]
+                shifted = _refs.wgmma(columns(lse_smem, stage) * -math.sqrt(d), k_here,
                                       q_smem[stage].T, async_=True)
-                dpt_minus_delta = _refs.wgmma(-columns(delta_smem, stage), v_half,
+                dpt_minus_delta = _refs.wgmma(-columns(delta_smem, stage), v_here,
                                               do_smem[stage].T, async_=True)
                 _refs.wgmma_wait(0)
                 logits = shifted * score_scale
-                needs_mask = (q0 + BLOCK_M > length) | (key_first + HALF_N > length)
+                needs_mask = (q0 + queries > length) | (key_first + consumer_keys > length)
                 if config.causal:
-                    needs_mask = needs_mask | (q0 < key_first + HALF_N)
+                    needs_mask = needs_mask | (q0 < key_first + consumer_keys)
                 logits = _cf.if_(needs_mask, otherwise=lambda: logits, results=logits)(
                     lambda: mask(config, logits, key_first, q0, length))
                 pt = _values.exp2(logits)
                 dst = pt * dpt_minus_delta
                 pt_in, dst_in = pt.astype(dtype), dst.astype(dtype)
-                dv_acc = _refs.wgmma(dv_acc, pt_in, do_smem[stage], async_=True)
-                dk_acc = _refs.wgmma(dk_acc, dst_in, q_smem[stage], async_=True)
-                # dQ = dS K over the block's 128 keys, each consumer taking
-                # half of dQ's columns: dQ needs dS with queries as rows, so
-                # both consumers' dS^T go through shared memory, read
-                # transposed. The buffers alternate by step: a consumer
-                # writes one while the other may still read the other one.
-                ds_buffers = ds_smem[step % 2]
-                _refs.vector_store(dst_in, ds_buffers[half])
-                columns_half = _refs.ds(half * (d // 2), d // 2)
-                # Its own keys first: that wgmma fences the write above for
-                # the async proxy, before the barrier tells the other
-                # consumer to read it.
-                dq = _refs.wgmma(dq_zero, ds_buffers[half].T, k_half[:, columns_half],
-                                 async_=True)
-                _refs.named_barrier(DS_WRITTEN, 2)
-                other = 1 - half
-                dq = _refs.wgmma(dq, ds_buffers[other].T, k_smem[other][:, columns_half],
-                                 async_=True)
+                q_mine, do_mine = (q_smem[stage], do_smem[stage]) if by_keys else \
+                    (q_smem[stage][:, mine], do_smem[stage][:, mine])
+                dv_acc = _refs.wgmma(dv_acc, pt_in, do_mine, async_=True)
+                dk_acc = _refs.wgmma(dk_acc, dst_in, q_mine, async_=True)
+                dq_partial = dq_by_keys if by_keys else dq_by_columns
+                dq, indices, lengths = dq_partial(step, dst_in, head, q0)
                 _refs.wgmma_wait(0)
                 # Q and dO of the stage are read: release it.
                 _refs.arrive(empty[stage])
                 # The previous step's reduce-add must have read dq_half.
                 _refs.async_store_wait(0)
                 _refs.vector_store(dq, dq_half)
-                _refs.async_store(dq_half, dq_accumulated,
-                                  indices=[start + q0, head * d + half.astype("i32") * (d // 2)],
-                                  slice_lengths=[BLOCK_M, d // 2], reduction="add",
-                                  defer_wait=True)
+                _refs.async_store(dq_half, dq_accumulated, indices=indices,
+                                  slice_lengths=lengths, reduction="add", defer_wait=True)
                 return dk_acc, dv_acc
 
             dk_acc, dv_acc = gradients
             _refs.async_store_wait(0)
-            # The other consumer's last dQ may still read this one's K.
+            # The other consumer's last wgmmas may still read this one's K
+            # and V (by keys: its dQ; by columns: all of them).
             _refs.named_barrier(KEYS_READ, 2)
-            rows = _values.minimum(length - key_first, HALF_N)
+            rows = _values.minimum(length - key_first, consumer_keys)
             token = start + key_first
-            for result, out, buffer in ((dk_acc * gradient_scale, dk, k_half),
-                                        (dv_acc, dv, v_half)):
+            for result, out, buffer in ((dk_acc * gradient_scale, dk, k_mine),
+                                        (dv_acc, dv, v_mine)):
                 value = result.astype(dtype)
+                target = out[_refs.ds(token, consumer_keys),
+                             _refs.ds(kv_column + column0, columns_owned)]
 
                 def whole(value=value, out=out, buffer=buffer):
                     # K and V are no longer read: their buffers stage the
                     # results for TMA.
                     _refs.vector_store(value, buffer)
                     _refs.async_store(buffer, out, indices=[token, kv_column],
-                                      slice_lengths=[HALF_N, d])
+                                      slice_lengths=[consumer_keys, d])
 
-                def partial(value=value, out=out):
+                def partial(value=value, target=target):
                     # Rows past the end may be the next sequence's keys.
-                    _refs.vector_store(value, out[_refs.ds(token, HALF_N), _refs.ds(kv_column, d)],
-                                       valid=[rows, d])
+                    _refs.vector_store(value, target, valid=[rows, columns_owned])
 
-                _cf.if_(rows == HALF_N, otherwise=lambda partial=partial: _cf.if_(rows > 0)(
-                    partial))(whole)
+                if by_keys:
+                    _cf.if_(rows == consumer_keys, otherwise=lambda partial=partial: _cf.if_(
+                        rows > 0)(partial))(whole)
+                else:
+                    # Half of d's columns of the shared buffer are no TMA box.
+                    _cf.if_(rows > 0)(partial)
 
         _cf.if_(key0 < length)(lambda: _cf.if_(wg == 0, otherwise=consumer)(producer))
 
@@ -393,7 +518,7 @@ def run(config: Config, q, k, v, o, lse, do, cu_seqlens=None, backend: str | Non
     if not config.varlen and cu_seqlens is not None:
         raise ValueError("cu_seqlens is for a packed batch; config.tokens is 0")
     delta = kernels.preprocess.launch(o, do, backend=backend)
-    dq_accumulated = _zeros(q, config.shapes()["q"])
+    dq_accumulated = _zeros(q, workspace_shape(config))
     dk, dv = _empty_like(k), _empty_like(v)
     extra = [cu_seqlens] if config.varlen else []
     kernels.main.launch(q, k, v, do, lse.reshape(-1), delta, *extra, dk, dv, dq_accumulated,

@@ -309,17 +309,20 @@ def build(config: Config) -> _kernels.Kernel:
             rows = _values.minimum(length - row0, HALF_M)
             token = start + row0
 
+            lse_rows = lse[head, _refs.ds(token, HALF_M)] if config.varlen \
+                else lse[sequence_index, head, _refs.ds(row0, HALF_M)]
+
             def whole():
                 o_half = o_smem[half]
                 _refs.vector_store(out, o_half)
                 _refs.async_store(o_half, o, indices=[token, q_column],
                                   slice_lengths=[HALF_M, d])
-                _refs.vector_store(row_lse, lse[head, _refs.ds(token, HALF_M)])
+                _refs.vector_store(row_lse, lse_rows)
 
             def partial():
                 o_rows = o[_refs.ds(token, HALF_M), _refs.ds(q_column, d)]
                 _refs.vector_store(out, o_rows, valid=[rows, d])
-                _refs.vector_store(row_lse, lse[head, _refs.ds(token, HALF_M)], valid=[rows])
+                _refs.vector_store(row_lse, lse_rows, valid=[rows])
 
             if staged_output(config):
                 _cf.if_(rows == HALF_M, otherwise=lambda: _cf.if_(rows > 0)(partial))(whole)
@@ -457,6 +460,10 @@ def check_results(config: Config, q, k, v, q_descale, k_descale, v_descale, o, l
                      for x, s in ((q, q_descale), (k, k_descale), (v, v_descale)))
     ref_o, ref_lse = reference.forward(config, q64, k64, v64, cu_seqlens)
     out = np.asarray(o).astype(np.float64).reshape(ref_o.shape)
+    lse = np.asarray(lse, np.float64)
+    if not config.varlen:
+        # (batch, heads, seq) as (heads, tokens), the rows the bounds index.
+        ref_lse, lse = (x.transpose(1, 0, 2).reshape(config.heads, -1) for x in (ref_lse, lse))
     allowed = np.zeros(ref_o.shape)
     lse_allowed = np.zeros(ref_lse.shape)
     steps = -(-config.seq // 32)
@@ -494,5 +501,5 @@ def check_results(config: Config, q, k, v, q_descale, k_descale, v_descale, o, l
         return not bad.any(), text
 
     o_passed, o_text = compare("O", out, ref_o, allowed)
-    lse_passed, lse_text = compare("LSE", np.asarray(lse, np.float64), ref_lse, lse_allowed)
+    lse_passed, lse_text = compare("LSE", lse, ref_lse, lse_allowed)
     return o_passed and lse_passed, f"{o_text}; {lse_text}"

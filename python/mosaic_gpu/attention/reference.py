@@ -7,7 +7,7 @@ import math
 
 from .config import Config
 
-__all__ = ["backward", "forward", "sequences"]
+__all__ = ["backward", "backward_tolerance", "forward", "forward_tolerance", "sequences"]
 
 
 def sequences(config: Config, cu_seqlens=None) -> list[tuple[int, int]]:
@@ -53,6 +53,31 @@ def forward(config: Config, q, k, v, cu_seqlens=None):
     if not config.varlen:
         lse = lse.reshape(config.heads, config.batch, config.seq).transpose(1, 0, 2)
     return o, lse
+
+
+def forward_tolerance(config: Config, q, k, v, cu_seqlens=None, unit=2 ** -8):
+    """The error a forward kernel that rounds P to the input type (unit
+    roundoff ``unit``) before P V and O to the input type at the end may
+    make in O, per element, float64, shaped like O (tokens, heads,
+    head_dim): 2 unit |O| for O's rounding; for P's, each term of P V off
+    by up to unit of itself, independently, so 4 standard deviations,
+    4 unit sqrt((P^2) (V^2)); and 2^-13 of P |V| for the f32 softmax (the
+    approximate exp2, the running max's rescales, the row sum's order). A
+    key tile missing or read twice, or a wrong rescale, is off by O
+    itself."""
+    import numpy as np
+    tolerance = np.zeros(q.shape, np.float64)
+    for start, length in sequences(config, cu_seqlens):
+        if not length:
+            continue
+        rows = slice(start, start + length)
+        p, _ = _probabilities(config, q, k, start, length)
+        v64 = np.repeat(v[rows].astype(np.float64).transpose(1, 0, 2), config.group, axis=0)
+        o = p @ v64
+        allowed = (2 * unit * np.abs(o) + 4 * unit * np.sqrt((p ** 2) @ (v64 ** 2))
+                   + 2 ** -13 * (p @ np.abs(v64)))
+        tolerance[rows] = allowed.transpose(1, 0, 2)
+    return tolerance
 
 
 def backward(config: Config, q, k, v, do, cu_seqlens=None):
