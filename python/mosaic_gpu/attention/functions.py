@@ -108,13 +108,13 @@ def _check_arrays(named: dict[str, Any]) -> None:
         raise ValueError(f"the arrays must be on one device; got {listed}")
     for name, array in named.items():
         if not _is_contiguous(array):
-            raise ValueError(f"{name} is not contiguous (row-major); the kernels read it as "
-                             f"(tokens, heads * head_dim) without copying it: pass "
+            raise ValueError(f"{name} is not contiguous (row-major); the kernels read its "
+                             f"memory as it lies, without copying it: pass "
                              f"{name}.contiguous() (NumPy: np.ascontiguousarray({name}))")
 
 
 def _element_type(named: dict[str, Any]) -> str:
-    """The Config dtype of q, k and v (and others that must match them)."""
+    """The Config dtype of q, k and v, which must have one."""
     names = {name: _dtype_name(array) for name, array in named.items()}
     if len(set(names.values())) > 1:
         listed = ", ".join(f"{name} {dtype}" for name, dtype in names.items())
