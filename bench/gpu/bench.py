@@ -65,6 +65,7 @@ import argparse
 import contextlib
 import dataclasses
 import datetime
+import itertools
 import json
 import math
 import os
@@ -215,10 +216,142 @@ def fp8_name(case):
     return f"gemm_fp8_{case.scaling}_{shape_label(case[:3])}"
 
 
+class AttentionRow(typing.NamedTuple):
+    """One row of the attention-new tables (`table`, a key of
+    ATTENTION_NEW_TABLES): the problem and the pass timed. seq: each
+    sequence's length, the longest for a packed batch, whose lengths are
+    `lengths`."""
+    table: str
+    batch: int
+    heads: int
+    kv_heads: int
+    seq: int
+    head_dim: int
+    causal: bool
+    backward: bool = False
+    lengths: tuple = ()
+
+
+def varlen_lengths(tokens=16384, shortest=100, longest=4000, seed=2026):
+    """A packed batch's sequence lengths, drawn uniformly (the same every
+    run) until they hold `tokens`, the last one cut to fit: lengths that
+    need not be multiples of a block or of 8, as a training batch's."""
+    rng, lengths = random.Random(seed), []
+    while sum(lengths) < tokens:
+        lengths.append(min(rng.randint(shortest, longest), tokens - sum(lengths)))
+    return tuple(lengths)
+
+
+# The new attention tables, each with its shapes: (batch, heads, kv_heads,
+# seq, head_dim, why). head_dim 128, bf16 (but the FP8 table), both masks.
+ATTENTION_BACKWARD_SHAPES = [
+    (16, 16, 16, 1024, 128, "8 key tiles per block of queries"),
+    (4, 16, 16, 4096, 128, "32 key tiles"),
+    (1, 16, 16, 16384, 128, "128 key tiles: the main loop is nearly all of the time"),
+]
+GQA_SHAPES = [
+    (4, 32, 8, 4096, 128, "grouped-query: Llama-3-8B's 32 query heads on 8 key/value heads"),
+    (4, 32, 1, 4096, 128, "multi-query: one key/value head for 32 query heads"),
+]
+VARLEN_LENGTHS = varlen_lengths()
+FP8_ATTENTION_SHAPES = [
+    (4, 16, 16, 4096, 128, "32 key tiles per block of queries"),
+    (1, 16, 16, 16384, 128, "128 key tiles"),
+]
+ATTENTION_NEW_TABLES = ("backward", "gqa", "varlen", "fp8")
+
+
+def attention_new_rows():
+    """The rows of the attention-new tables, in order: the backward table
+    (backward pass), the grouped-query table (forward, then backward), the
+    packed-batch table (forward, then backward) and the FP8 table
+    (forward); each shape without, then with the causal mask."""
+    rows = []
+    for batch, heads, kv_heads, seq, d, _ in ATTENTION_BACKWARD_SHAPES:
+        rows += [AttentionRow("backward", batch, heads, kv_heads, seq, d, causal, True)
+                 for causal in (False, True)]
+    for batch, heads, kv_heads, seq, d, _ in GQA_SHAPES:
+        rows += [AttentionRow("gqa", batch, heads, kv_heads, seq, d, causal, backward)
+                 for backward in (False, True) for causal in (False, True)]
+    lengths = VARLEN_LENGTHS
+    rows += [AttentionRow("varlen", len(lengths), 16, 16, max(lengths), 128, causal, backward,
+                          lengths) for backward in (False, True) for causal in (False, True)]
+    for batch, heads, kv_heads, seq, d, _ in FP8_ATTENTION_SHAPES:
+        rows += [AttentionRow("fp8", batch, heads, kv_heads, seq, d, causal)
+                 for causal in (False, True)]
+    return rows
+
+
+def attention_row_lengths(row):
+    return row.lengths or (row.seq,) * row.batch
+
+
+def attention_row_flops(row):
+    """4 H D sum(L^2) forward (Q K^T and P V), half with the causal mask;
+    the backward 2.5 times that (five products of that size: S and dP
+    again, dV, dQ and dK), as the FlashAttention papers count."""
+    flops = 4 * row.heads * row.head_dim * sum(n * n for n in attention_row_lengths(row))
+    flops = flops // 2 if row.causal else flops
+    return flops * 5 // 2 if row.backward else flops
+
+
+def attention_row_label(row):
+    heads = f"{row.heads}/{row.kv_heads}" if row.kv_heads != row.heads else f"{row.heads}"
+    if row.lengths:
+        label = (f"{len(row.lengths)} seqs, {sum(row.lengths)} tokens (longest {row.seq}) x "
+                 f"{heads} x {row.head_dim}")
+    else:
+        label = f"{row.batch}x{heads}x{row.seq}x{row.head_dim}"
+    label += ", causal" if row.causal else ""
+    if row.table in ("gqa", "varlen"):
+        label += ", backward" if row.backward else ", forward"
+    return label
+
+
+def attention_kernel_name(row):
+    """Our kernel for a row, as compile-kernels.sh names it, or None where
+    mosaic-run cannot run ours (a packed batch: it draws every i32 input
+    uniformly in [-64, 64], not offsets)."""
+    if row.lengths:
+        return None
+    direction = "bwd" if row.backward else "fwd"
+    dtype = "fp8" if row.table == "fp8" else "bf16"
+    dims = shape_label((row.batch, row.heads, row.kv_heads, row.seq, row.head_dim))
+    return f"attn_{direction}_{dtype}_{dims}_{'causal' if row.causal else 'full'}"
+
+
+# The generator of our attention kernels (from the repository's root), and
+# the module of mosaic_gpu.attention that builds each kind.
+ATTENTION_GENERATOR = "bench/gpu/attention_kernels.py"
+ATTENTION_MODULES = {"fwd": "forward", "bwd": "backward", "fp8": "forward_fp8"}
+ATTENTION_PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "python/mosaic_gpu/attention"
+
+
+def attention_kernels(package=ATTENTION_PACKAGE):
+    """(name, generator, arguments) of each of our kernels of the
+    attention-new tables, once each, but for those whose module is not in
+    `package` (this tree's mosaic_gpu.attention): the tables say they were
+    not compiled."""
+    kernels = {}
+    for row in attention_new_rows():
+        name = attention_kernel_name(row)
+        kind = "bwd" if row.backward else "fp8" if row.table == "fp8" else "fwd"
+        if name is None or name in kernels or \
+                not (package / f"{ATTENTION_MODULES[kind]}.py").exists():
+            continue
+        kernels[name] = (name, ATTENTION_GENERATOR, [
+            "--kernel", kind, "--batch", row.batch, "--heads", row.heads,
+            "--kv-heads", row.kv_heads, "--seq", row.seq, "--head-dim", row.head_dim]
+            + (["--causal"] if row.causal else []))
+    return list(kernels.values())
+
+
 def generated_kernels():
-    """(name, generator script in python/examples, its arguments) of each
-    kernel of the split-K columns, the fused-epilogue table and the FP8
-    table, for compile-kernels.sh (bench.py --list-generated)."""
+    """(name, generator script, its arguments) of each kernel of the split-K
+    columns, the fused-epilogue table, the FP8 table and the attention-new
+    tables, for compile-kernels.sh (bench.py --list-generated). The script
+    is in python/examples, or where its name has a slash, that path from
+    the repository's root."""
     kernels = []
     for s in GEMM_SHAPES:
         for splits in s.splits:
@@ -232,13 +365,15 @@ def generated_kernels():
         kernels.append((fp8_name(case), "gemm_fp8.py",
                         ["--m", case.m, "--n", case.n, "--k", case.k,
                          "--scaling", case.scaling]))
+    kernels += attention_kernels()
     return [(name, script, [str(arg) for arg in args]) for name, script, args in kernels]
 
 
 class NewKernel(typing.NamedTuple):
     """A kernel that mosaic-run has no reference for, by its file stem:
-    kind "split" (gemm_ws_split_k), "fixup" (its fix-up), "epilogue" or
-    "fp8"; param: the splits, the epilogue or the scaling."""
+    kind "split" (gemm_ws_split_k), "fixup" (its fix-up), "epilogue", "fp8"
+    or "attention"; param: the splits, the epilogue, the scaling, or an
+    AttentionKernel."""
     kind: str
     dims: tuple
     param: object
@@ -253,8 +388,41 @@ NEW_KERNEL_PATTERNS = [
 ]
 
 
+class AttentionKernel(typing.NamedTuple):
+    """What an attention kernel's name says besides its dims (batch, heads,
+    kv_heads, seq, head_dim): "fwd" or "bwd", "bf16" or "fp8", the mask,
+    and which of the backward's kernels: "preprocess", "main" or
+    "postprocess" (the forward's is "main")."""
+    direction: str
+    dtype: str
+    causal: bool
+    part: str = "main"
+
+
+# The backward's kernels in launch order, by their names' suffixes.
+ATTENTION_BACKWARD_PARTS = {"preprocess": ".preprocess", "main": "",
+                            "postprocess": ".postprocess"}
+ATTENTION_KERNEL_PATTERN = re.compile(
+    r"attn_(fwd|bwd)_(bf16|fp8)_(\d+)x(\d+)x(\d+)x(\d+)x(\d+)_(causal|full)"
+    r"(\.preprocess|\.postprocess)?")
+# The outputs of each of our attention kernels, as positions among its
+# buffers from the end: O and the LSE; D; dK and dV, but not the f32 dQ
+# workspace after them, which the kernel adds into (mosaic-run would
+# poison it: it is an input, drawn at random); dQ.
+ATTENTION_OUTPUTS = {("fwd", "main"): (-2, -1), ("bwd", "preprocess"): (-1,),
+                     ("bwd", "main"): (-3, -2), ("bwd", "postprocess"): (-1,)}
+
+
 def parse_new_kernel(stem):
     """The NewKernel a file stem names, or None."""
+    match = ATTENTION_KERNEL_PATTERN.fullmatch(stem)
+    if match:
+        direction, dtype, *dims, mask, suffix = match.groups()
+        if suffix and direction != "bwd":
+            return None
+        return NewKernel("attention", tuple(int(d) for d in dims),
+                         AttentionKernel(direction, dtype, mask == "causal",
+                                         suffix[1:] if suffix else "main"))
     for kind, pattern in NEW_KERNEL_PATTERNS:
         match = pattern.fullmatch(stem)
         if match:
@@ -329,9 +497,12 @@ CUBLAS = "cuBLAS (torch.matmul)"
 TRITON_TMA = "Triton persistent TMA"
 TRITON_BLOCKED = "Triton blocked"
 SDPA_FLASH = "torch SDPA (flash)"
+SDPA_CUDNN = "torch SDPA (cuDNN)"
 OURS_ATTENTION = "ours"
 TRITON_ATTENTION = "Triton fused attention"
-ATTENTION_COLUMNS = [SDPA_FLASH, OURS_ATTENTION, TRITON_ATTENTION]
+ATTENTION_COLUMNS = [SDPA_FLASH, SDPA_CUDNN, OURS_ATTENTION, TRITON_ATTENTION]
+# SDPA's columns: the backend each forces with torch.nn.attention.sdpa_kernel.
+SDPA_BACKENDS = {SDPA_FLASH: "FLASH_ATTENTION", SDPA_CUDNN: "CUDNN_ATTENTION"}
 SCALED_MM = "cuBLAS (torch._scaled_mm)"
 OURS_FP8 = "ours (gemm_fp8)"
 TRITON_FP8 = "Triton FP8"
@@ -341,10 +512,31 @@ CUBLAS_FUSED = "cuBLAS epilogue"
 TORCH_COMPILE = "torch.compile"
 OURS_FUSED = "ours (fused)"
 EPILOGUE_COLUMNS = [TORCH_EAGER, CUBLAS_FUSED, TORCH_COMPILE, OURS_FUSED]
+TORCH_VARLEN_FLASH = "torch varlen_attn (flash)"
+TORCH_VARLEN_CUDNN = "torch varlen_attn (cuDNN)"
+FLASH_ATTN_VARLEN = "flash-attn varlen"
+SDPA_FP8 = "torch FP8 SDPA (FA3)"
+TRITON_FP8_ATTENTION = "Triton FP8 attention"
+OURS_FP8_ATTENTION = "ours (forward_fp8)"
+# Each attention-new table's columns; the first is the one each time is
+# compared with (the FP8 table's: SDPA's flash backend on bf16 inputs).
+ATTENTION_NEW_COLUMNS = {
+    "backward": [SDPA_FLASH, SDPA_CUDNN, OURS_ATTENTION],
+    "gqa": [SDPA_FLASH, SDPA_CUDNN, OURS_ATTENTION],
+    "varlen": [TORCH_VARLEN_FLASH, TORCH_VARLEN_CUDNN, FLASH_ATTN_VARLEN, OURS_ATTENTION],
+    "fp8": [SDPA_FLASH, SDPA_FP8, TRITON_FP8_ATTENTION, OURS_FP8_ATTENTION],
+}
+# The FP8 peers' relative error against float64 on the dequantized inputs:
+# P rounded to e4m3 (3 mantissa bits) for P V puts O's near 4e-2 on
+# standard normal inputs (Triton's interpreter: 5e-2 to 7e-2, its
+# conversion truncating); a missing mask or a wrong scale is off by O(1).
+FP8_ATTENTION_TOLERANCE = 0.1
 # What --tables names: "gemm-new" is the bf16 GEMM table's new rows alone
-# (new_gemm_shapes), for a short run; the default measures every table.
-TABLES = ("gemm", "gemm-new", "attention", "other", "fp8", "epilogue")
-DEFAULT_TABLES = ("gemm", "attention", "other", "fp8", "epilogue")
+# (new_gemm_shapes), for a short run; "attention-new" the backward,
+# grouped-query, packed-batch and FP8 attention tables. The default
+# measures every table.
+TABLES = ("gemm", "gemm-new", "attention", "attention-new", "other", "fp8", "epilogue")
+DEFAULT_TABLES = ("gemm", "attention", "attention-new", "other", "fp8", "epilogue")
 FAILED = "FAILED"
 UNAVAILABLE = "unavailable"
 
@@ -561,9 +753,15 @@ def epilogue_markdown(rows):
 
 
 def attention_dims(manifest):
-    """(heads, seq, head_dim) of an attention manifest: Q's shape, heads
-    counting batch too."""
-    return buffers(manifest)[0][1]
+    """(heads, seq, head_dim) of an attention manifest, heads counting batch
+    too, in either of mosaic-run's layouts: head-major, Q [heads, seq, d]
+    (examples/attention_fwd.mlir), or token-major, Q [batch * seq, heads *
+    d] and the LSE [batch, heads, seq] (python/examples/attention.py)."""
+    (_, q), *_, (_, lse) = buffers(manifest)
+    if len(q) == 3:
+        return tuple(q)
+    batch, heads, seq = lse
+    return (batch * heads, seq, q[1] // heads)
 
 
 def case_dims(case):
@@ -691,6 +889,74 @@ def attention_section(table, notes):
         table, notes)
 
 
+ATTENTION_NEW_SECTIONS = {
+    "backward": (
+        "Attention backward (bf16 Q, K, V, O and dO, f32 LSE, bf16 dQ, dK and dV)",
+        "Each cell: the time of the backward pass alone, TFLOP/s (10 B H S^2 D flops, 2.5 "
+        "times the forward's, half with the causal mask) and torch SDPA flash's backward "
+        "time over this time (above 1, faster). SDPA: torch.autograd.grad of an output "
+        "made under that backend's sdpa_kernel, the graph kept, so that each timed run is "
+        "the backward's kernels alone. ours: backward.py's kernel (attn_bwd_bf16_...), run "
+        "by mosaic-run --check=none on its random inputs, O and the LSE included, and "
+        "checked from its dumps against float64 of what it computes from them "
+        "(checks.check_attention_backward)."),
+    "gqa": (
+        "Attention with grouped-query and multi-query heads (bf16)",
+        "Heads as query/key-value heads. Each cell: the time, TFLOP/s (counted on the "
+        "query heads) and torch SDPA flash's time over this time; forward rows time the "
+        "forward, backward rows the backward alone. SDPA: enable_gqa=True under each "
+        "backend's sdpa_kernel. ours: forward.py's or backward.py's kernel built for the "
+        "row's heads (attn_fwd_bf16_... or attn_bwd_bf16_...)."),
+    "varlen": (
+        "Attention on a packed batch of variable lengths (bf16)",
+        "One packed batch (bench.py's VARLEN_LENGTHS: lengths drawn uniformly in 100 to "
+        "4000, 16384 tokens), 16 heads of 128, as FlashAttention's varlen API takes it. "
+        "Each cell: the time, TFLOP/s (4 H D sum(L^2), half causal, 2.5 times backward) "
+        f"and {TORCH_VARLEN_FLASH}'s time over this time. torch varlen_attn: "
+        "torch.nn.attention.varlen.varlen_attn(q, k, v, cu_seqlens, cu_seqlens, max, max) "
+        "under each backend's sdpa_kernel (causal: window_size (-1, 0)); flash-attn "
+        "varlen: flash_attn_varlen_func where the flash-attn package is installed."),
+    "fp8": (
+        "FP8 attention forward (e4m3 Q, K and V, per-tensor descales, bf16 O)",
+        "Each cell: the time, TFLOP/s (4 B H S^2 D flops, half with the causal mask) and "
+        f"the time of {SDPA_FLASH} on bf16 inputs (the same values) over this time: above "
+        "1, faster than bf16 flash attention. Inputs: standard normal, quantized per "
+        "tensor (scale = amax / 448). torch FP8 SDPA: "
+        "torch.nn.attention.experimental._scaled_dot_product_attention_quantized, which "
+        "runs FlashAttention-3 (flash_attn_interface) once activated; torch exposes no "
+        "cuDNN FP8 attention. Triton FP8 attention: attention_fp8_fwd in "
+        "bench/gpu/triton_peers.py (V transposed, P in e4m3). ours: forward_fp8.py's "
+        "kernel (attn_fwd_fp8_...), checked from its dumps "
+        "(checks.check_attention_forward_fp8)."),
+}
+
+
+def attention_new_markdown(table, rows):
+    """rows: (AttentionRow, {column: ms, FAILED, UNAVAILABLE or None}) of
+    one attention-new table."""
+    columns = ATTENTION_NEW_COLUMNS[table]
+    header = ("sequences x heads x head_dim" if table == "varlen"
+              else "batch x heads x seq x head_dim")
+    return comparison_markdown(header, columns, columns[0],
+                               [(attention_row_label(row), attention_row_flops(row), cells)
+                                for row, cells in rows])
+
+
+def attention_new_section(table, markdown, notes):
+    heading, legend = ATTENTION_NEW_SECTIONS[table]
+    return TableSection(heading, legend, markdown, notes)
+
+
+def attention_new_shape_notes(table):
+    shapes = {"backward": ATTENTION_BACKWARD_SHAPES, "gqa": GQA_SHAPES,
+              "fp8": FP8_ATTENTION_SHAPES}.get(table, [])
+    notes = [f"{shape_label((b, h if k == h else f'{h}/{k}', s, d))}: {why}."
+             for b, h, k, s, d, why in shapes]
+    if table == "varlen":
+        notes.append(f"Lengths: {', '.join(map(str, VARLEN_LENGTHS))}.")
+    return notes
+
+
 def fp8_section(table, notes):
     return TableSection(
         "FP8 GEMM (e4m3 A and Bt, f32 scales, f32 accumulation, bf16 C)",
@@ -773,6 +1039,9 @@ class Peer:
     moved: int
     output: object = None
     poison: typing.Optional[typing.Callable[[], None]] = None
+    # A context every run is made in (SDPA's backend), entered once around
+    # the checked run and once around the timed ones.
+    context: typing.Optional[typing.Callable[[], typing.ContextManager]] = None
 
 
 def gpu_model():
@@ -900,16 +1169,23 @@ def gemm_peers(torch, triton, dims, generator):
     return result
 
 
+class Sdpa(typing.NamedTuple):
+    """torch's scaled_dot_product_attention and, per column of
+    SDPA_BACKENDS, a function making the context that forces its backend."""
+    function: typing.Callable
+    backends: dict
+
+
 def load_sdpa(torch):
-    """(torch's scaled_dot_product_attention, a context that forces its
-    flash backend, None), or (None, None, why not)."""
+    """(Sdpa, None), or (None, why not)."""
     try:
         from torch.nn.attention import SDPBackend, sdpa_kernel
     except ImportError as error:
-        return None, None, (f"torch {torch.__version__} has no torch.nn.attention.sdpa_kernel "
-                            f"({error}): the {SDPA_FLASH} column is empty.")
-    return (torch.nn.functional.scaled_dot_product_attention,
-            sdpa_kernel(SDPBackend.FLASH_ATTENTION), None)
+        return None, (f"torch {torch.__version__} has no torch.nn.attention.sdpa_kernel "
+                      f"({error}): the SDPA columns are empty.")
+    return Sdpa(torch.nn.functional.scaled_dot_product_attention,
+                {column: (lambda backend=getattr(SDPBackend, name): sdpa_kernel(backend))
+                 for column, name in SDPA_BACKENDS.items()}), None
 
 
 def attention_reference(torch, q, k, v, causal, samples):
@@ -962,21 +1238,23 @@ def attention_peers(torch, triton, sdpa, case, samples, generator):
     result = []
     if sdpa:
         batched = [x.view(case.batch, case.heads, case.seq, case.head_dim) for x in (q, k, v)]
-        last = {}
+        for column, context in sdpa.backends.items():
+            last = {}
 
-        def run_sdpa():
-            last["o"] = sdpa(*batched, is_causal=case.causal)
+            def run_sdpa(last=last):
+                last["o"] = sdpa.function(*batched, is_causal=case.causal)
 
-        def poison_sdpa():
-            # SDPA allocates its output. The warm-up run's is the only
-            # memory that holds these inputs' O; poisoned and freed, it is
-            # also the block the caching allocator most likely hands the
-            # checked run.
-            last.pop("o").fill_(math.nan)
+            def poison_sdpa(last=last):
+                # SDPA allocates its output. The warm-up run's is the only
+                # memory that holds these inputs' O; poisoned and freed, it
+                # is also the block the caching allocator most likely hands
+                # the checked run.
+                last.pop("o").fill_(math.nan)
 
-        result.append((SDPA_FLASH, Peer(SDPA_FLASH, run_sdpa,
-                                        lambda: error(last["o"].reshape(shape)), BF16_TOLERANCE,
-                                        flops, moved, poison=poison_sdpa)))
+            result.append((column, Peer(column, run_sdpa,
+                                        lambda last=last: error(last["o"].reshape(shape)),
+                                        BF16_TOLERANCE, flops, moved, poison=poison_sdpa,
+                                        context=context)))
     if triton and "attention" in triton:
         o = torch.empty_like(q)
         lse = torch.empty(shape[:2], dtype=torch.float32, device=device)
@@ -994,6 +1272,15 @@ def attention_peers(torch, triton, sdpa, case, samples, generator):
 def measure_peer(torch, peer, args):
     """Checks, then times a peer: (median ms, FAILED or UNAVAILABLE;
     relative error or None; a failure or a note, or None)."""
+    try:
+        with peer.context() if peer.context else contextlib.nullcontext():
+            return _measure_peer(torch, peer, args)
+    except Exception as error:  # noqa: BLE001: a context this torch cannot enter
+        first_line = (str(error).strip().splitlines() or [""])[0]
+        return UNAVAILABLE, None, f"{peer.name}: {type(error).__name__}: {first_line}"
+
+
+def _measure_peer(torch, peer, args):
     try:
         peer.run()  # warm-up: compilation, autotuning
         if peer.poison is not None:
@@ -1047,31 +1334,46 @@ def run_ours(mosaic_run, manifest_path, kind, args, out_dir, extra=()):
     return result
 
 
-def output_positions(manifest):
-    """Positions among the buffer parameters of the outputs that --check=none
-    takes by default: the last buffer parameter."""
-    return [len(buffers(manifest)) - 1]
+def output_positions(manifest, from_end=(-1,)):
+    """Positions among the buffer parameters of the outputs, given as
+    positions from the end (--check=none takes the last one by default)."""
+    total = len(buffers(manifest))
+    return [total + position for position in from_end]
 
 
-def run_ours_dumped(mosaic_run, manifest_path, manifest, check, args, out_dir):
+def new_kernel_outputs(kernel):
+    """The outputs of a NewKernel, as positions among its buffers from the
+    end (output_positions)."""
+    if kernel.kind == "attention":
+        return ATTENTION_OUTPUTS[kernel.param.direction, kernel.param.part]
+    return (-1,)
+
+
+def run_ours_dumped(mosaic_run, manifest_path, manifest, check, args, out_dir,
+                    outputs=(-1,)):
     """Runs a kernel that mosaic-run has no reference for: mosaic-run
     --check=none draws the inputs, poisons the outputs, checks that every
     element was written and times the kernel; `check(inputs, outputs)` (a
     checks.Check) then compares the dumped bytes with float64. Returns
     (median ms, or None when either failed; the Check or None; the mosaic-run
-    result; why it failed, or None)."""
+    result; why it failed, or None). `outputs`: the output buffers'
+    positions from the end (output_positions)."""
     import checks
+    positions = output_positions(manifest, outputs)
+    buffer_parameters = [p for p in manifest["parameters"] if p["kind"] == "buffer"]
+    indices = ",".join(str(buffer_parameters[i]["index"]) for i in positions)
     with tempfile.TemporaryDirectory(prefix="mosaic-bench-") as folder:
         dumps = pathlib.Path(folder)
         result = run_ours(mosaic_run, manifest_path, "none", args, out_dir, extra=[
-            f"--dump-inputs={dumps / 'inputs.bin'}", f"--dump-outputs={dumps / 'outputs.bin'}"])
+            f"--outputs={indices}", f"--dump-inputs={dumps / 'inputs.bin'}",
+            f"--dump-outputs={dumps / 'outputs.bin'}"])
         if not result.get("passed"):
             return None, None, result, "; ".join(result.get("failures") or ["mosaic-run failed"])
         try:
-            inputs, outputs = checks.decode_dumps(
-                buffers(manifest), output_positions(manifest),
+            inputs, outs = checks.decode_dumps(
+                buffers(manifest), positions,
                 (dumps / "inputs.bin").read_bytes(), (dumps / "outputs.bin").read_bytes())
-            found = check(inputs, outputs)
+            found = check(inputs, outs)
         except Exception as error:  # noqa: BLE001: a dump that does not fit its check
             return None, None, result, (f"the dumps could not be checked: "
                                         f"{type(error).__name__}: {error}")
@@ -1095,6 +1397,20 @@ def new_kernel_check(kernel):
     if kernel.kind == "epilogue":
         return lambda ins, outs: checks.check_epilogue(kernel.param, ins[0], ins[1], ins[2:],
                                                        outs[0])
+    if kernel.kind == "attention":
+        attention = kernel.param
+        if attention.direction == "bwd":
+            return {"preprocess": lambda ins, outs: checks.check_attention_delta(
+                        kernel.dims, *ins, *outs),
+                    "main": lambda ins, outs: checks.check_attention_backward(
+                        kernel.dims, attention.causal, *ins, *outs),
+                    "postprocess": lambda ins, outs: checks.check_attention_dq(
+                        kernel.dims, *ins, *outs)}[attention.part]
+        if attention.dtype == "fp8":
+            return lambda ins, outs: checks.check_attention_forward_fp8(
+                kernel.dims, attention.causal, *ins, *outs)
+        return lambda ins, outs: checks.check_attention_forward(kernel.dims, attention.causal,
+                                                                *ins, *outs)
     return lambda ins, outs: checks.check_fp8(kernel.param, *ins, outs[0])
 
 
@@ -1240,6 +1556,311 @@ def epilogue_peers(torch, case, generator, compile_torch):
         result.append((column, Peer(column, run, lambda last=last: error(last["c"]),
                                     BF16_TOLERANCE, flops, moved, poison=poison)))
     return result
+
+
+# ---------------------------------------------------------------------------
+# The attention-new tables: peers and measurement.
+
+
+def attention_pair_reference(torch, q, k, v, do, causal, chunk=512):
+    """One sequence's query heads of one key/value head in float64: q and
+    do [group, L, d], k and v [L, d]. Returns (O, LSE) and, with do, (O,
+    LSE, dQ, dK, dV), dK and dV summed over the group; query rows in chunks
+    of `chunk`, so that the scores never take more than group x chunk x L."""
+    q, k, v = q.double(), k.double(), v.double()
+    length, d = k.shape
+    scale = 1 / math.sqrt(d)
+    keys = torch.arange(length, device=q.device)
+
+    def probabilities(start):
+        scores = q[:, start:start + chunk] @ k.T * scale
+        if causal:
+            rows = torch.arange(start, min(start + chunk, length), device=q.device)
+            scores = scores.masked_fill(keys[None, :] > rows[:, None], -math.inf)
+        lse = torch.logsumexp(scores, dim=-1)
+        return torch.exp(scores - lse[..., None]), lse
+
+    o, lse = torch.empty_like(q), torch.empty(q.shape[:2], dtype=q.dtype, device=q.device)
+    for start in range(0, length, chunk):
+        p, lse[:, start:start + chunk] = probabilities(start)
+        o[:, start:start + chunk] = p @ v
+    if do is None:
+        return o, lse
+    do = do.double()
+    delta = (do * o).sum(-1)
+    dq, dk, dv = torch.empty_like(q), torch.zeros_like(k), torch.zeros_like(v)
+    for start in range(0, length, chunk):
+        rows = slice(start, start + chunk)
+        p, _ = probabilities(start)
+        ds = p * (do[:, rows] @ v.T - delta[:, rows, None])
+        dq[:, rows] = ds @ k * scale
+        dk += (ds.transpose(1, 2) @ q[:, rows]).sum(0) * scale
+        dv += (p.transpose(1, 2) @ do[:, rows]).sum(0)
+    return o, lse, dq, dk, dv
+
+
+def attention_pair_views(row):
+    """The (query-head view, key/value-head view) of each (sequence, key/
+    value head) pair the peers' check compares: the first sequence's first
+    key/value head and the last (packed: the longest) sequence's last. The
+    views take a peer's tensor, [B, H, S, D] (fixed) or [T, H, D] (packed),
+    to [group, L, D] and [L, D]."""
+    group = row.heads // row.kv_heads
+    lengths = attention_row_lengths(row)
+    last = (max(range(len(lengths)), key=lambda i: (lengths[i], i)) if row.lengths
+            else len(lengths) - 1)
+    views = []
+    for sequence, head in sorted({(0, 0), (last, row.kv_heads - 1)}):
+        heads = slice(head * group, (head + 1) * group)
+        if row.lengths:
+            start = sum(lengths[:sequence])
+            tokens = slice(start, start + lengths[sequence])
+            views.append((lambda x, t=tokens, h=heads: x[t, h].transpose(0, 1),
+                          lambda x, t=tokens, h=head: x[t, h]))
+        else:
+            views.append((lambda x, b=sequence, h=heads: x[b, h],
+                          lambda x, b=sequence, h=head: x[b, h]))
+    return views
+
+
+class AttentionInputs(typing.NamedTuple):
+    """A row's inputs: q, k, v and do, bf16 (FP8 rows: the dequantized
+    values, so that every column computes the same function), in the
+    layout of attention_pair_views; FP8 rows also (q, k, v) in e4m3 and
+    their scales."""
+    q: object
+    k: object
+    v: object
+    do: object
+    fp8: tuple = ()
+    scales: tuple = ()
+
+
+def attention_new_inputs(torch, row, generator):
+    """Fresh standard normal inputs for a row (FP8 rows quantized per tensor,
+    scale = amax / 448)."""
+    device = generator.device
+    if row.lengths:
+        tokens = sum(row.lengths)
+        shapes = [(tokens, row.heads, row.head_dim), (tokens, row.kv_heads, row.head_dim)]
+    else:
+        shapes = [(row.batch, row.heads, row.seq, row.head_dim),
+                  (row.batch, row.kv_heads, row.seq, row.head_dim)]
+    q_shape, kv_shape = shapes
+    normal = [torch.randn(shape, generator=generator, device=device)
+              for shape in (q_shape, kv_shape, kv_shape)]
+    do = torch.randn(q_shape, generator=generator, device=device).to(torch.bfloat16)
+    if row.table != "fp8":
+        return AttentionInputs(*(x.to(torch.bfloat16) for x in normal), do)
+    scales = tuple(float(x.abs().max()) / 448 for x in normal)
+    fp8 = tuple((x / scale).to(torch.float8_e4m3fn) for x, scale in zip(normal, scales))
+    dequantized = [(x.float() * scale).to(torch.bfloat16) for x, scale in zip(fp8, scales)]
+    return AttentionInputs(*dequantized, do, fp8, scales)
+
+
+def unavailable_peer(name, error, flops, moved):
+    """A Peer whose run raises `error`: its cells say unavailable, with why."""
+    def run():
+        raise error
+    return Peer(name, run, lambda: math.inf, 0, flops, moved)
+
+
+def attention_new_peers(torch, triton, sdpa, row, generator):
+    """(column, Peer) for each peer of an attention-new row, on fresh inputs,
+    checked against float64 at attention_pair_views' pairs (relative error
+    within BF16_TOLERANCE, FP8 peers within FP8_ATTENTION_TOLERANCE), after a
+    check that every element was written."""
+    inputs = attention_new_inputs(torch, row, generator)
+    q, k, v, do = inputs[:4]
+    views = attention_pair_views(row)
+    references = {}
+
+    def error(*outputs):
+        """outputs: O (forward), or dQ, dK and dV (backward), in q's and
+        k's layouts."""
+        if not all(torch.isfinite(out).all() for out in outputs):
+            return math.inf
+        worst = 0.0
+        for i, (query_view, key_view) in enumerate(views):
+            if i not in references:
+                if inputs.fp8:
+                    dequantized = [x.double() * scale for x, scale in
+                                   zip(inputs.fp8, inputs.scales)]
+                else:
+                    dequantized = [q, k, v]
+                references[i] = attention_pair_reference(
+                    torch, query_view(dequantized[0]), key_view(dequantized[1]),
+                    key_view(dequantized[2]), query_view(do) if row.backward else None,
+                    row.causal)
+            reference = references[i]
+            pairs = ([(query_view(outputs[0]), reference[0])] if not row.backward else
+                     [(query_view(outputs[0]), reference[2]),
+                      (key_view(outputs[1]), reference[3]),
+                      (key_view(outputs[2]), reference[4])])
+            worst = max([worst] + [relative_error(torch, out, ref) for out, ref in pairs])
+        return worst
+
+    flops = attention_row_flops(row)
+    arrays = 4 + (4 if row.backward else 0)  # q, k, v, o (and do, dq, dk, dv), at most
+    moved = arrays * q.numel() * 2
+    result = []
+
+    def autograd_peer(column, function, context=None):
+        """A peer computing o = function(q, k, v): its forward, or with
+        row.backward the gradients of a forward made in its first run."""
+        last = {}
+        leaves = [x.detach().requires_grad_(row.backward) for x in (q, k, v)]
+
+        def run():
+            if not row.backward:
+                last["out"] = [function(*leaves)]
+                return
+            if "o" not in last:
+                last["o"] = function(*leaves)
+            last["out"] = torch.autograd.grad(last["o"], leaves, do, retain_graph=True)
+
+        def poison():
+            for out in last.pop("out"):
+                out.fill_(math.nan)
+
+        return (column, Peer(column, run, lambda: error(*last["out"]), BF16_TOLERANCE,
+                             flops, moved, poison=poison, context=context))
+
+    if row.table in ("backward", "gqa", "fp8") and sdpa:
+        gqa = {"enable_gqa": True} if row.kv_heads != row.heads else {}
+        for column, context in sdpa.backends.items():
+            if row.table == "fp8" and column != SDPA_FLASH:
+                continue
+            result.append(autograd_peer(
+                column, lambda *x: sdpa.function(*x, is_causal=row.causal, **gqa), context))
+    if row.table == "varlen":
+        offsets = torch.tensor([0] + list(itertools.accumulate(row.lengths)),
+                               dtype=torch.int32, device=q.device)
+        try:
+            from torch.nn.attention.varlen import varlen_attn
+            window = (-1, 0) if row.causal else (-1, -1)
+            for column, backend in ((TORCH_VARLEN_FLASH, SDPA_FLASH),
+                                    (TORCH_VARLEN_CUDNN, SDPA_CUDNN)):
+                result.append(autograd_peer(
+                    column, lambda *x: varlen_attn(*x, offsets, offsets, row.seq, row.seq,
+                                                   window_size=window),
+                    sdpa.backends[backend] if sdpa else None))
+        except ImportError as missing:
+            result += [(column, unavailable_peer(column, missing, flops, moved))
+                       for column in (TORCH_VARLEN_FLASH, TORCH_VARLEN_CUDNN)]
+        try:
+            from flash_attn import flash_attn_varlen_func
+            result.append(autograd_peer(
+                FLASH_ATTN_VARLEN, lambda *x: flash_attn_varlen_func(
+                    *x, offsets, offsets, row.seq, row.seq, causal=row.causal)))
+        except ImportError as missing:
+            result.append((FLASH_ATTN_VARLEN, unavailable_peer(FLASH_ATTN_VARLEN, missing,
+                                                               flops, moved)))
+    if row.table == "fp8":
+        result += fp8_attention_peers(torch, triton, row, inputs, error, flops)
+    return result
+
+
+@contextlib.contextmanager
+def fa3_activated():
+    """torch's flash attention backend switched to FlashAttention-3 (the
+    flash_attn_interface package), and back to the default after."""
+    from torch.nn.attention import activate_flash_attention_impl, restore_flash_attention_impl
+    activate_flash_attention_impl("FA3")
+    try:
+        yield
+    finally:
+        restore_flash_attention_impl()
+
+
+def fp8_attention_peers(torch, triton, row, inputs, error, flops):
+    """The FP8 peers of an FP8 row: torch's quantized SDPA (FA3) and the
+    Triton FP8 attention, each on the e4m3 inputs and their scales."""
+    q8, k8, v8 = inputs.fp8
+    q_scale, k_scale, v_scale = inputs.scales
+    moved = 3 * q8.numel() + 2 * q8.numel()
+    result = []
+    last = {}
+
+    def run_sdpa_fp8():
+        from torch.nn.attention.experimental._scaled_dot_product_attention_quantized import \
+            _scaled_dot_product_attention_quantized
+        descales = [torch.full((row.batch, row.kv_heads), scale, device=q8.device)
+                    for scale in inputs.scales]
+        last["o"] = _scaled_dot_product_attention_quantized(
+            q8, k8, v8, is_causal=row.causal, q_descale=descales[0], k_descale=descales[1],
+            v_descale=descales[2])
+
+    def poison_sdpa_fp8():
+        last.pop("o").fill_(math.nan)
+
+    result.append((SDPA_FP8, Peer(SDPA_FP8, run_sdpa_fp8, lambda: error(last["o"]),
+                                  FP8_ATTENTION_TOLERANCE, flops, moved,
+                                  poison=poison_sdpa_fp8, context=fa3_activated)))
+    if triton and "attention_fp8" in triton:
+        heads = row.batch * row.heads
+        shape = (heads, row.seq, row.head_dim)
+        vt = v8.reshape(shape).transpose(1, 2).contiguous()
+        o = torch.empty(shape, dtype=torch.bfloat16, device=q8.device)
+        lse = torch.empty(shape[:2], dtype=torch.float32, device=q8.device)
+
+        def run_triton():
+            triton["attention_fp8"](q8.reshape(shape), k8.reshape(shape), vt, o, lse, row.causal,
+                                    q_scale, k_scale, v_scale)
+
+        result.append((TRITON_FP8_ATTENTION, Peer(
+            TRITON_FP8_ATTENTION, run_triton, lambda: error(o.view(q8.shape)),
+            FP8_ATTENTION_TOLERANCE, flops, moved, o)))
+    return result
+
+
+def measure_attention_new_tables(torch, triton, triton_notes, sdpa, sdpa_note, new_kernels,
+                                 generator, measure_cells, measure_new, args):
+    """[(table, rows, notes)] of the attention-new tables, in
+    ATTENTION_NEW_TABLES' order."""
+    rows = {table: [] for table in ATTENTION_NEW_TABLES}
+    unavailable = {table: [] for table in ATTENTION_NEW_TABLES}
+    missing = {table: [] for table in ATTENTION_NEW_TABLES}
+    notes = {table: [] for table in ATTENTION_NEW_TABLES}
+    for row in attention_new_rows():
+        label = attention_row_label(row)
+        cells = measure_cells(lambda: attention_new_peers(torch, triton, sdpa, row, generator),
+                              label, f"attention {row.table}", unavailable[row.table])
+        if row.table == "fp8" and isinstance(cells.get(TRITON_FP8_ATTENTION), float):
+            notes["fp8"].append(f"{label}: {TRITON_FP8_ATTENTION} tuned to "
+                                f"{triton['attention_fp8'].config()}.")
+        torch.cuda.empty_cache()  # for mosaic-run, another process
+        name = attention_kernel_name(row)
+        column = OURS_FP8_ATTENTION if row.table == "fp8" else OURS_ATTENTION
+        # The backward's cell: its three kernels' medians added up.
+        stems = [name + suffix for suffix in ATTENTION_BACKWARD_PARTS.values()] \
+            if name and row.backward else [name]
+        if name and all(stem in new_kernels for stem in stems):
+            times = [measure_new(stem, label) for stem in stems]
+            cells[column] = FAILED if None in times else sum(times)
+        elif name is not None:
+            missing[row.table].append(label)
+        rows[row.table].append((row, cells))
+    notes["varlen"].append(
+        f"{OURS_ATTENTION}: not run. mosaic-run draws every i32 input uniformly in [-64, 64], "
+        "so it cannot give the kernel cu_seqlens offsets; a mosaic-run option that reads the "
+        "inputs from a file would let it.")
+    for table in ATTENTION_NEW_TABLES:
+        if missing[table]:
+            notes[table].append(
+                f"ours: no kernel in {args.kernels} at {'; '.join(missing[table])} "
+                f"(compile-kernels.sh compiles them with {ATTENTION_GENERATOR} where the "
+                "build has the kernel's module).")
+        if sdpa_note and table != "varlen":
+            notes[table].append(sdpa_note)
+        notes[table] += unavailable_notes(unavailable[table])
+        notes[table] += attention_new_shape_notes(table)
+    if not (triton and "attention_fp8" in triton):
+        notes["fp8"] += triton_notes or [f"{TRITON_FP8_ATTENTION}: not loaded."]
+    notes["fp8"].append(f"The FP8 peers are checked against float64 on the dequantized "
+                        f"inputs within a relative error of {FP8_ATTENTION_TOLERANCE:g}: P "
+                        "rounded to e4m3 for P V.")
+    return [(table, rows[table], notes[table]) for table in ATTENTION_NEW_TABLES]
 
 
 def parse_tables(text):
@@ -1470,7 +2091,8 @@ def main():
         checked from its dumps: median ms or None."""
         path, manifest, kernel = new_kernels[stem]
         ms, found, _, why = run_ours_dumped(args.mosaic_run, path, manifest,
-                                            new_kernel_check(kernel), args, out_dir)
+                                            new_kernel_check(kernel), args, out_dir,
+                                            new_kernel_outputs(kernel))
         if why:
             failures.append(f"{stem} {label}: {why}")
         results.append({"kernel": stem, "row": label, "ms": ms, "passed": why is None,
@@ -1562,14 +2184,14 @@ def main():
     # The attention table.
     ours_by_case, attention_notes = attention_kernels_by_case(
         [(path.stem, m["entry"], attention_dims(m)) for path, m in attentions])
-    sdpa, flash_only, sdpa_note = load_sdpa(torch)
+    sdpa, sdpa_note = load_sdpa(torch)
     attention_rows, attention_unavailable, missing = [], [], []
     rng = random.Random(seed)
 
     def measure_attention_peers(case):
         """The peers' cells of one row; their tensors are freed on return."""
         label = attention_label(case)
-        cells = {SDPA_FLASH: UNAVAILABLE, TRITON_ATTENTION: UNAVAILABLE}
+        cells = {SDPA_FLASH: UNAVAILABLE, SDPA_CUDNN: UNAVAILABLE, TRITON_ATTENTION: UNAVAILABLE}
         samples = sample_attention_rows(rng, case.batch * case.heads, case.seq)
         for column, peer in attention_peers(torch, triton, sdpa, case, samples, generator):
             value, error, why = measure_peer(torch, peer, args)
@@ -1586,22 +2208,21 @@ def main():
                                    f"{triton['attention'].config()}.")
         return cells
 
-    with flash_only or contextlib.nullcontext():
-        for case in attention_table_cases(ours_by_case) if "attention" in tables else []:
-            label = attention_label(case)
-            cells = measure_attention_peers(case)
-            torch.cuda.empty_cache()  # for mosaic-run, another process
-            stem = ours_by_case.get((case.causal, case_dims(case)))
-            if stem is None:
-                missing.append(label)
-            else:
-                ours_ms, ours = measure_ours(paths[stem], ATTENTION_REFERENCES[case.causal],
-                                             label)
-                cells[OURS_ATTENTION] = FAILED if ours_ms is None else ours_ms
-                results.append({"attention": label, "implementation": OURS_ATTENTION,
-                                "kernel": stem, "ms": ours_ms,
-                                "passed": bool(ours.get("passed"))})
-            attention_rows.append((case, cells))
+    for case in attention_table_cases(ours_by_case) if "attention" in tables else []:
+        label = attention_label(case)
+        cells = measure_attention_peers(case)
+        torch.cuda.empty_cache()  # for mosaic-run, another process
+        stem = ours_by_case.get((case.causal, case_dims(case)))
+        if stem is None:
+            missing.append(label)
+        else:
+            ours_ms, ours = measure_ours(paths[stem], ATTENTION_REFERENCES[case.causal],
+                                         label)
+            cells[OURS_ATTENTION] = FAILED if ours_ms is None else ours_ms
+            results.append({"attention": label, "implementation": OURS_ATTENTION,
+                            "kernel": stem, "ms": ours_ms,
+                            "passed": bool(ours.get("passed"))})
+        attention_rows.append((case, cells))
     if missing:
         attention_notes.append(f"{OURS_ATTENTION}: no kernel in {args.kernels} at "
                                f"{'; '.join(missing)} (compile-kernels.sh compiles them with "
@@ -1611,14 +2232,20 @@ def main():
     if not (triton and "attention" in triton):
         attention_notes += triton_notes or [f"{TRITON_ATTENTION}: not loaded."]
     attention_notes += unavailable_notes(attention_unavailable)
-    attention_notes.append(f"{SDPA_FLASH}: torch {torch.__version__}, "
-                           "torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION).")
+    attention_notes.append(f"{SDPA_FLASH}, {SDPA_CUDNN}: torch {torch.__version__}, "
+                           "torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION) and "
+                           "(SDPBackend.CUDNN_ATTENTION).")
     attention_notes += attention_shape_notes()
 
     fp8_rows, fp8_notes = [], []
     if "fp8" in tables:
         fp8_rows, fp8_notes = measure_fp8_table(torch, triton, triton_notes, new_kernels,
                                                 generator, measure_cells, measure_new, args)
+    attention_new = []
+    if "attention-new" in tables:
+        attention_new = measure_attention_new_tables(
+            torch, triton, triton_notes, sdpa, sdpa_note, new_kernels, generator, measure_cells,
+            measure_new, args)
     epilogue_rows, epilogue_notes = [], []
     if "epilogue" in tables:
         epilogue_rows, epilogue_notes = measure_epilogue_table(
@@ -1631,6 +2258,8 @@ def main():
         gemm_section(gemm_table, gemm_notes if gemm_rows else []),
         attention_section(attention_markdown(attention_rows) if attention_rows else "",
                           attention_notes if attention_rows else []),
+        *[attention_new_section(table, attention_new_markdown(table, rows), notes)
+          for table, rows, notes in attention_new],
         other_examples_section(table, notes),
         fp8_section(fp8_markdown(fp8_rows) if fp8_rows else "", fp8_notes),
         epilogue_section(epilogue_markdown(epilogue_rows) if epilogue_rows else "",

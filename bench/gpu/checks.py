@@ -307,3 +307,216 @@ def check_fp8(scaling: str, a, bt, a_scales, b_scales, c, out: str = "bf16",
     magnitude = np.sqrt(np.square(a64) @ np.square(b64).T)
     allowed = 2 * ROUNDOFF[out] * np.abs(ref) + FP8_ACCUMULATION * magnitude
     return compare(c[rows], ref, allowed, f"C ({scaling} scaling)")
+
+
+# ---------------------------------------------------------------------------
+# Attention: mosaic_gpu.attention's kernels, fixed-length batches
+# (bench/gpu/attention_kernels.py). dims = (batch, heads, kv_heads, seq,
+# head_dim); Q and O (tokens, heads * head_dim), K and V (tokens, kv_heads *
+# head_dim), token b * seq + s being position s of sequence b, head h the
+# column block [h * head_dim, +head_dim) and served by key/value head
+# h // (heads / kv_heads); the LSE (batch, heads, seq), natural log, as
+# FlashAttention returns it.
+
+# Token rows compared per check: every head of each, against all the keys
+# of its sequence.
+ATTENTION_CHECKED_ROWS = 64
+# The relative rounding of P (or of dS) where the kernel rounds it for a
+# tensor-core product: bf16, f16, and e4m3 (FP8: 3 mantissa bits).
+P_ROUNDOFF = {"bf16": 2.0 ** -8, "f16": 2.0 ** -11, "fp8": 2.0 ** -4}
+# Each rounding is at most P_ROUNDOFF of its term and they add up like a
+# random walk: the allowance is this many times P_ROUNDOFF times the root
+# sum of squares of the terms (about 7 standard deviations of the sum of
+# roundings uniform in [-u, u]).
+ROUNDING_SPREAD = 4
+# The rest of the arithmetic relative to the sum of |terms|: f32 throughout
+# for bf16 and f16; for FP8, Q K^T's and P V's FP8 products added in the
+# tensor core with about 13 bits below the largest, without promotion.
+ATTENTION_ACCUMULATION = {"bf16": 2.0 ** -12, "f16": 2.0 ** -12, "fp8": 2.0 ** -8}
+# The LSE's allowance, |lse - ref| <= this * (1 + |ref|): f32 sums of up to
+# seq terms and the approximate exp2 and log2 (bf16, f16); FP8's scores
+# carry the tensor core's FP8 accumulation.
+LSE_TOLERANCE = {"bf16": 2.0 ** -12, "f16": 2.0 ** -12, "fp8": 2.0 ** -8}
+
+
+def _lse_by_token(lse, dims) -> np.ndarray:
+    """The LSE (batch, heads, seq), or flattened, as (heads, tokens)."""
+    batch, heads, kv_heads, seq, d = dims
+    return f64(lse).reshape(batch, heads, seq).transpose(1, 0, 2).reshape(heads, batch * seq)
+
+
+def _heads(x, heads: int) -> np.ndarray:
+    """(tokens, heads * d) -> (tokens, heads, d), float64."""
+    return f64(x).reshape(x.shape[0], heads, -1)
+
+
+def _visible(causal: bool, queries, keys) -> np.ndarray:
+    """(len(queries), len(keys)) bool: which key positions each query
+    position sees."""
+    if not causal:
+        return np.ones((len(queries), len(keys)), bool)
+    return np.asarray(keys)[None, :] <= np.asarray(queries)[:, None]
+
+
+def _by_sequence(rows, seq: int):
+    """(b, the indices into rows of sequence b's tokens, their positions)."""
+    rows = np.asarray(rows)
+    for b in np.unique(rows // seq):
+        chosen = np.nonzero(rows // seq == b)[0]
+        yield int(b), chosen, rows[chosen] - b * seq
+
+
+def attention_forward_reference(dims, causal: bool, q, k, v, rows):
+    """At token rows `rows`: O (rows, heads, d) and the LSE (heads, rows)
+    in float64, the root sum of squares of each O element's terms
+    p_j v_j / l and their sum of magnitudes. q (tokens, heads, d), k and v
+    (tokens, kv_heads, d), float64."""
+    batch, heads, kv_heads, seq, d = dims
+    group = heads // kv_heads
+    o, spread, size = (np.zeros((len(rows), heads, d)) for _ in range(3))
+    lse = np.zeros((heads, len(rows)))
+    for b, chosen, positions in _by_sequence(rows, seq):
+        keys = slice(b * seq, (b + 1) * seq)
+        visible = _visible(causal, positions, np.arange(seq))
+        for h in range(heads):
+            kh, vh = k[keys, h // group], v[keys, h // group]
+            scores = np.where(visible, q[b * seq + positions, h] @ kh.T / math.sqrt(d), -np.inf)
+            top = scores.max(axis=1, keepdims=True)
+            p = np.exp(scores - top)
+            total = p.sum(axis=1, keepdims=True)
+            o[chosen, h] = p @ vh / total
+            lse[h, chosen] = (top + np.log(total))[:, 0]
+            spread[chosen, h] = np.sqrt(np.square(p) @ np.square(vh)) / total
+            size[chosen, h] = p @ np.abs(vh) / total
+    return o, lse, spread, size
+
+
+def _check_forward(dims, causal, q, k, v, o, lse, dtype: str, out: str, seed: int) -> Check:
+    batch, heads, kv_heads, seq, d = dims
+    failed = written(o, "O") or written(lse, "LSE")
+    if failed:
+        return failed
+    rows = sample_rows(batch * seq, ATTENTION_CHECKED_ROWS, seed)
+    ref, ref_lse, spread, size = attention_forward_reference(dims, causal, q, k, v, rows)
+    allowed = (2 * ROUNDOFF[out] * np.abs(ref) + ROUNDING_SPREAD * P_ROUNDOFF[dtype] * spread
+               + ATTENTION_ACCUMULATION[dtype] * size)
+    lse_allowed = LSE_TOLERANCE[dtype] * (1 + np.abs(ref_lse))
+    return combine([compare(_heads(o[rows], heads), ref, allowed, "O"),
+                    compare(_lse_by_token(lse, dims)[:, rows], ref_lse, lse_allowed, "LSE")])
+
+
+def check_attention_forward(dims, causal: bool, q, k, v, o, lse, seed: int = 0) -> Check:
+    """forward.py's kernel (bf16 or f16): O = softmax(Q K^T / sqrt(d)) V
+    and the LSE at sampled token rows, every head. O per element within 2 u
+    |ref| + 4 u_P sqrt(sum_j (p_j v_j)^2) / l + 2^-12 sum_j |p_j v_j| / l
+    (u_P: P's rounding to the input type for P V), the LSE within 2^-12 (1
+    + |ref|)."""
+    batch, heads, kv_heads, seq, d = dims
+    dtype = "f16" if np.dtype(q.dtype) == np.float16 else "bf16"
+    return _check_forward(dims, causal, _heads(q, heads), _heads(k, kv_heads),
+                          _heads(v, kv_heads), o, lse, dtype, dtype, seed)
+
+
+def check_attention_forward_fp8(dims, causal: bool, q, k, v_t, descales, o, lse,
+                                seed: int = 0) -> Check:
+    """forward_fp8.py's kernel: the forward on the dequantized inputs (Q, K
+    and V times their descales, the (3,) f32 input), V given transposed,
+    (kv_heads * d, batch * padded seq), each sequence's keys at a multiple
+    of 128 columns. Tolerances as check_attention_forward's with P rounded
+    to e4m3 and the FP8 accumulation."""
+    batch, heads, kv_heads, seq, d = dims
+    padded = v_t.shape[1] // batch
+    if v_t.shape != (kv_heads * d, batch * padded) or padded < seq:
+        raise ValueError(f"V^T of {shape_text(dims)} must be ({kv_heads * d}, batch x seq "
+                         f"rounded up to 128), got {v_t.shape}")
+    q_descale, k_descale, v_descale = f64(descales)
+    v = f64(v_t).reshape(kv_heads * d, batch, padded)[:, :, :seq].reshape(kv_heads * d, -1).T
+    return _check_forward(dims, causal, _heads(q, heads) * q_descale,
+                          _heads(k, kv_heads) * k_descale, _heads(v, kv_heads) * v_descale, o,
+                          lse, "fp8", "bf16", seed)
+
+
+def shape_text(dims) -> str:
+    return "x".join(str(d) for d in dims)
+
+
+# The backward's D workspace: each head's rows padded to whole blocks of
+# this many tokens (backward.py's ROWS).
+DELTA_ROWS = 64
+
+
+def check_attention_delta(dims, o, do, delta) -> Check:
+    """backward.py's preprocess: D[h, t] = sum_i dO[t, h, i] O[t, h, i] in
+    f32, D (heads * padded tokens,), the padding's rows 0; every element,
+    within 2^-20 sum_i |dO O| (f32 products and sums over head_dim)."""
+    batch, heads, kv_heads, seq, d = dims
+    tokens = batch * seq
+    padded = -(-tokens // DELTA_ROWS) * DELTA_ROWS
+    if delta.shape != (heads * padded,):
+        raise ValueError(f"D of {shape_text(dims)} must be ({heads * padded},), got "
+                         f"{delta.shape}")
+    products = _heads(do, heads) * _heads(o, heads)
+    ref = np.zeros((heads, padded))
+    size = np.zeros((heads, padded))
+    ref[:, :tokens] = products.sum(-1).T
+    size[:, :tokens] = np.abs(products).sum(-1).T
+    return compare(delta.reshape(heads, padded), ref, 2.0 ** -20 * size, "D")
+
+
+def check_attention_dq(dims, workspace, dq) -> Check:
+    """backward.py's postprocess: dQ = the f32 workspace / sqrt(d), rounded
+    to bf16; every element, within 2 u |ref|."""
+    d = dims[-1]
+    ref = f64(workspace) / math.sqrt(d)
+    return compare(dq, ref, 2 * ROUNDOFF["bf16"] * np.abs(ref), "dQ")
+
+
+def check_attention_backward(dims, causal: bool, q, k, v, do, lse, delta, dq_workspace, dk,
+                             dv, seed: int = 0) -> Check:
+    """backward.py's main kernel: from the given LSE (batch * heads * seq,)
+    and D (heads * padded tokens,), which mosaic-run draws at random (so P =
+    exp(S / sqrt(d) - LSE) is no softmax: the check computes what the
+    kernel computes from them), dS = P o (dO V^T - D), dK = dS^T Q /
+    sqrt(d) and dV = P^T dO at sampled key rows, summed over each key/value
+    head's query heads. Per element within 2 u |ref| + 8 u sqrt(sum of the
+    squared terms) + 2^-12 sum of |terms| (u: bf16's; P and dS are rounded
+    for the tensor core). dQ is added into dq_workspace, which mosaic-run
+    cannot zero (it draws inputs, and poisons outputs): not checked here
+    (check_attention_dq checks the postprocess, the package's tests dQ)."""
+    batch, heads, kv_heads, seq, d = dims
+    group, scale, tokens = heads // kv_heads, 1 / math.sqrt(d), batch * seq
+    failed = written(dk, "dK") or written(dv, "dV")
+    if failed:
+        return failed
+    q3, do3 = _heads(q, heads), _heads(do, heads)
+    k3, v3 = _heads(k, kv_heads), _heads(v, kv_heads)
+    lse64 = _lse_by_token(lse, dims)
+    delta64 = f64(delta).reshape(heads, -1)[:, :tokens]
+    rows = sample_rows(tokens, ATTENTION_CHECKED_ROWS, seed)
+    shape = (len(rows), kv_heads, d)
+    ref_dk, spread_dk, size_dk, ref_dv, spread_dv, size_dv = (np.zeros(shape)
+                                                                for _ in range(6))
+    for b, chosen, positions in _by_sequence(rows, seq):
+        tokens_b = b * seq + np.arange(seq)
+        keys = b * seq + positions
+        visible = _visible(causal, np.arange(seq), positions)
+        for h in range(heads):
+            g = h // group
+            p = np.where(visible, np.exp(q3[tokens_b, h] @ k3[keys, g].T * scale
+                                         - lse64[h, tokens_b][:, None]), 0)
+            ds = p * (do3[tokens_b, h] @ v3[keys, g].T - delta64[h, tokens_b][:, None])
+            ref_dk[chosen, g] += ds.T @ q3[tokens_b, h] * scale
+            spread_dk[chosen, g] += np.square(ds.T) @ np.square(q3[tokens_b, h]) * scale ** 2
+            size_dk[chosen, g] += np.abs(ds.T) @ np.abs(q3[tokens_b, h]) * scale
+            ref_dv[chosen, g] += p.T @ do3[tokens_b, h]
+            spread_dv[chosen, g] += np.square(p.T) @ np.square(do3[tokens_b, h])
+            size_dv[chosen, g] += p.T @ np.abs(do3[tokens_b, h])
+    u = ROUNDOFF["bf16"]
+
+    def allowed(ref, spread, size):
+        return (2 * u * np.abs(ref) + 2 * ROUNDING_SPREAD * u * np.sqrt(spread)
+                + ATTENTION_ACCUMULATION["bf16"] * size)
+
+    return combine([
+        compare(_heads(dk[rows], kv_heads), ref_dk, allowed(ref_dk, spread_dk, size_dk), "dK"),
+        compare(_heads(dv[rows], kv_heads), ref_dv, allowed(ref_dv, spread_dv, size_dv), "dV")])

@@ -16,9 +16,11 @@
 #    entry and shape) .{mlir,cubin,ptx,json}; skipped, with a message, where
 #    that script does not exist;
 #  - the kernels of the GEMM table's split-K columns, the fused-epilogue
-#    table and the FP8 table (bench.py --list-generated: NAME SCRIPT
-#    ARGS... per line), each written by `python/examples/SCRIPT ARGS
-#    --emit-mlir OUT_DIR/NAME.mlir` and compiled to NAME.{cubin,ptx,json};
+#    table, the FP8 table and the attention-new tables (bench.py
+#    --list-generated: NAME SCRIPT ARGS... per line), each written by
+#    `python/examples/SCRIPT ARGS --emit-mlir OUT_DIR/NAME.mlir` (SCRIPT
+#    with a slash, bench/gpu/attention_kernels.py: that path from the
+#    root) and compiled to NAME.{cubin,ptx,json};
 #    a second kernel the script writes beside it (gemm_ws.py --split-k S:
 #    the fix-up, NAME.fixup.mlir) is compiled too, to NAME.fixup.*. Where
 #    SCRIPT does not exist (gemm_fp8.py in a tree without it) its kernels
@@ -119,14 +121,18 @@ else
     "(python/examples/attention.py does not exist in this tree)"
 fi
 
-# The split-K columns, the fused-epilogue table and the FP8 table.
+# The split-K columns, the fused-epilogue table, the FP8 table and the
+# attention-new tables (SCRIPT with a slash: a path from the root).
 while read -r name script args; do
-  generator=$root/python/examples/$script
+  case $script in
+  */*) generator=$root/$script ;;
+  *) generator=$root/python/examples/$script ;;
+  esac
   if [ -f "$generator" ]; then
     # shellcheck disable=SC2086 # ARGS are words: --m 8192 --n 8192 ...
     generate "$name" "$generator" $args
   else
-    echo "not generated: $name (python/examples/$script does not exist in this tree)"
+    echo "not generated: $name (${generator#"$root"/} does not exist in this tree)"
   fi
 done < <("$python" "$root/bench/gpu/bench.py" --list-generated)
 

@@ -12,7 +12,11 @@
 # gemm_fp8 per tensor, row and block against torch._scaled_mm and a Triton
 # FP8 GEMM: FP8_CASES) and the fused-epilogue table (gemm_ws --epilogue
 # against the unfused torch sequence, cuBLAS's epilogue and torch.compile:
-# EPILOGUE_CASES) come from two commands:
+# EPILOGUE_CASES) and the attention-new tables (the attention backward,
+# grouped-query heads, packed batches of variable lengths and FP8 attention
+# against torch SDPA's flash and cuDNN backends, torch's varlen_attn,
+# flash-attn and a Triton FP8 attention: bench.py's attention_new_rows)
+# come from two commands:
 #
 #   bench/gpu/compile-kernels.sh build/kernels   # build machine: mosaic-compile, ptxas
 #   bench/gpu/run.sh build/kernels               # GPU machine: this tree + build/kernels
@@ -32,21 +36,23 @@
 # MOSAIC_BENCH_PARTS (comma-separated) runs only the parts it names:
 # corpus (the emulator's corpus and the TMA bisection), tests (the
 # runtime's ctest), collective, and bench.py's tables: gemm, gemm-new (the
-# GEMM table's split-K and any-shape rows alone), attention, other, fp8,
-# epilogue. Unset, it runs all but gemm-new (which gemm contains). The
-# runtime is always built. The new tables alone, in two runs that each fit
-# a 10-minute device call (estimated in docs/BENCHMARKS.md: under about 4
-# minutes each, the runtime's build included):
+# GEMM table's split-K and any-shape rows alone), attention, attention-new,
+# other, fp8, epilogue. Unset, it runs all but gemm-new (which gemm
+# contains). The runtime is always built. The new tables alone, in runs
+# that each fit a 10-minute device call (estimated in docs/BENCHMARKS.md:
+# under about 4 minutes each, attention-new about 5 to 7, the runtime's
+# build included):
 #
 #   MOSAIC_BENCH_PARTS=gemm-new,fp8 bench/gpu/run.sh build/kernels
 #   MOSAIC_BENCH_PARTS=epilogue bench/gpu/run.sh build/kernels
+#   MOSAIC_BENCH_PARTS=attention-new bench/gpu/run.sh build/kernels
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if [ $# -lt 1 ]; then
   echo "usage: bench/gpu/run.sh KERNEL_DIR [bench.py options]" >&2
   exit 2
 fi
-parts=${MOSAIC_BENCH_PARTS:-corpus,tests,gemm,attention,other,fp8,epilogue,collective}
+parts=${MOSAIC_BENCH_PARTS:-corpus,tests,gemm,attention,attention-new,other,fp8,epilogue,collective}
 command="bench/gpu/run.sh$(printf ' %q' "$@")"
 if [ -n "${MOSAIC_BENCH_PARTS:-}" ]; then
   command="MOSAIC_BENCH_PARTS=$parts $command"

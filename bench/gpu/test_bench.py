@@ -65,6 +65,12 @@ def test_shapes():
     assert bench.shape_label(bench.gemm_dims(GEMM)) == "4096x1024x2048"
     assert bench.describe_shape(SOFTMAX) == "4096x128"
     assert bench.attention_dims(ATTENTION) == (64, 4096, 128)
+    # python/examples/attention.py's token-major kernel: 4 x 16 heads of 4096.
+    token_major = {"parameters": [
+        {"index": i, "kind": "buffer", "element_type": "bf16", "shape": [16384, 2048]}
+        for i in range(4)] + [
+        {"index": 4, "kind": "buffer", "element_type": "f32", "shape": [4, 16, 4096]}]}
+    assert bench.attention_dims(token_major) == (64, 4096, 128)
 
 
 def test_find_manifests_skips_other_json(tmp_path):
@@ -335,15 +341,16 @@ def test_attention_flops_and_table():
     assert bench.attention_flops(full) == 4 * 16 * 16384 ** 2 * 128
     assert bench.attention_flops(causal) * 2 == bench.attention_flops(full)
     # 2.2 TFLOP: 4.4 ms is 500 TFLOP/s; SDPA at 5.5 ms is 0.80 of this speed.
-    rows = [(full, {bench.SDPA_FLASH: 5.5, bench.OURS_ATTENTION: 4.4,
+    rows = [(full, {bench.SDPA_FLASH: 5.5, bench.SDPA_CUDNN: 4.0, bench.OURS_ATTENTION: 4.4,
                     bench.TRITON_ATTENTION: bench.UNAVAILABLE}),
             (causal, {bench.SDPA_FLASH: bench.FAILED, bench.OURS_ATTENTION: 2.2})]
     assert bench.attention_markdown(rows).splitlines() == [
-        "| batch x heads x seq x head_dim | torch SDPA (flash) | ours | Triton fused attention |",
-        "|---|---:|---:|---:|",
-        "| 1x16x16384x128 | 5.500 ms, 400 TFLOP/s, 1.00x | 4.400 ms, 500 TFLOP/s, 1.25x "
-        "| unavailable |",
-        "| 1x16x16384x128, causal | FAILED | 2.200 ms, 500 TFLOP/s | - |"]
+        "| batch x heads x seq x head_dim | torch SDPA (flash) | torch SDPA (cuDNN) | ours | "
+        "Triton fused attention |",
+        "|---|---:|---:|---:|---:|",
+        "| 1x16x16384x128 | 5.500 ms, 400 TFLOP/s, 1.00x | 4.000 ms, 550 TFLOP/s, 1.38x "
+        "| 4.400 ms, 500 TFLOP/s, 1.25x | unavailable |",
+        "| 1x16x16384x128, causal | FAILED | - | 2.200 ms, 500 TFLOP/s | - |"]
 
 
 def test_sample_attention_rows():
@@ -435,7 +442,7 @@ def test_triton_launchers_load_without_a_gpu():
         pytest.skip(f"Triton {triton.__version__} has no host-side TMA descriptors")
     launchers, notes = triton_peers.load(132)
     assert notes == []
-    assert {"matmul_tma_persistent", "attention", "matmul_fp8"} <= set(launchers)
+    assert {"matmul_tma_persistent", "attention", "matmul_fp8", "attention_fp8"} <= set(launchers)
     assert launchers["matmul_fp8"].config() == "not tuned"
     # Block scaling keeps the 128-column tiles alone.
     configs = triton_peers.fp8_configs()
@@ -538,15 +545,16 @@ def test_attention_peers_check_their_outputs(causal):
     generator = torch.Generator().manual_seed(0)
     for unwritten in (False, True):
         triton = {"attention": WrongPeer(torch, unwritten)}
-        peers = dict(bench.attention_peers(torch, triton,
-                                           torch.nn.functional.scaled_dot_product_attention,
-                                           case, samples, generator))
-        assert list(peers) == [bench.SDPA_FLASH, bench.TRITON_ATTENTION]
+        sdpa, _ = bench.load_sdpa(torch)
+        peers = dict(bench.attention_peers(torch, triton, sdpa, case, samples, generator))
+        assert list(peers) == [bench.SDPA_FLASH, bench.SDPA_CUDNN, bench.TRITON_ATTENTION]
+        # Run without their backends' contexts: on the CPU neither backend is.
         for peer in peers.values():
             peer.run()
             peer.poison()
             peer.run()
         assert peers[bench.SDPA_FLASH].check() < 1e-2
+        assert peers[bench.SDPA_CUDNN].check() < 1e-2
         error = peers[bench.TRITON_ATTENTION].check()
         assert error == math.inf if unwritten else 1e-2 < error < math.inf
 
@@ -570,7 +578,11 @@ def test_list_generated_names_every_new_kernel():
                         "--n", "1024", "--k", "32768", "--split-k", "2"]
     names = [line[0] for line in lines]
     assert len(set(names)) == len(names)
-    assert len(names) == (sum(len(s.splits) for s in bench.GEMM_SHAPES)
+    attention = [line for line in lines if line[1] == bench.ATTENTION_GENERATOR]
+    assert attention == [[name, script, *map(str, args)]
+                         for name, script, args in bench.attention_kernels()]
+    lines = [line for line in lines if line not in attention]
+    assert len(lines) == (sum(len(s.splits) for s in bench.GEMM_SHAPES)
                           + len(bench.EPILOGUE_CASES) + len(bench.FP8_CASES))
     kinds = {}
     for name, script, *args in lines:
@@ -616,6 +628,7 @@ def test_pair_split_kernels():
 
 def test_parse_tables():
     assert bench.parse_tables("epilogue, fp8,gemm-new") == ["gemm-new", "fp8", "epilogue"]
+    assert bench.parse_tables("attention-new") == ["attention-new"]
     assert bench.parse_tables(",".join(bench.DEFAULT_TABLES)) == list(bench.DEFAULT_TABLES)
     for bad in ("", "gemm,bogus"):
         with pytest.raises(ValueError):
@@ -1011,3 +1024,544 @@ def test_epilogue_peers_check_their_outputs(epilogue, monkeypatch):
     wrong = dict(bench.epilogue_peers(torch, case, generator, compile_torch=False))
     wrong[bench.TORCH_EAGER].run()
     assert wrong[bench.TORCH_EAGER].check() > 1e-2
+
+
+# ---------------------------------------------------------------------------
+# The attention-new tables.
+
+
+def test_attention_new_rows():
+    rows = bench.attention_new_rows()
+    counts = {table: sum(row.table == table for row in rows)
+              for table in bench.ATTENTION_NEW_TABLES}
+    assert counts == {"backward": 6, "gqa": 8, "varlen": 4, "fp8": 4}
+    assert [row.table for row in rows] == sorted(
+        (row.table for row in rows), key=bench.ATTENTION_NEW_TABLES.index)
+    # The packed batch: 16384 tokens, lengths no multiple of 8 among them.
+    lengths = bench.VARLEN_LENGTHS
+    assert sum(lengths) == 16384 and min(lengths) >= 1 and max(lengths) <= 4000
+    assert any(n % 8 for n in lengths) and bench.varlen_lengths() == lengths
+    labels = [bench.attention_row_label(row) for row in rows]
+    for table in bench.ATTENTION_NEW_TABLES:
+        mine = [label for label, row in zip(labels, rows) if row.table == table]
+        assert len(set(mine)) == len(mine), table
+    assert labels[:2] == ["16x16x1024x128", "16x16x1024x128, causal"]
+    assert labels[6:10] == ["4x32/8x4096x128, forward", "4x32/8x4096x128, causal, forward",
+                            "4x32/8x4096x128, backward", "4x32/8x4096x128, causal, backward"]
+    assert labels[14] == (f"{len(lengths)} seqs, 16384 tokens (longest {max(lengths)}) x 16 "
+                          "x 128, forward")
+
+
+def test_attention_new_flops():
+    full = bench.AttentionRow("backward", 1, 16, 16, 16384, 128, False, True)
+    forward = 4 * 16 * 16384 ** 2 * 128
+    assert bench.attention_row_flops(full._replace(backward=False)) == forward
+    assert bench.attention_row_flops(full) == forward * 5 // 2
+    assert bench.attention_row_flops(full._replace(causal=True)) == forward * 5 // 4
+    varlen = bench.AttentionRow("varlen", 2, 2, 2, 300, 64, False, False, (100, 300))
+    assert bench.attention_row_flops(varlen) == 4 * 2 * 64 * (100 ** 2 + 300 ** 2)
+
+
+def test_attention_kernel_names_parse_back():
+    for row in bench.attention_new_rows():
+        name = bench.attention_kernel_name(row)
+        if row.lengths:
+            assert name is None
+            continue
+        kernel = bench.parse_new_kernel(name)
+        assert kernel.kind == "attention"
+        assert kernel.dims == (row.batch, row.heads, row.kv_heads, row.seq, row.head_dim)
+        assert kernel.param == bench.AttentionKernel("bwd" if row.backward else "fwd",
+                                                     "fp8" if row.table == "fp8" else "bf16",
+                                                     row.causal)
+        assert bench.new_kernel_outputs(kernel) == ((-3, -2) if row.backward else (-2, -1))
+    name = "attn_bwd_bf16_1x2x2x128x64_full"
+    for part, outputs in (("preprocess", (-1,)), ("postprocess", (-1,))):
+        kernel = bench.parse_new_kernel(f"{name}.{part}")
+        assert kernel.param == bench.AttentionKernel("bwd", "bf16", False, part)
+        assert bench.new_kernel_outputs(kernel) == outputs
+    for stem in ("attn_fwd_bf16_1x2x3x4_full", "attn_bwd_fp16_1x2x2x128x64_full",
+                 "attn_fwd_bf16_1x2x2x128x64_full.preprocess", f"{name}.fixup"):
+        assert bench.parse_new_kernel(stem) is None, stem
+
+
+def test_attention_kernels_need_their_module(tmp_path):
+    """Only kernels whose module is in the tree are listed for compiling; the
+    others' cells are left to the note that they were not compiled."""
+    (tmp_path / "forward.py").write_text("")
+    listed = bench.attention_kernels(tmp_path)
+    assert listed and all(name.startswith("attn_fwd_bf16_") for name, _, _ in listed)
+    assert len(listed) == 4  # the grouped-query table's forward rows
+    name, script, args = listed[1]
+    assert name == "attn_fwd_bf16_4x32x8x4096x128_causal"
+    assert script == "bench/gpu/attention_kernels.py"
+    assert args == ["--kernel", "fwd", "--batch", 4, "--heads", 32, "--kv-heads", 8, "--seq",
+                    4096, "--head-dim", 128, "--causal"]
+    (tmp_path / "backward.py").write_text("")
+    (tmp_path / "forward_fp8.py").write_text("")
+    assert len(bench.attention_kernels(tmp_path)) == 18
+
+
+def test_output_positions():
+    manifest = {"parameters": [{"index": i, "kind": "buffer", "element_type": "bf16",
+                                "shape": [8]} for i in range(5)]}
+    assert bench.output_positions(manifest) == [4]
+    assert bench.output_positions(manifest, (-3, -2)) == [2, 3]
+
+
+def test_attention_new_tables_markdown():
+    backward = bench.AttentionRow("backward", 1, 16, 16, 16384, 128, False, True)
+    # 5.5 TFLOP: 11 ms is 500 TFLOP/s.
+    table = bench.attention_new_markdown("backward", [
+        (backward, {bench.SDPA_FLASH: 11.0, bench.SDPA_CUDNN: bench.UNAVAILABLE,
+                    bench.OURS_ATTENTION: 8.8})])
+    assert table.splitlines() == [
+        "| batch x heads x seq x head_dim | torch SDPA (flash) | torch SDPA (cuDNN) | ours |",
+        "|---|---:|---:|---:|",
+        "| 1x16x16384x128 | 11.000 ms, 500 TFLOP/s, 1.00x | unavailable | 8.800 ms, 625 "
+        "TFLOP/s, 1.25x |"]
+    varlen = bench.attention_new_markdown("varlen", [
+        (bench.attention_new_rows()[14], {bench.TORCH_VARLEN_FLASH: 1.0})])
+    assert varlen.splitlines()[0] == (
+        "| sequences x heads x head_dim | torch varlen_attn (flash) | torch varlen_attn "
+        "(cuDNN) | flash-attn varlen | ours |")
+    fp8 = bench.attention_new_markdown("fp8", [])
+    assert fp8.splitlines()[0] == ("| batch x heads x seq x head_dim | torch SDPA (flash) | "
+                                   "torch FP8 SDPA (FA3) | Triton FP8 attention | ours "
+                                   "(forward_fp8) |")
+    section = bench.docs_section("2026-11-27", "GPU", "cmd", 10, 100, [
+        bench.attention_section("", []),
+        *[bench.attention_new_section(name, f"{name.upper()} TABLE", [f"a {name} note"])
+          for name in bench.ATTENTION_NEW_TABLES]])
+    lines = section.splitlines()
+    headings = [line for line in lines if line.startswith("### ")]
+    assert headings == [
+        "### Attention backward (bf16 Q, K, V, O and dO, f32 LSE, bf16 dQ, dK and dV)",
+        "### Attention with grouped-query and multi-query heads (bf16)",
+        "### Attention on a packed batch of variable lengths (bf16)",
+        "### FP8 attention forward (e4m3 Q, K and V, per-tensor descales, bf16 O)"]
+    assert lines.index("VARLEN TABLE") < lines.index("- a varlen note") < \
+        lines.index("FP8 TABLE")
+    assert bench.attention_new_shape_notes("gqa")[0].startswith("4x32/8x4096x128: grouped")
+    assert bench.attention_new_shape_notes("varlen")[0].startswith("Lengths: ")
+
+
+# The check of the attention kernels' dumps, on arrays made here: what the
+# kernel computes (P rounded to bf16 for P V), then broken ways.
+
+
+def attention_case(rng, dims, dtype=None):
+    batch, heads, kv_heads, seq, d = dims
+    tokens = batch * seq
+    dtype = dtype or BF16
+    return [normal(rng, (tokens, h * d), dtype) for h in (heads, kv_heads, kv_heads)]
+
+
+def kernel_forward(dims, causal, q, k, v, group_of=None, rounding=BF16):
+    """O (bf16) and the LSE (batch, heads, seq) as the kernel computes them
+    (P rounded for P V), with key/value head group_of(h) for query head
+    h."""
+    batch, heads, kv_heads, seq, d = dims
+    group_of = group_of or (lambda h: h // (heads // kv_heads))
+    q3, k3, v3 = (x.astype(np.float64).reshape(x.shape[0], -1, d) for x in (q, k, v))
+    o = np.zeros(q3.shape)
+    lse = np.zeros((heads, q3.shape[0]))
+    for b in range(batch):
+        rows = slice(b * seq, (b + 1) * seq)
+        for h in range(heads):
+            scores = q3[rows, h] @ k3[rows, group_of(h)].T / math.sqrt(d)
+            if causal:
+                scores = np.where(np.tri(seq, dtype=bool), scores, -np.inf)
+            top = scores.max(1, keepdims=True)
+            p = np.exp(scores - top)
+            total = p.sum(1, keepdims=True)
+            rounded = p.astype(np.float32).astype(rounding).astype(np.float64)
+            o[rows, h] = rounded @ v3[rows, group_of(h)] / total
+            lse[h, rows] = (top + np.log(total))[:, 0]
+    lse = lse.reshape(heads, batch, seq).transpose(1, 0, 2)
+    return o.reshape(q.shape).astype(np.float32).astype(BF16), lse.astype(np.float32)
+
+
+@needs_numpy
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_forward_check(causal):
+    rng = np.random.default_rng(3)
+    dims = (2, 4, 2, 128, 64)
+    q, k, v = attention_case(rng, dims)
+    o, lse = kernel_forward(dims, causal, q, k, v)
+    found = checks.check_attention_forward(dims, causal, q, k, v, o, lse)
+    assert found.passed and found.worst < 0.5, found
+    # Query head h served by key/value head h % 2 instead of h // 2.
+    wrong = kernel_forward(dims, causal, q, k, v, group_of=lambda h: h % 2)
+    assert not checks.check_attention_forward(dims, causal, q, k, v, *wrong).passed
+    # The other mask.
+    other = kernel_forward(dims, not causal, q, k, v)
+    found = checks.check_attention_forward(dims, causal, q, k, v, *other)
+    assert not found.passed and "LSE" in found.summary
+    # One element of O, one LSE unwritten.
+    for index in (0, 1):
+        outputs = [o.copy(), lse.copy()]
+        outputs[index].reshape(-1)[-1] = np.nan
+        found = checks.check_attention_forward(dims, causal, q, k, v, *outputs)
+        assert not found.passed and found.worst == math.inf
+
+
+@needs_numpy
+def test_attention_forward_fp8_check():
+    """V^T in the kernel's layout and the descales: the check reads them as
+    forward_fp8 does; V taken untransposed, or a descale missing, fails."""
+    rng = np.random.default_rng(4)
+    dims = (2, 2, 1, 128, 64)
+    q, k, v = attention_case(rng, dims, E4M3)
+    descales = np.array([0.5, 0.25, 2.0], np.float32)
+    dequantized = [(x.astype(np.float64) * s).astype(np.float32)
+                   for x, s in zip((q, k, v), descales)]
+    o, lse = kernel_forward(dims, True, *dequantized, rounding=E4M3)
+    v_t = np.ascontiguousarray(v.T)
+    found = checks.check_attention_forward_fp8(dims, True, q, k, v_t, descales, o, lse)
+    assert found.passed and found.worst < 0.5, found
+    as_is = np.ascontiguousarray(v.reshape(v_t.shape))
+    assert not checks.check_attention_forward_fp8(dims, True, q, k, as_is, descales, o,
+                                                  lse).passed
+    undescaled = kernel_forward(dims, True, *dequantized[:2], v.astype(np.float32),
+                                rounding=E4M3)
+    assert not checks.check_attention_forward_fp8(dims, True, q, k, v_t, descales,
+                                                  *undescaled).passed
+
+
+def kernel_backward(dims, causal, q, k, v, do, lse, delta, group_sum=True):
+    """dK and dV (bf16) as the main kernel computes them from the given LSE
+    (batch, heads, seq) and D (heads, tokens); group_sum False keeps only
+    each group's first query head."""
+    batch, heads, kv_heads, seq, d = dims
+    group, scale = heads // kv_heads, 1 / math.sqrt(d)
+    q3, do3 = (x.astype(np.float64).reshape(x.shape[0], heads, d) for x in (q, do))
+    k3, v3 = (x.astype(np.float64).reshape(x.shape[0], kv_heads, d) for x in (k, v))
+    dk, dv = np.zeros(k3.shape), np.zeros(v3.shape)
+    for b in range(batch):
+        rows = slice(b * seq, (b + 1) * seq)
+        for h in range(heads):
+            g = h // group
+            p = np.exp(q3[rows, h] @ k3[rows, g].T * scale - lse[b, h][:, None])
+            if causal:
+                p = np.where(np.tri(seq, dtype=bool), p, 0)
+            ds = p * (do3[rows, h] @ v3[rows, g].T - delta[h, rows][:, None])
+            if group_sum or h % group == 0:
+                dk[rows, g] += ds.T @ q3[rows, h] * scale
+                dv[rows, g] += p.T @ do3[rows, h]
+    return [x.reshape(x.shape[0], -1).astype(np.float32).astype(BF16) for x in (dk, dv)]
+
+
+@needs_numpy
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_backward_check(causal):
+    """Random LSE and D as mosaic-run draws them: the check computes what the
+    kernel computes from them; dK and dV not summed over the group, or P
+    made a softmax again (ignoring the LSE given), fail."""
+    rng = np.random.default_rng(5)
+    dims = (2, 4, 2, 128, 64)
+    q, k, v = attention_case(rng, dims)
+    do = normal(rng, q.shape, BF16)
+    lse = normal(rng, (2, 4, 128), np.float32)
+    delta = normal(rng, (4, 256), np.float32)  # 256 tokens: no padding
+    workspace = normal(rng, q.shape, np.float32)
+    inputs = (q, k, v, do, lse.reshape(-1), delta.reshape(-1), workspace)
+    grads = kernel_backward(dims, causal, q, k, v, do, lse, delta)
+    found = checks.check_attention_backward(dims, causal, *inputs, *grads)
+    assert found.passed and found.worst < 0.5, found
+    ungrouped = kernel_backward(dims, causal, q, k, v, do, lse, delta, group_sum=False)
+    found = checks.check_attention_backward(dims, causal, *inputs, *ungrouped)
+    assert not found.passed and "dK" in found.summary
+    _, true_lse = kernel_forward(dims, causal, q, k, v)
+    softmax = kernel_backward(dims, causal, q, k, v, do, true_lse, delta)
+    assert not checks.check_attention_backward(dims, causal, *inputs, *softmax).passed
+    grads[1].reshape(-1)[5] = np.nan
+    assert checks.check_attention_backward(dims, causal, *inputs, *grads).worst == math.inf
+
+
+@needs_numpy
+def test_attention_delta_and_dq_checks():
+    rng = np.random.default_rng(6)
+    dims = (1, 2, 1, 100, 64)  # 100 tokens: D padded to 128 per head
+    o, do = (normal(rng, (100, 128), BF16) for _ in range(2))
+    products = (o.astype(np.float64) * do.astype(np.float64)).reshape(100, 2, 64).sum(-1)
+    delta = np.zeros((2, 128), np.float32)
+    delta[:, :100] = products.T
+    assert checks.check_attention_delta(dims, o, do, delta.reshape(-1)).passed
+    swapped = delta[::-1].copy()  # the heads' rows swapped
+    assert not checks.check_attention_delta(dims, o, do, swapped.reshape(-1)).passed
+    with pytest.raises(ValueError, match=r"D of 1x2x1x100x64 must be \(256,\)"):
+        checks.check_attention_delta(dims, o, do, delta[:, :100].reshape(-1))
+    workspace = normal(rng, (100, 128), np.float32)
+    dq = (workspace / 8).astype(BF16)
+    assert checks.check_attention_dq(dims, workspace, dq).passed
+    assert not checks.check_attention_dq(dims, workspace, workspace.astype(BF16)).passed
+
+
+# Our attention kernels, small, end to end on the PTX emulator as
+# compile-kernels.sh and bench.py run them: NAME and the generator's
+# arguments; skipped where the build has not the kernel's module.
+EMULATED_ATTENTION = [
+    ("attn_fwd_bf16_2x4x2x128x64_causal", "--kernel fwd --batch 2 --heads 4 --kv-heads 2 "
+                                          "--seq 128 --head-dim 64 --causal"),
+    ("attn_fwd_bf16_1x2x1x256x128_full", "--kernel fwd --batch 1 --heads 2 --kv-heads 1 "
+                                         "--seq 256 --head-dim 128"),
+    ("attn_bwd_bf16_1x2x1x128x64_causal", "--kernel bwd --batch 1 --heads 2 --kv-heads 1 "
+                                          "--seq 128 --head-dim 64 --causal"),
+    ("attn_bwd_bf16_2x2x2x128x64_full", "--kernel bwd --batch 2 --heads 2 --kv-heads 2 "
+                                        "--seq 128 --head-dim 64"),
+    ("attn_fwd_fp8_1x2x2x128x64_causal", "--kernel fp8 --batch 1 --heads 2 --kv-heads 2 "
+                                         "--seq 128 --head-dim 64 --causal"),
+]
+
+
+@needs_numpy
+@pytest.mark.parametrize("name, arguments", EMULATED_ATTENTION)
+def test_attention_kernels_pass_their_checks_on_the_emulator(tmp_path, monkeypatch, name,
+                                                             arguments):
+    build = mosaic_build()
+    kernel = bench.parse_new_kernel(name)
+    module = bench.ATTENTION_MODULES["fp8" if kernel.param.dtype == "fp8"
+                                     else kernel.param.direction]
+    if not (bench.ATTENTION_PACKAGE / f"{module}.py").exists():
+        pytest.skip(f"mosaic_gpu.attention.{module} is not in this tree")
+    generator = pathlib.Path(__file__).parent / "attention_kernels.py"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(build / "python"), os.environ.get("PYTHONPATH", "")]))
+    made = subprocess.run([sys.executable, str(generator), *arguments.split(), "--emit-mlir",
+                           str(tmp_path / f"{name}.mlir")], env=env, capture_output=True,
+                          text=True)
+    if "is not in this build" in made.stderr:
+        pytest.skip(made.stderr.strip())
+    assert made.returncode == 0, made.stderr
+    # The backward's three kernels, the forward's one.
+    stems = sorted(path.name[:-len(".mlir")] for path in tmp_path.glob(f"{name}*.mlir"))
+    parts = bench.ATTENTION_BACKWARD_PARTS.values() if kernel.param.direction == "bwd" else [""]
+    assert stems == sorted(name + suffix for suffix in parts)
+    monkeypatch.setenv("MOSAIC_GPU_BACKEND", "emulator")
+    args = bench.argparse.Namespace(warmup=1, reps=1, seed=11, run_timeout=120)
+    for stem in stems:
+        subprocess.run([str(build / "bin" / "mosaic-compile"), str(tmp_path / f"{stem}.mlir"),
+                        "-o", str(tmp_path / f"{stem}.cubin")], check=True, capture_output=True)
+        manifest = json.loads((tmp_path / f"{stem}.json").read_text())
+        part = bench.parse_new_kernel(stem)
+        ms, found, result, why = bench.run_ours_dumped(
+            build / "bin" / "mosaic-run", tmp_path / f"{stem}.json", manifest,
+            bench.new_kernel_check(part), args, tmp_path, bench.new_kernel_outputs(part))
+        assert result["passed"] and result["emulated"], result
+        assert found is not None and found.passed and found.worst < 0.8, (stem, found)
+        assert ms is None and why == "mosaic-run reported no time (emulated: True)"
+
+
+def test_attention_kernels_generator_refuses_other_arrays(tmp_path):
+    """attention_kernels.py checks the arrays of what it builds against the
+    order bench.py's checks read."""
+    build = mosaic_build()
+    script = textwrap.dedent(f"""
+        import sys
+        sys.argv = ["attention_kernels.py", "--kernel", "fwd", "--batch", "1", "--heads", "2",
+                    "--kv-heads", "1", "--seq", "128", "--head-dim", "64", "--emit-mlir",
+                    {str(tmp_path / "x.mlir")!r}]
+        import attention_kernels
+        attention_kernels.KINDS["fwd"] = ("forward", "bf16",
+                                          [("", None, ["k", "q", "v"], ["o", "lse"])])
+        attention_kernels.main()
+    """)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(pathlib.Path(__file__).parent), str(build / "python"),
+         os.environ.get("PYTHONPATH", "")]))
+    made = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True)
+    assert made.returncode == 1, made.stderr
+    assert "forward.build's kernel has arrays" in made.stderr
+    assert "bench.py's check reads k, q, v then o, lse" in made.stderr
+    assert not (tmp_path / "x.mlir").exists()
+
+
+@pytest.mark.parametrize("backward", [False, True])
+def test_attention_new_peers_check_their_outputs(backward):
+    """On the CPU (SDPA's math backend, the backends' contexts not entered):
+    the grouped-query peers pass their float64 check, forward and backward;
+    a peer on the wrong mask fails it."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    sdpa, _ = bench.load_sdpa(torch)
+    row = bench.AttentionRow("gqa", 2, 4, 2, 128, 64, True, backward)
+    generator = torch.Generator().manual_seed(0)
+    for wrong in (False, True):
+        if wrong:
+            sdpa = sdpa._replace(function=lambda *x, is_causal, **keywords:
+                                 torch.nn.functional.scaled_dot_product_attention(
+                                     *x, is_causal=not is_causal, **keywords))
+        peers = dict(bench.attention_new_peers(torch, None, sdpa, row, generator))
+        assert list(peers) == [bench.SDPA_FLASH, bench.SDPA_CUDNN]
+        for peer in peers.values():
+            peer.run()
+            peer.poison()
+            peer.run()
+            error = peer.check()
+            assert error > 0.1 if wrong else error < 1e-2, (peer.name, error)
+
+
+def test_attention_pair_views_and_reference():
+    """The packed batch's views pick a sequence's tokens and a key/value
+    head's group, and attention_pair_reference agrees with SDPA on them,
+    forward and backward."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    row = bench.AttentionRow("varlen", 3, 4, 2, 90, 64, True, True, (40, 90, 30))
+    generator = torch.Generator().manual_seed(1)
+    inputs = bench.attention_new_inputs(torch, row, generator)
+    assert inputs.q.shape == (160, 4, 64) and inputs.k.shape == (160, 2, 64)
+    views = bench.attention_pair_views(row)
+    assert len(views) == 2
+    query_view, key_view = views[1]  # the longest sequence, the last key/value head
+    q, k, v, do = (x.double() for x in inputs[:4])
+    assert torch.equal(query_view(q), q[40:130, 2:4].transpose(0, 1))
+    assert torch.equal(key_view(k), k[40:130, 1])
+    o, lse, dq, dk, dv = bench.attention_pair_reference(
+        torch, query_view(q), key_view(k), key_view(v), query_view(do), True, chunk=32)
+    leaves = [x.clone().requires_grad_() for x in (query_view(q), key_view(k), key_view(v))]
+    expanded = [leaves[0]] + [x.expand(2, -1, -1) for x in leaves[1:]]
+    want = torch.nn.functional.scaled_dot_product_attention(*expanded, is_causal=True)
+    grads = torch.autograd.grad(want, leaves, query_view(do))
+    for got, reference in zip((o, dq, dk, dv), (want, *grads)):
+        assert torch.allclose(got, reference, atol=1e-10), (got - reference).abs().max()
+
+
+def test_triton_fp8_attention_compiles_for_hopper():
+    """The Triton FP8 attention compiles for sm_90a with the installed Triton
+    (no GPU needed), through TMA and e4m3 wgmma for both products."""
+    triton = pytest.importorskip("triton", reason="Triton is not installed")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    import triton_peers
+    if triton_peers.TensorDescriptor is None:
+        pytest.skip(f"Triton {triton.__version__} has no host-side TMA descriptors")
+    for causal, block_n in ((False, 128), (True, 64)):
+        signature = {"q_desc": "tensordesc<fp8e4nv[128,128]>",
+                     "k_desc": f"tensordesc<fp8e4nv[{block_n},128]>",
+                     "vt_desc": f"tensordesc<fp8e4nv[128,{block_n}]>",
+                     "o_desc": "tensordesc<bf16[128,128]>", "lse_ptr": "*fp32", "seq": "i32",
+                     "scale_log2": "fp32", "v_descale": "fp32"}
+        constants = {"HEAD_DIM": 128, "BLOCK_M": 128, "BLOCK_N": block_n, "CAUSAL": causal}
+        kernel = triton.compile(ASTSource(triton_peers.attention_fp8_fwd, signature, constants),
+                                target=GPUTarget("cuda", 90, 32),
+                                options={"num_warps": 8, "num_stages": 3})
+        ptx = kernel.asm["ptx"]
+        assert "cp.async.bulk.tensor" in ptx
+        assert f"wgmma.mma_async.sync.aligned.m64n{block_n}k32.f32.e4m3.e4m3" in ptx  # Q K^T
+        assert "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3" in ptx  # P V
+
+
+# Runs the Triton FP8 attention in Triton's interpreter on per-tensor
+# quantized inputs and prints the relative errors of O and the LSE against
+# float64 on the dequantized inputs.
+INTERPRETED_FP8_ATTENTION = textwrap.dedent("""
+    import math
+    import torch
+    import bench, triton_peers
+    heads, seq, d = 2, 256, 128
+    torch.manual_seed(0)
+    for causal in (False, True):
+        x = [torch.randn(heads, seq, d) for _ in range(3)]
+        scales = [float(t.abs().max()) / 448 for t in x]
+        q8, k8, v8 = ((t / s).to(torch.float8_e4m3fn) for t, s in zip(x, scales))
+        o = torch.full((heads, seq, d), math.nan, dtype=torch.bfloat16)
+        lse = torch.full((heads, seq), math.nan)
+        make = triton_peers.TensorDescriptor.from_tensor
+        descriptors = [make(q8.view(heads * seq, d), [128, d]),
+                       make(k8.view(heads * seq, d), [64, d]),
+                       make(v8.transpose(1, 2).contiguous().view(heads * d, seq), [d, 64]),
+                       make(o.view(heads * seq, d), [128, d])]
+        triton_peers.attention_fp8_fwd[(seq // 128, heads)](
+            *descriptors, lse, seq, scales[0] * scales[1] * math.log2(math.e) / math.sqrt(d),
+            scales[2], HEAD_DIM=d, BLOCK_M=128, BLOCK_N=64, CAUSAL=causal)
+        dequantized = [t.double() * s for t, s in zip((q8, k8, v8), scales)]
+        every_row = [(head, list(range(seq))) for head in range(heads)]
+        o_ref, lse_ref = bench.attention_reference(torch, *dequantized, causal, every_row)
+        print(causal, bench.relative_error(torch, bench.sampled(torch, o, every_row), o_ref),
+              bench.relative_error(torch, bench.sampled(torch, lse, every_row), lse_ref))
+""")
+
+
+def test_triton_fp8_attention_matches_float64_in_the_interpreter():
+    """O within the FP8 peers' tolerance (P in e4m3), the LSE within f32's."""
+    pytest.importorskip("torch", reason="PyTorch is not installed")
+    triton = pytest.importorskip("triton", reason="Triton is not installed")
+    import triton_peers
+    if triton_peers.TensorDescriptor is None:
+        pytest.skip(f"Triton {triton.__version__} has no host-side TMA descriptors")
+    here = pathlib.Path(__file__).parent
+    env = dict(os.environ, TRITON_INTERPRET="1",
+               PYTHONPATH=os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", INTERPRETED_FP8_ATTENTION], env=env,
+                         capture_output=True, text=True, check=True)
+    runs = [line.split() for line in out.stdout.splitlines()]
+    assert [run[0] for run in runs] == ["False", "True"]
+    for run in runs:
+        assert float(run[1]) < bench.FP8_ATTENTION_TOLERANCE and float(run[2]) < 1e-6, run
+
+
+def test_attention_new_tables_measure_on_the_cpu(monkeypatch):
+    """measure_attention_new_tables end to end at small shapes on the CPU,
+    every peer checked as on a GPU (the timing stubbed): SDPA's math backend
+    standing in for both backends passes, the GPU-only peers (torch's
+    varlen_attn, the FP8 SDPA) and the missing ones (flash-attn, Triton) say
+    unavailable, ours is the sum of the backward's three kernels' times, a
+    kernel not compiled gets a note, and the notes and tables come out."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    import contextlib
+    monkeypatch.setattr(bench, "ATTENTION_BACKWARD_SHAPES", [(1, 2, 2, 128, 64, "small")])
+    monkeypatch.setattr(bench, "GQA_SHAPES", [(1, 4, 2, 128, 64, "grouped")])
+    monkeypatch.setattr(bench, "VARLEN_LENGTHS", (50, 78))
+    monkeypatch.setattr(bench, "FP8_ATTENTION_SHAPES", [(1, 2, 2, 128, 64, "fp8")])
+    monkeypatch.setattr(bench, "time_ms", lambda torch, fn, warmup, reps: 1.0)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    sdpa = bench.Sdpa(torch.nn.functional.scaled_dot_product_attention,
+                      {column: contextlib.nullcontext for column in bench.SDPA_BACKENDS})
+    measured, failures = [], []
+    timing = bench.argparse.Namespace(warmup=1, reps=1)
+
+    def measure_cells(make_peers, label, what, unavailable):
+        cells = {}
+        for column, peer in make_peers():
+            value, error, why = bench.measure_peer(torch, peer, timing)
+            cells[column] = value
+            if value == bench.FAILED:
+                failures.append(why)
+            elif why:
+                unavailable.append((why, label))
+        return cells
+
+    def measure_new(stem, label):
+        measured.append(stem)
+        return 2.0
+
+    backward = bench.attention_kernel_name(bench.attention_new_rows()[0])
+    new_kernels = {backward + suffix: None for suffix in bench.ATTENTION_BACKWARD_PARTS.values()}
+    tables = bench.measure_attention_new_tables(
+        torch, None, ["Triton peers not loaded."], sdpa, None, new_kernels,
+        torch.Generator().manual_seed(0), measure_cells, measure_new,
+        bench.argparse.Namespace(kernels="build/kernels"))
+    assert failures == []
+    assert measured == [backward + ".preprocess", backward, backward + ".postprocess"]
+    by_name = {table: (rows, notes) for table, rows, notes in tables}
+    assert list(by_name) == list(bench.ATTENTION_NEW_TABLES)
+    rows, notes = by_name["backward"]
+    assert rows[0][1] == {bench.SDPA_FLASH: 1.0, bench.SDPA_CUDNN: 1.0,
+                          bench.OURS_ATTENTION: 6.0}
+    assert any(note.startswith("ours: no kernel in build/kernels at 1x2x128x64, causal")
+               for note in notes)
+    rows, notes = by_name["gqa"]
+    assert [cells[bench.SDPA_FLASH] for _, cells in rows] == [1.0] * 4
+    rows, notes = by_name["varlen"]
+    assert {cells[bench.TORCH_VARLEN_FLASH] for _, cells in rows} == {bench.UNAVAILABLE}
+    assert {cells[bench.FLASH_ATTN_VARLEN] for _, cells in rows} == {bench.UNAVAILABLE}
+    assert any("not run. mosaic-run draws every i32 input" in note for note in notes)
+    rows, notes = by_name["fp8"]
+    assert [cells[bench.SDPA_FLASH] for _, cells in rows] == [1.0, 1.0]
+    assert {cells[bench.SDPA_FP8] for _, cells in rows} == {bench.UNAVAILABLE}
+    assert "Triton peers not loaded." in notes
+    for table, rows, notes in tables:
+        markdown = bench.attention_new_markdown(table, rows)
+        assert len(markdown.splitlines()) == 2 + len(rows)

@@ -45,6 +45,17 @@ shape and the f32 log-sum-exp LSE [heads, seq].
   maximum grows), Q, K, V and O through host-built TMA descriptors. With the
   causal mask, the key blocks left of the diagonal run unmasked and only the
   diagonal's are masked. Autotuned per sequence length (attention_configs).
+
+The FP8 attention peer takes what our forward_fp8 takes, per head: e4m3 Q
+and K [heads * seq, head_dim] and V transposed, V^T [heads * head_dim, seq]
+(wgmma reads 8-bit B operands only K-major, and P V's K dim is the keys),
+with per-tensor descales; it writes bf16 O and the f32 LSE.
+
+- `attention_fp8_fwd`: `attention_fwd` with e4m3 operands: the descales of
+  Q and K folded into the scores' scale, P = exp2(s - max + 8) (at most 256,
+  under e4m3's 448, so that small weights keep e4m3's normal precision, as
+  forward_fp8 does) converted to e4m3 for P V, and O times V's descale.
+  Autotuned per sequence length (attention_configs, V^T's box transposed).
 """
 import math
 
@@ -278,13 +289,73 @@ def attention_fwd(q_desc, k_desc, v_desc, o_desc, lse_ptr, seq, scale_log2,
     tl.store(lse_ptr + head_row + query_rows, (row_max + tl.math.log2(row_sum)) * LN_2)
 
 
+# P = exp2(s - max + P_SHIFT) in the FP8 attention: at most 2^8 = 256.
+P_SHIFT = tl.constexpr(8)
+
+
+@triton.jit
+def attend_keys_fp8(acc, row_sum, row_max, q, k_desc, vt_desc, head_row, head_column,
+                    first_key, end_key, query_rows, scale_log2, BLOCK_N: tl.constexpr,
+                    MASKED: tl.constexpr):
+    """attend_keys for e4m3 Q, K and V^T: P scaled by 2^P_SHIFT and
+    converted to e4m3. head_column: the head's first row of V^T."""
+    for start in tl.range(first_key, end_key, BLOCK_N):
+        k = k_desc.load([head_row + start, 0])
+        scores = tl.dot(q, tl.trans(k)) * scale_log2
+        if MASKED:
+            keys = start + tl.arange(0, BLOCK_N)
+            scores = tl.where(keys[None, :] <= query_rows[:, None], scores, -float("inf"))
+        new_max = tl.maximum(row_max, tl.max(scores, 1))
+        p = tl.math.exp2(scores - new_max[:, None] + P_SHIFT)
+        alpha = tl.math.exp2(row_max - new_max)
+        row_sum = row_sum * alpha + tl.sum(p, 1)
+        vt = vt_desc.load([head_column, start])
+        acc = tl.dot(p.to(vt.dtype), tl.trans(vt), acc * alpha[:, None])
+        row_max = new_max
+    return acc, row_sum, row_max
+
+
+@triton.jit
+def attention_fp8_fwd(q_desc, k_desc, vt_desc, o_desc, lse_ptr, seq, scale_log2, v_descale,
+                      HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                      CAUSAL: tl.constexpr):
+    # seq is a multiple of BLOCK_M and BLOCK_N: no block crosses a head.
+    head = tl.program_id(1)
+    head_row, head_column = head * seq, head * HEAD_DIM
+    first_query = tl.program_id(0) * BLOCK_M
+    query_rows = first_query + tl.arange(0, BLOCK_M)
+    q = q_desc.load([head_row + first_query, 0])
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    row_sum = tl.zeros([BLOCK_M], dtype=tl.float32)
+    row_max = tl.full([BLOCK_M], -float("inf"), dtype=tl.float32)
+    if CAUSAL:
+        acc, row_sum, row_max = attend_keys_fp8(acc, row_sum, row_max, q, k_desc, vt_desc,
+                                                head_row, head_column, 0, first_query,
+                                                query_rows, scale_log2, BLOCK_N, False)
+        acc, row_sum, row_max = attend_keys_fp8(acc, row_sum, row_max, q, k_desc, vt_desc,
+                                                head_row, head_column, first_query,
+                                                first_query + BLOCK_M, query_rows, scale_log2,
+                                                BLOCK_N, True)
+    else:
+        acc, row_sum, row_max = attend_keys_fp8(acc, row_sum, row_max, q, k_desc, vt_desc,
+                                                head_row, head_column, 0, seq, query_rows,
+                                                scale_log2, BLOCK_N, False)
+    o_desc.store([head_row + first_query, 0], (acc * (v_descale / row_sum[:, None])).to(
+        o_desc.dtype))
+    tl.store(lse_ptr + head_row + query_rows,
+             (row_max + tl.math.log2(row_sum) - P_SHIFT) * LN_2)
+
+
 def set_attention_block_shapes(nargs):
     """Autotuning pre-hook: each configuration's TMA boxes."""
     rows, keys, d = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["HEAD_DIM"]
     nargs["q_desc"].block_shape = [rows, d]
     nargs["o_desc"].block_shape = [rows, d]
     nargs["k_desc"].block_shape = [keys, d]
-    nargs["v_desc"].block_shape = [keys, d]
+    if "vt_desc" in nargs:
+        nargs["vt_desc"].block_shape = [d, keys]
+    else:
+        nargs["v_desc"].block_shape = [keys, d]
 
 
 def attention_configs():
@@ -322,6 +393,35 @@ def attention_runner():
         scale_log2 = math.log2(math.e) / math.sqrt(d)
         tuned[(seq // ATTENTION_BLOCK_M, heads)](*descriptors[key], lse, seq, scale_log2,
                                                  HEAD_DIM=d, CAUSAL=causal)
+
+    run.config = lambda: describe_config(getattr(tuned, "best_config", None))
+    return run
+
+
+def attention_fp8_runner():
+    """A launcher of attention_fp8_fwd, autotuned per (seq, causal): q, k
+    e4m3 [heads, seq, d], vt e4m3 [heads, d, seq], o bf16 [heads, seq, d],
+    lse f32 [heads, seq], the descales floats."""
+    tuned = triton.autotune(configs=attention_configs(), key=["seq", "CAUSAL"])(
+        attention_fp8_fwd)
+    descriptors = {}
+
+    def run(q, k, vt, o, lse, causal, q_descale, k_descale, v_descale):
+        heads, seq, d = q.shape
+        if seq % ATTENTION_BLOCK_M:
+            raise ValueError(f"the Triton FP8 attention needs seq a multiple of "
+                             f"{ATTENTION_BLOCK_M}, got {seq}")
+        key = tuple(t.data_ptr() for t in (q, k, vt, o)) + (q.shape,)
+        if key not in descriptors:
+            descriptors.clear()
+            descriptors[key] = (
+                TensorDescriptor.from_tensor(q.view(heads * seq, d), [ATTENTION_BLOCK_M, d]),
+                TensorDescriptor.from_tensor(k.view(heads * seq, d), [ATTENTION_BLOCK_M, d]),
+                TensorDescriptor.from_tensor(vt.view(heads * d, seq), [d, ATTENTION_BLOCK_M]),
+                TensorDescriptor.from_tensor(o.view(heads * seq, d), [ATTENTION_BLOCK_M, d]))
+        scale_log2 = q_descale * k_descale * math.log2(math.e) / math.sqrt(d)
+        tuned[(seq // ATTENTION_BLOCK_M, heads)](*descriptors[key], lse, seq, scale_log2,
+                                                 v_descale, HEAD_DIM=d, CAUSAL=causal)
 
     run.config = lambda: describe_config(getattr(tuned, "best_config", None))
     return run
@@ -430,6 +530,7 @@ def load(num_sms):
     for name, what, make in (("matmul_tma_persistent", "the persistent TMA GEMM",
                               lambda: tma_persistent_runner(num_sms)),
                              ("attention", "the fused attention", attention_runner),
+                             ("attention_fp8", "the FP8 attention", attention_fp8_runner),
                              ("matmul_fp8", "the FP8 GEMM", lambda: fp8_runner(num_sms))):
         try:
             launchers[name] = make()
