@@ -578,8 +578,8 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
               throw py::value_error("`ref` must be one element (a rank-0 "
                                     "view), got rank " +
                                     std::to_string(type.getRank()));
-            return result(state, state.create<memref::LoadOp>(
-                                     at, source, ValueRange()));
+            return result(
+                state, state.create<memref::LoadOp>(at, source, ValueRange()));
           },
           py::arg("loc"), py::arg("ref"),
           "memref.load of the one element of a rank-0 `ref`.")
@@ -809,9 +809,9 @@ void registerOpBuilders(py::module_ &m, KernelBuilderClass &builder) {
             Value value = state.use(scalar, "scalar");
             if (isa<ShapedType>(value.getType()))
               throw py::type_error("`scalar` must be a scalar value");
-            return result(state, state.create<vector::BroadcastOp>(
-                                     at, vectorType(shape, value.getType()),
-                                     value));
+            return result(state,
+                          state.create<vector::BroadcastOp>(
+                              at, vectorType(shape, value.getType()), value));
           },
           py::arg("loc"), py::arg("scalar"), py::arg("shape"),
           "vector.broadcast of a scalar to a vector of `shape`.")

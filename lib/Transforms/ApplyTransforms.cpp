@@ -462,9 +462,9 @@ TransformApplier::rewriteEdgeTransfer(Operation *op, Value smem,
         sizes.push_back(builder.getIndexAttr(at ? 1 : smemType.getDimSize(d)));
         strides.push_back(builder.getIndexAttr(1));
       }
-      Value box = collapse(builder, memref::SubViewOp::create(
-                                        builder, loc, smem, offsets, sizes,
-                                        strides));
+      Value box =
+          collapse(builder, memref::SubViewOp::create(builder, loc, smem,
+                                                      offsets, sizes, strides));
       Operation *copy = builder.clone(*op);
       setShared(copy, box);
       OpBuilder before(copy);

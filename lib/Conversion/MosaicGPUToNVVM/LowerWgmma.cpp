@@ -151,8 +151,8 @@ static Value wgmmaInlineAsm(OpBuilder &builder, Location loc, Type structType,
                             Value accumulator, int64_t accumulatorCount,
                             StringRef accumulatorType, ArrayRef<Value> aWords,
                             Value aDescriptor, Value bDescriptor, int64_t n,
-                            StringRef inputType, bool accumulate,
-                            bool aMMajor, bool bKMajor) {
+                            StringRef inputType, bool accumulate, bool aMMajor,
+                            bool bKMajor) {
   std::string text;
   llvm::raw_string_ostream ptx(text);
   // The scale-d predicate: D = A * B + D, or D = A * B without reading D.
@@ -191,8 +191,8 @@ static Value wgmmaInlineAsm(OpBuilder &builder, Location loc, Type structType,
   // for A in shared memory: 1 for M-major A) and imm-trans-b (1 for MN-major
   // B).
   ptx << ", $" << next << ", p, 1, 1, "
-      << (aDescriptor ? (aMMajor ? "1, " : "0, ") : "")
-      << (bKMajor ? "0" : "1") << ";\n}\n";
+      << (aDescriptor ? (aMMajor ? "1, " : "0, ") : "") << (bKMajor ? "0" : "1")
+      << ";\n}\n";
   constraints += ",l";
   operands.push_back(bDescriptor);
   return LLVM::InlineAsmOp::create(
@@ -524,12 +524,12 @@ static LogicalResult lowerWgmma(LoweringContext &lowering,
                              b->strideBytes[0]);
       };
       if (registerA) {
-        packed = wgmmaInlineAsm(
-            builder, loc, structType, packed, registersPerBlock,
-            accumulatorName, aFragments[block * (k / kSpan) + step],
-            /*aDescriptor=*/Value(), bDescriptor(), n,
-            element.isBF16() ? "bf16" : "f16", accumulate, /*aMMajor=*/false,
-            bKMajor);
+        packed = wgmmaInlineAsm(builder, loc, structType, packed,
+                                registersPerBlock, accumulatorName,
+                                aFragments[block * (k / kSpan) + step],
+                                /*aDescriptor=*/Value(), bDescriptor(), n,
+                                element.isBF16() ? "bf16" : "f16", accumulate,
+                                /*aMMajor=*/false, bKMajor);
         continue;
       }
       Value aDescriptor;

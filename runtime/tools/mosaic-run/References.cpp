@@ -222,8 +222,9 @@ attentionShape(const std::vector<const BufferParameter *> &buffers) {
         return std::nullopt;
     if (lse[0] != q[0] || lse[1] != q[1])
       return std::nullopt;
-    return AttentionShape{1, uint64_t(q[0]), uint64_t(q[0]), uint64_t(q[1]),
-                          uint64_t(q[2]), false};
+    return AttentionShape{
+        1,    uint64_t(q[0]), uint64_t(q[0]), uint64_t(q[1]), uint64_t(q[2]),
+        false};
   }
   if (q.size() != 2 || k.size() != 2 || lse.size() != 3 || lse[1] <= 0 ||
       buffers[3]->shape != q || buffers[2]->shape != k ||
@@ -233,7 +234,7 @@ attentionShape(const std::vector<const BufferParameter *> &buffers) {
   if (d <= 0 || k[1] % d != 0 || k[1] == 0 || lse[1] % (k[1] / d) != 0)
     return std::nullopt;
   return AttentionShape{uint64_t(lse[0]), uint64_t(lse[1]), uint64_t(k[1] / d),
-                        uint64_t(lse[2]), uint64_t(d), true};
+                        uint64_t(lse[2]), uint64_t(d),      true};
 }
 
 Status attentionSignature(const Manifest &manifest, const char *name) {
