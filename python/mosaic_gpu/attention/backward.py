@@ -17,6 +17,8 @@ Three kernels run in order (``run`` launches them):
     workspace by a TMA reduce-add: every key block contributes to every
     query row, and atomic adds let the blocks run in any order at the cost
     of an f32 workspace and an order of summation that varies run to run.
+    At head dim 256 a block owns 64 keys and the consumers split d instead
+    (``Tiling``).
  3. ``postprocess``: dQ = the workspace / sqrt(d), in the input type.
 Computing P^T (keys as rows) rather than P puts P^T and dS^T in the wgmma
 accumulator layout, which is the register A operand layout for 16-bit types:
@@ -41,11 +43,11 @@ from . import config as _config
 from .config import Config
 from .forward import sequence
 
-__all__ = ["BLOCK_M", "BLOCK_N", "Backward", "build", "check", "run", "smem"]
+__all__ = ["BLOCK_M", "BLOCK_N", "Backward", "Tiling", "build", "check", "run", "smem", "tiling",
+           "workspace_shape"]
 
-BLOCK_N = 128                 # keys per block
-HALF_N = BLOCK_N // 2         # keys per consumer
-BLOCK_M = 64                  # query rows per step
+BLOCK_N = 128                 # keys per block (head dims 64 and 128)
+BLOCK_M = 64                  # query rows per step (head dims 64 and 128)
 ROWS = 64                     # token rows per pre- and post-processing block
 # The named barriers on which the consumers say their dS^T is written, and
 # that they are done reading each other's K (the lowering keeps 1..3 for
