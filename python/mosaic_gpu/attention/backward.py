@@ -3,7 +3,7 @@ algorithm): dQ, dK and dV from Q, K, V, O, dO and the forward's LSE.
 
 Three kernels run in order (``run`` launches them):
  1. ``preprocess``: D = rowsum(dO * O) per query row and head, f32, into a
-    workspace padded to whole blocks of 64 tokens.
+    workspace whose sequences start at whole blocks of 64 columns.
  2. ``main``: block (j, g, b) owns the 128 keys [128 j, +128) of key/value
     head g of sequence b, and keeps their K and V in shared memory. Its
     producer warpgroup streams the tiles of 64 query rows of every query
@@ -43,8 +43,8 @@ from . import config as _config
 from .config import Config
 from .forward import sequence
 
-__all__ = ["BLOCK_M", "BLOCK_N", "Backward", "Tiling", "build", "check", "run", "smem", "tiling",
-           "workspace_shape"]
+__all__ = ["BLOCK_M", "BLOCK_N", "Backward", "Tiling", "build", "check", "padded_lse",
+           "padded_seq", "run", "smem", "stats_shape", "tiling", "workspace_shape"]
 
 BLOCK_N = 128                 # keys per block (head dims 64 and 128)
 BLOCK_M = 64                  # query rows per step (head dims 64 and 128)
@@ -91,18 +91,28 @@ class Backward(NamedTuple):
     postprocess: _kernels.Kernel
 
 
+def padded_seq(config: Config) -> int:
+    """Each sequence's columns in the per-query workspaces (the LSE, D and,
+    at head dim 256, dQ^T): its longest length rounded up to whole blocks of
+    ROWS, so that every tile a kernel reads starts at a multiple of 32
+    columns. TMA is given no box whose innermost coordinate is not 16-byte
+    aligned: whether Hopper faults on one is not settled
+    (docs/RationaleEmulator.md, "Tensor copies across the tensor's edge")."""
+    return -(-config.seq // ROWS) * ROWS
+
+
+def stats_shape(config: Config) -> tuple[int, int]:
+    """The LSE and D workspaces: (heads, batch * padded_seq) f32, sequence b
+    at columns [b * padded_seq, +padded_seq)."""
+    return config.heads, config.batch * padded_seq(config)
+
+
 def workspace_shape(config: Config) -> tuple[int, int]:
     """The f32 dQ workspace: dQ's shape, or at head dim 256 (dQ computed
-    transposed) dQ^T's, its tokens padded to whole blocks so that its rows
-    are 16-byte aligned for TMA."""
+    transposed) dQ^T's, (heads * d, batch * padded_seq)."""
     if tiling(config).split == "keys":
         return config.shapes()["q"]
-    return config.heads * config.head_dim, padded_tokens(config)
-
-
-def padded_tokens(config: Config) -> int:
-    """Tokens per head in the D workspace: whole blocks of ROWS."""
-    return -(-config.total_tokens // ROWS) * ROWS
+    return config.heads * config.head_dim, config.batch * padded_seq(config)
 
 
 def smem(config: Config) -> list:
@@ -146,32 +156,40 @@ def check(config: Config) -> None:
 
 
 def _preprocess(config: Config) -> _kernels.Kernel:
-    """D[h, t] = sum_i dO[t, h, i] O[t, h, i], f32, for tokens padded to
-    whole blocks (the padding's rows read TMA's zero fill)."""
+    """D[h, b, r] = sum_i dO O over head h's columns, f32, for each query
+    row r of sequence b, into the (heads, batch * padded_seq) workspace. The
+    rows past a sequence's end hold whatever follows it (TMA's zeros past
+    the array): the main kernel masks them."""
     dtype, d = config.element, config.head_dim
     shapes = config.shapes()
-    padded = padded_tokens(config)
+    width = padded_seq(config)
+    inputs = [(shapes["o"], dtype), (shapes["o"], dtype)]
+    if config.varlen:
+        inputs.append((shapes["cu_seqlens"], "i32"))
 
-    @_kernels.kernel(grid=(padded // ROWS, config.heads, 1), block=(128, 1, 1),
-                     inputs=[(shapes["o"], dtype), (shapes["o"], dtype)],
-                     outputs=[((config.heads * padded,), "f32")],
+    @_kernels.kernel(grid=(width // ROWS, config.heads, config.batch), block=(128, 1, 1),
+                     inputs=inputs, outputs=[(stats_shape(config), "f32")],
                      smem=[_kernels.SmemBuffer((2, ROWS, d), dtype),
                            _kernels.Barriers(1, arrival_count=1)],
                      name="attention_bwd_preprocess")
-    def preprocess(o, do, delta, tiles, landed):
-        block = _values.block_id("x")
+    def preprocess(*refs):
+        o, do = refs[:2]
+        cu_seqlens = refs[2] if config.varlen else None
+        delta, tiles, landed = refs[2 + config.varlen:]
+        row = _values.block_id("x").astype("i32") * ROWS
         head = _values.block_id("y")
-        row = block.astype("i32") * ROWS
-        column = head.astype("i32") * d
+        b = _values.block_id("z").astype("i32")
+        start, _ = sequence(config, cu_seqlens, b)
         _refs.arrive_expect_tx(landed[0], 2 * ROWS * d * dtype.itemsize)
         for i, source in enumerate((o, do)):
-            _refs.async_load(source, tiles[i], landed[0], indices=[row, column],
+            _refs.async_load(source, tiles[i], landed[0],
+                             indices=[start + row, head.astype("i32") * d],
                              slice_lengths=[ROWS, d])
         _refs.wait(landed[0], False)
         product = _refs.vector_load(tiles[0]).astype("f32") * \
             _refs.vector_load(tiles[1]).astype("f32")
-        first = head * padded + block * ROWS
-        _refs.vector_store(product.reduce("add", 1), delta[_refs.ds(first, ROWS)])
+        _refs.vector_store(product.reduce("add", 1),
+                           delta[head, _refs.ds(b * width + row, ROWS)])
 
     return preprocess
 
@@ -205,15 +223,22 @@ def _postprocess(config: Config) -> _kernels.Kernel:
 
 
 def _postprocess_transposed(config: Config) -> _kernels.Kernel:
-    """dQ = (the f32 dQ^T workspace / sqrt(d))^T, in the input type. The
-    transpose is a wgmma: dQ = I (dQ^T)^T, reading the (d, 64) tile of dQ^T,
-    rounded to the input type, as a K-major B; multiplying by the identity
-    is exact, so this is the rounding the plain postprocess does."""
+    """dQ = (the f32 dQ^T workspace / sqrt(d))^T, in the input type, per
+    tile of 64 query rows of a sequence. The transpose is a wgmma: dQ = I
+    (dQ^T)^T, reading the (d, 64) tile of dQ^T, rounded to the input type,
+    as a K-major B; multiplying by the identity is exact, so this is the
+    rounding the plain postprocess does. A tile that reaches past its
+    sequence's end is stored from registers, bounded: the rows past it are
+    the next sequence's."""
     dtype, d = config.element, config.head_dim
     scale = 1 / math.sqrt(d)
+    width = padded_seq(config)
+    inputs = [(workspace_shape(config), "f32")]
+    if config.varlen:
+        inputs.append((config.shapes()["cu_seqlens"], "i32"))
 
-    @_kernels.kernel(grid=(padded_tokens(config) // ROWS, config.heads, 1),
-                     block=(128, 1, 1), inputs=[(workspace_shape(config), "f32")],
+    @_kernels.kernel(grid=(width // ROWS, config.heads, config.batch),
+                     block=(128, 1, 1), inputs=inputs,
                      outputs=[(config.shapes()["q"], dtype)],
                      smem=[_kernels.SmemBuffer((d, ROWS), "f32"),
                            _kernels.SmemBuffer((d, ROWS), dtype),
@@ -221,24 +246,42 @@ def _postprocess_transposed(config: Config) -> _kernels.Kernel:
                            _kernels.SmemBuffer((ROWS, d), dtype),
                            _kernels.Barriers(1, arrival_count=1)],
                      name="attention_bwd_postprocess")
-    def postprocess(accumulated, dq, transposed_tile, rounded_tile, identity, dq_tile, landed):
-        token = _values.block_id("x").astype("i32") * ROWS
+    def postprocess(*refs):
+        accumulated = refs[0]
+        cu_seqlens = refs[1] if config.varlen else None
+        dq, transposed_tile, rounded_tile, identity, dq_tile, landed = refs[1 + config.varlen:]
+        row = _values.block_id("x").astype("i32") * ROWS
         column = _values.block_id("y").astype("i32") * d
-        _refs.arrive_expect_tx(landed[0], ROWS * d * 4)
-        _refs.async_load(accumulated, transposed_tile, landed[0], indices=[column, token],
-                         slice_lengths=[d, ROWS])
-        shape = (ROWS, ROWS)
-        diagonal = _values.iota(shape, "i32", 0) == _values.iota(shape, "i32", 1)
-        _refs.vector_store(_values.select(diagonal, 1.0, _values.constant(0.0, dtype, shape)),
-                           identity)
-        _refs.wait(landed[0], False)
-        _refs.vector_store((_refs.vector_load(transposed_tile) * scale).astype(dtype),
-                           rounded_tile)
-        result = _refs.wgmma(_values.constant(0.0, "f32", (ROWS, d)), identity,
-                             rounded_tile.T)
-        _refs.vector_store(result.astype(dtype), dq_tile)
-        # TMA clips the rows past the last token.
-        _refs.async_store(dq_tile, dq, indices=[token, column], slice_lengths=[ROWS, d])
+        b = _values.block_id("z").astype("i32")
+        start, length = sequence(config, cu_seqlens, b)
+        rows = _values.minimum(length - row, ROWS)
+
+        def convert():
+            _refs.arrive_expect_tx(landed[0], ROWS * d * 4)
+            _refs.async_load(accumulated, transposed_tile, landed[0],
+                             indices=[column, b * width + row], slice_lengths=[d, ROWS])
+            shape = (ROWS, ROWS)
+            diagonal = _values.iota(shape, "i32", 0) == _values.iota(shape, "i32", 1)
+            _refs.vector_store(
+                _values.select(diagonal, 1.0, _values.constant(0.0, dtype, shape)), identity)
+            _refs.wait(landed[0], False)
+            _refs.vector_store((_refs.vector_load(transposed_tile) * scale).astype(dtype),
+                               rounded_tile)
+            result = _refs.wgmma(_values.constant(0.0, "f32", (ROWS, d)), identity,
+                                 rounded_tile.T).astype(dtype)
+
+            def whole():
+                _refs.vector_store(result, dq_tile)
+                _refs.async_store(dq_tile, dq, indices=[start + row, column],
+                                  slice_lengths=[ROWS, d])
+
+            def partial():
+                _refs.vector_store(result, dq[_refs.ds(start + row, ROWS), _refs.ds(column, d)],
+                                   valid=[rows, d])
+
+            _cf.if_(rows == ROWS, otherwise=partial)(whole)
+
+        _cf.if_(rows > 0)(convert)
 
     return postprocess
 
@@ -251,16 +294,15 @@ def _main(config: Config) -> _kernels.Kernel:
     # The d columns of dK, dV and dQ a consumer computes.
     columns_owned = d if by_keys else d // 2
     shapes = config.shapes()
-    padded = padded_tokens(config)
+    width = padded_seq(config)
     # P = exp(S / sqrt(d) - LSE) = exp2((S - LSE sqrt(d)) log2(e) / sqrt(d)).
     score_scale = LOG2E / math.sqrt(d)
     gradient_scale = 1 / math.sqrt(d)
     inputs = [(shapes[n], dtype) for n in ("q", "k", "v", "o")]
     inputs[3] = (shapes["o"], dtype)  # dO, shaped as O
-    # The LSE flattened (a 1-D TMA box starts anywhere, and its rows need
-    # not be 16-byte aligned), and D.
-    lse_elements = math.prod(shapes["lse"])
-    inputs += [((lse_elements,), "f32"), ((config.heads * padded,), "f32")]
+    # The LSE and D, each sequence's rows at whole blocks (``run`` lays out
+    # the LSE so, the preprocess D).
+    inputs += [(stats_shape(config), "f32"), (stats_shape(config), "f32")]
     if config.varlen:
         inputs.append((shapes["cu_seqlens"], "i32"))
     outputs = [(shapes["k"], dtype), (shapes["v"], dtype), (workspace_shape(config), "f32")]
@@ -319,13 +361,11 @@ def _main(config: Config) -> _kernels.Kernel:
                 for source, ring in ((q, q_smem), (do, do_smem)):
                     _refs.async_load(source, ring[stage], q_full[stage],
                                      indices=[token, head * d], slice_lengths=[queries, d])
-                # Past a head's last token the rows belong to the next head
-                # (or are TMA's zeros): finite, and masked.
-                _refs.async_load(lse, lse_smem[stage], q_full[stage],
-                                 indices=[config.lse_index(b, head, start, q0)],
-                                 slice_lengths=[queries])
-                _refs.async_load(delta, delta_smem[stage], q_full[stage],
-                                 indices=[head * padded + token], slice_lengths=[queries])
+                # Past a sequence's end the rows are padding: masked.
+                for source, ring in ((lse, lse_smem), (delta, delta_smem)):
+                    _refs.async_load(source, ring[stage], q_full[stage],
+                                     indices=[head, b * width + q0],
+                                     slice_lengths=[-1, queries])
 
         def consumer():
             _pipeline.set_max_registers(CONSUMER_REGISTERS, action="increase")
@@ -382,7 +422,7 @@ def _main(config: Config) -> _kernels.Kernel:
                 _refs.wgmma_wait(0)
                 dqt = _refs.wgmma(_values.constant(0.0, "f32", (columns_owned, queries)),
                                   k_mine[:, mine].T, ds_smem[half], async_=True)
-                return dqt, [head * d + column0, start + q0], [columns_owned, queries]
+                return dqt, [head * d + column0, b * width + q0], [columns_owned, queries]
 
             @_cf.for_loop(0, steps, carry=(zero, zero))
             def gradients(step, dk_acc, dv_acc):
@@ -486,9 +526,11 @@ def mask(config: Config, logits, key_first, q0, length):
 @functools.lru_cache(maxsize=64)
 def build(config: Config) -> Backward:
     """The backward's kernels for ``config``; ValueError for a bad one. The
-    main kernel's inputs: q, k, v, do, the LSE flattened (1-D), D, and
-    cu_seqlens for a packed batch; its outputs dk, dv and the f32 dQ
-    workspace, which the caller zeroes."""
+    preprocess takes o and do (and cu_seqlens for a packed batch) and makes
+    D; the main kernel takes q, k, v, do, the LSE laid out by
+    ``padded_lse``, D (and cu_seqlens), and adds into its outputs dk, dv and
+    the f32 dQ workspace (``workspace_shape``), which the caller zeroes; the
+    postprocess takes the workspace (and cu_seqlens) and makes dq."""
     check(config)
     return Backward(_preprocess(config), _main(config), _postprocess(config))
 
@@ -519,11 +561,39 @@ def run(config: Config, q, k, v, o, lse, do, cu_seqlens=None, backend: str | Non
         raise ValueError("a packed batch (config.tokens > 0) needs cu_seqlens")
     if not config.varlen and cu_seqlens is not None:
         raise ValueError("cu_seqlens is for a packed batch; config.tokens is 0")
-    delta = kernels.preprocess.launch(o, do, backend=backend)
+    extra = [cu_seqlens] if config.varlen else []
+    delta = kernels.preprocess.launch(o, do, *extra, backend=backend)
     dq_accumulated = _zeros(q, workspace_shape(config))
     dk, dv = _empty_like(k), _empty_like(v)
-    extra = [cu_seqlens] if config.varlen else []
-    kernels.main.launch(q, k, v, do, lse.reshape(-1), delta, *extra, dk, dv, dq_accumulated,
-                        backend=backend)
-    dq = kernels.postprocess.launch(dq_accumulated, backend=backend)
+    kernels.main.launch(q, k, v, do, padded_lse(config, lse, cu_seqlens), delta, *extra, dk,
+                        dv, dq_accumulated, backend=backend)
+    transposed = tiling(config).split == "columns"
+    dq = kernels.postprocess.launch(dq_accumulated, *(extra if transposed else []),
+                                    backend=backend)
     return dq, dk, dv
+
+
+def padded_lse(config: Config, lse, cu_seqlens=None):
+    """The forward's LSE ((batch, heads, seq), or (heads, tokens) for a
+    packed batch) laid out as the main kernel reads it, (heads, batch *
+    padded_seq), with zeros past each sequence's end; in the library and on
+    the device of ``lse`` (a small copy: one value per query row)."""
+    width = padded_seq(config)
+    torch = type(lse).__module__.startswith("torch")
+    if torch:
+        import torch as library
+        out = library.zeros(stats_shape(config), dtype=library.float32, device=lse.device)
+    else:
+        import numpy as library
+        out = library.zeros(stats_shape(config), library.float32)
+    if not config.varlen:
+        rows = lse.permute(1, 0, 2) if torch else lse.transpose(1, 0, 2)
+        out.reshape(config.heads, config.batch, width)[:, :, :config.seq] = rows
+        return out
+    import numpy as np
+    offsets = (cu_seqlens.cpu().numpy() if hasattr(cu_seqlens, "cpu")
+               else np.asarray(cu_seqlens)).astype(np.int64)
+    for b in range(config.batch):
+        length = int(offsets[b + 1] - offsets[b])
+        out[:, b * width:b * width + length] = lse[:, int(offsets[b]):int(offsets[b + 1])]
+    return out

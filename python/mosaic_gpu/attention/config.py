@@ -66,14 +66,6 @@ class Config(NamedTuple):
     def element(self) -> _dtypes.DType:
         return DTYPES[self.dtype]
 
-    def lse_index(self, b, head, start, row):
-        """The position of query row ``row`` (from its sequence's first) of
-        head ``head`` of sequence ``b``, which starts at token ``start``, in
-        the LSE flattened: works on ints and Scalars alike."""
-        if self.varlen:
-            return head * self.tokens + start + row
-        return (b * self.heads + head) * self.seq + row
-
     def shapes(self) -> dict[str, tuple[int, ...]]:
         """The arrays' shapes: q, k, v, o, lse and (varlen) cu_seqlens."""
         t, d = self.total_tokens, self.head_dim
