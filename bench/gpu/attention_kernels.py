@@ -8,7 +8,8 @@ runs it with the build's mosaic_gpu on PYTHONPATH, then mosaic-compile):
 
 fwd: forward.build (bf16; inputs q, k, v; outputs o, lse); bwd:
 backward.build's three kernels (bf16): NAME.preprocess (inputs o, do;
-output D), NAME the main one (inputs q, k, v, do, the LSE flattened, D;
+output D), NAME the main one (inputs q, k, v, do, the LSE and D as
+backward.stats_shape lays them out;
 outputs dk, dv and the f32 dQ workspace) and NAME.postprocess (input the
 workspace; output dq); fp8: forward_fp8.build (e4m3; inputs q, k, v_t,
 descales; outputs o, lse). Fixed-length batches only: mosaic-run, which
@@ -28,7 +29,8 @@ KINDS = {
     "fwd": ("forward", "bf16", [("", None, ["q", "k", "v"], ["o", "lse"])]),
     "bwd": ("backward", "bf16", [
         (".preprocess", "preprocess", ["o", "do"], ["delta"]),
-        ("", "main", ["q", "k", "v", "do", "lse_flat", "delta"], ["dk", "dv", "dq_workspace"]),
+        ("", "main", ["q", "k", "v", "do", "lse_padded", "delta"],
+         ["dk", "dv", "dq_workspace"]),
         (".postprocess", "postprocess", ["dq_workspace"], ["dq"])]),
     "fp8": ("forward_fp8", "fp8", [("", None, ["q", "k", "v_t", "descales"], ["o", "lse"])]),
 }
@@ -37,12 +39,12 @@ KINDS = {
 def array_shapes(module, config) -> dict:
     """Every array's shape by the names KINDS uses."""
     shapes = dict(module.shapes(config) if hasattr(module, "shapes") else config.shapes())
-    shapes.update(do=shapes["o"], dq=shapes["q"], dk=shapes["k"], dq_workspace=shapes["q"],
-                  lse_flat=(config.heads * config.total_tokens,))
+    shapes.update(do=shapes["o"], dq=shapes["q"], dk=shapes["k"])
     if "v" in shapes:  # forward_fp8 takes V^T instead
         shapes["dv"] = shapes["v"]
-    if hasattr(module, "padded_tokens"):
-        shapes["delta"] = (config.heads * module.padded_tokens(config),)
+    if hasattr(module, "stats_shape"):
+        shapes.update(lse_padded=module.stats_shape(config), delta=module.stats_shape(config),
+                      dq_workspace=module.workspace_shape(config))
     return {name: tuple(shape) for name, shape in shapes.items()}
 
 

@@ -440,27 +440,35 @@ def shape_text(dims) -> str:
     return "x".join(str(d) for d in dims)
 
 
-# The backward's D workspace: each head's rows padded to whole blocks of
-# this many tokens (backward.py's ROWS).
+# The backward's LSE and D workspaces: each sequence's rows at whole blocks
+# of this many columns (backward.py's ROWS, padded_seq).
 DELTA_ROWS = 64
+
+
+def _padded_seq(seq: int) -> int:
+    return -(-seq // DELTA_ROWS) * DELTA_ROWS
+
+
+def _stats_by_token(stats, dims) -> np.ndarray:
+    """A (heads, batch * padded seq) workspace (backward.stats_shape) as
+    (heads, tokens): each sequence's first seq columns."""
+    batch, heads, kv_heads, seq, d = dims
+    padded = _padded_seq(seq)
+    return f64(stats).reshape(heads, batch, padded)[:, :, :seq].reshape(heads, batch * seq)
 
 
 def check_attention_delta(dims, o, do, delta) -> Check:
     """backward.py's preprocess: D[h, t] = sum_i dO[t, h, i] O[t, h, i] in
-    f32, D (heads * padded tokens,), the padding's rows 0; every element,
+    f32, D (heads, batch * padded seq) (the padding's columns hold what
+    follows each sequence: not checked); every element of the sequences,
     within 2^-20 sum_i |dO O| (f32 products and sums over head_dim)."""
     batch, heads, kv_heads, seq, d = dims
-    tokens = batch * seq
-    padded = -(-tokens // DELTA_ROWS) * DELTA_ROWS
-    if delta.shape != (heads * padded,):
-        raise ValueError(f"D of {shape_text(dims)} must be ({heads * padded},), got "
-                         f"{delta.shape}")
+    shape = (heads, batch * _padded_seq(seq))
+    if delta.shape != shape:
+        raise ValueError(f"D of {shape_text(dims)} must be {shape}, got {delta.shape}")
     products = _heads(do, heads) * _heads(o, heads)
-    ref = np.zeros((heads, padded))
-    size = np.zeros((heads, padded))
-    ref[:, :tokens] = products.sum(-1).T
-    size[:, :tokens] = np.abs(products).sum(-1).T
-    return compare(delta.reshape(heads, padded), ref, 2.0 ** -20 * size, "D")
+    return compare(_stats_by_token(delta, dims), products.sum(-1).T,
+                   2.0 ** -20 * np.abs(products).sum(-1).T, "D")
 
 
 def check_attention_dq(dims, workspace, dq) -> Check:
@@ -473,8 +481,8 @@ def check_attention_dq(dims, workspace, dq) -> Check:
 
 def check_attention_backward(dims, causal: bool, q, k, v, do, lse, delta, dq_workspace, dk,
                              dv, seed: int = 0) -> Check:
-    """backward.py's main kernel: from the given LSE (batch * heads * seq,)
-    and D (heads * padded tokens,), which mosaic-run draws at random (so P =
+    """backward.py's main kernel: from the given LSE and D (heads, batch *
+    padded seq), which mosaic-run draws at random (so P =
     exp(S / sqrt(d) - LSE) is no softmax: the check computes what the
     kernel computes from them), dS = P o (dO V^T - D), dK = dS^T Q /
     sqrt(d) and dV = P^T dO at sampled key rows, summed over each key/value
@@ -490,8 +498,7 @@ def check_attention_backward(dims, causal: bool, q, k, v, do, lse, delta, dq_wor
         return failed
     q3, do3 = _heads(q, heads), _heads(do, heads)
     k3, v3 = _heads(k, kv_heads), _heads(v, kv_heads)
-    lse64 = _lse_by_token(lse, dims)
-    delta64 = f64(delta).reshape(heads, -1)[:, :tokens]
+    lse64, delta64 = _stats_by_token(lse, dims), _stats_by_token(delta, dims)
     rows = sample_rows(tokens, ATTENTION_CHECKED_ROWS, seed)
     shape = (len(rows), kv_heads, d)
     ref_dk, spread_dk, size_dk, ref_dv, spread_dv, size_dv = (np.zeros(shape)

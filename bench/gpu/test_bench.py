@@ -1263,9 +1263,10 @@ def test_attention_backward_check(causal):
     q, k, v = attention_case(rng, dims)
     do = normal(rng, q.shape, BF16)
     lse = normal(rng, (2, 4, 128), np.float32)
-    delta = normal(rng, (4, 256), np.float32)  # 256 tokens: no padding
+    delta = normal(rng, (4, 256), np.float32)  # seq 128: no padding
     workspace = normal(rng, q.shape, np.float32)
-    inputs = (q, k, v, do, lse.reshape(-1), delta.reshape(-1), workspace)
+    # The main kernel's LSE workspace: (heads, batch * padded seq).
+    inputs = (q, k, v, do, lse.transpose(1, 0, 2).reshape(4, 256), delta, workspace)
     grads = kernel_backward(dims, causal, q, k, v, do, lse, delta)
     found = checks.check_attention_backward(dims, causal, *inputs, *grads)
     assert found.passed and found.worst < 0.5, found
@@ -1282,16 +1283,19 @@ def test_attention_backward_check(causal):
 @needs_numpy
 def test_attention_delta_and_dq_checks():
     rng = np.random.default_rng(6)
-    dims = (1, 2, 1, 100, 64)  # 100 tokens: D padded to 128 per head
-    o, do = (normal(rng, (100, 128), BF16) for _ in range(2))
-    products = (o.astype(np.float64) * do.astype(np.float64)).reshape(100, 2, 64).sum(-1)
-    delta = np.zeros((2, 128), np.float32)
-    delta[:, :100] = products.T
-    assert checks.check_attention_delta(dims, o, do, delta.reshape(-1)).passed
+    dims = (2, 2, 1, 100, 64)  # sequences of 100 tokens: D padded to 128 each
+    o, do = (normal(rng, (200, 128), BF16) for _ in range(2))
+    products = (o.astype(np.float64) * do.astype(np.float64)).reshape(2, 100, 2, 64).sum(-1)
+    delta = np.full((2, 2, 128), 7.0, np.float32)  # the padding is not checked
+    delta[:, :, :100] = products.transpose(2, 0, 1)
+    assert checks.check_attention_delta(dims, o, do, delta.reshape(2, 256)).passed
     swapped = delta[::-1].copy()  # the heads' rows swapped
-    assert not checks.check_attention_delta(dims, o, do, swapped.reshape(-1)).passed
-    with pytest.raises(ValueError, match=r"D of 1x2x1x100x64 must be \(256,\)"):
-        checks.check_attention_delta(dims, o, do, delta[:, :100].reshape(-1))
+    assert not checks.check_attention_delta(dims, o, do, swapped.reshape(2, 256)).passed
+    unpadded = delta[:, :, :100].reshape(2, 200)
+    with pytest.raises(ValueError, match=r"D of 2x2x1x100x64 must be \(2, 256\)"):
+        checks.check_attention_delta(dims, o, do, unpadded)
+    o, do = o[:100], do[:100]
+    dims = (1, 2, 1, 100, 64)
     workspace = normal(rng, (100, 128), np.float32)
     dq = (workspace / 8).astype(BF16)
     assert checks.check_attention_dq(dims, workspace, dq).passed
