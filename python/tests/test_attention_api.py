@@ -413,16 +413,6 @@ def test_bad_arguments(args, keywords, error, message):
         attention.flash_attention(*args, **keywords)
 
 
-def test_the_kernels_own_limits_are_named():
-    """A head_dim the API takes but the forward kernel does not: the kernel's
-    check says which it takes."""
-    if 256 in attention.forward.HEAD_DIMS:
-        pytest.skip("the forward takes head_dim 256")
-    dims = ", ".join(map(str, attention.forward.HEAD_DIMS))
-    with pytest.raises(ValueError, match=f"head_dim must be one of {dims}, got 256"):
-        attention.flash_attention(*(f16(1, 128, 2, 256),) * 3)
-
-
 def test_fp8_arguments():
     ml_dtypes = pytest.importorskip("ml_dtypes")
     q = Q.astype(ml_dtypes.float8_e4m3fn)
