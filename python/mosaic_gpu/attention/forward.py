@@ -211,24 +211,7 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
             tile = (HALF_M, block_n)
 
             def turn(wait: bool, step=None):
-                """Waits for this consumer's turn, or passes the turn on to
-                the other consumer."""
-                def first():
-                    if wait:
-                        _refs.named_barrier(FIRST_TURN, 2)
-                    else:
-                        _refs.named_barrier(SECOND_TURN, 2, arrive=True)
-
-                def second():
-                    if wait:
-                        _refs.named_barrier(SECOND_TURN, 2)
-                    else:
-                        # Consumer 0 passes one turn more: the one after
-                        # consumer 1's last is nobody's.
-                        _cf.if_(step < last)(
-                            lambda: _refs.named_barrier(FIRST_TURN, 2, arrive=True))
-
-                _cf.if_(is_first, otherwise=second)(first)
+                take_turn(is_first, last, wait, step)
 
             def issue_scores(j):
                 """Waits for K_j and this consumer's turn, and issues
@@ -257,7 +240,7 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
                 return m_new, p, alpha
 
             # Consumer 0 takes the first turn.
-            _cf.if_(half == 1)(lambda: _refs.named_barrier(FIRST_TURN, 2, arrive=True))
+            give_first_turn(half)
             _refs.wait(q_full, False)
 
             # Tile 0: S_0 alone, and its softmax.
@@ -345,6 +328,33 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
         _cf.if_(q_first < length)(lambda: _cf.if_(wg == 0, otherwise=consumer)(producer))
 
     return attention
+
+
+def take_turn(is_first, last, wait: bool, step=None) -> None:
+    """The two consumers' ping-pong on named barriers FIRST_TURN and
+    SECOND_TURN: with ``wait``, waits for this consumer's turn to issue its
+    MMAs; else passes the turn to the other consumer. Every phase needs
+    both consumers' 256 threads, so arrivals and waits pair one for one:
+    consumer 1 does not pass on its ``last`` step's turn (the one after it
+    is nobody's)."""
+    def first():
+        if wait:
+            _refs.named_barrier(FIRST_TURN, 2)
+        else:
+            _refs.named_barrier(SECOND_TURN, 2, arrive=True)
+
+    def second():
+        if wait:
+            _refs.named_barrier(SECOND_TURN, 2)
+        else:
+            _cf.if_(step < last)(lambda: _refs.named_barrier(FIRST_TURN, 2, arrive=True))
+
+    _cf.if_(is_first, otherwise=second)(first)
+
+
+def give_first_turn(half) -> None:
+    """Consumer 1 hands consumer 0 the first turn."""
+    _cf.if_(half == 1)(lambda: _refs.named_barrier(FIRST_TURN, 2, arrive=True))
 
 
 def mask(config: Config, s, row0, key0, length):

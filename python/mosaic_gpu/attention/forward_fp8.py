@@ -82,7 +82,7 @@ from .. import values as _values
 from ..builder import check_type
 from . import config as _config
 from .config import Config
-from .forward import BLOCK_M, BLOCK_N, FIRST_TURN, HALF_M, SECOND_TURN, mask, sequence
+from .forward import BLOCK_M, BLOCK_N, HALF_M, give_first_turn, mask, sequence, take_turn
 
 __all__ = ["E4M3_MAX", "P_SHIFT", "build", "check", "check_results", "dequantize", "descales",
            "inputs", "padded_seq", "quantize", "run", "shapes", "smem", "staged_output",
@@ -233,26 +233,12 @@ def build(config: Config) -> _kernels.Kernel:
             score_scale = q_descale * k_descale * scale
 
             def turn(wait: bool, step=None):
-                """Waits for this consumer's turn, or passes the turn on."""
-                def first():
-                    if wait:
-                        _refs.named_barrier(FIRST_TURN, 2)
-                    else:
-                        _refs.named_barrier(SECOND_TURN, 2, arrive=True)
-
-                def second():
-                    if wait:
-                        _refs.named_barrier(SECOND_TURN, 2)
-                    else:
-                        _cf.if_(step < last)(
-                            lambda: _refs.named_barrier(FIRST_TURN, 2, arrive=True))
-
-                _cf.if_(is_first, otherwise=second)(first)
+                take_turn(is_first, last, wait, step)
 
             def p_buffer(step):
                 return p_smem[half, step % 2]
 
-            _cf.if_(half == 1)(lambda: _refs.named_barrier(FIRST_TURN, 2, arrive=True))
+            give_first_turn(half)
             _refs.wait(q_full[0], False)
 
             tile = (HALF_M, BLOCK_N)
