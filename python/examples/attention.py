@@ -15,12 +15,10 @@ docs/AttentionWalkthrough.md.
 from __future__ import annotations
 
 import argparse
-import math
 import pathlib
 import sys
 from typing import Sequence
 
-import mosaic_gpu as mgpu
 from mosaic_gpu.attention import Config, backward, forward, reference
 
 # Unit roundoff of the input types: half their spacing at 1.

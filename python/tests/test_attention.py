@@ -227,7 +227,7 @@ def test_dq_stored_instead_of_added_is_wrong(cache):
 
 
 def test_checks_find_a_wrong_element():
-    np = pytest.importorskip("numpy")
+    pytest.importorskip("numpy")
     pytest.importorskip("ml_dtypes")
     reference = attention.reference
     config = Config(1, 2, 128, 64, causal=True)

@@ -306,28 +306,42 @@ def build(config: Config, *, block_n: int | None = None) -> _kernels.Kernel:
             # wgmmas read, all complete.
             out = (acc * _values.broadcast_in_dim(1.0 / l, (HALF_M, d), [0])).astype(dtype)
             row_lse = _values.fma(m, scale, _values.log2(l)) * math.log(2)
-            rows = _values.minimum(length - row0, HALF_M)
-            token = start + row0
-
-            lse_rows = lse[head, _refs.ds(token, HALF_M)] if config.varlen \
-                else lse[b, head, _refs.ds(row0, HALF_M)]
-
-            def whole():
-                _refs.vector_store(out, q_half)
-                _refs.async_store(q_half, o, indices=[token, q_column],
-                                  slice_lengths=[HALF_M, d])
-                _refs.vector_store(row_lse, lse_rows)
-
-            def partial():
-                o_rows = o[_refs.ds(token, HALF_M), _refs.ds(q_column, d)]
-                _refs.vector_store(out, o_rows, valid=[rows, d])
-                _refs.vector_store(row_lse, lse_rows, valid=[rows])
-
-            _cf.if_(rows == HALF_M, otherwise=lambda: _cf.if_(rows > 0)(partial))(whole)
+            store_output(config, out, row_lse, o, lse, q_half, head=head, b=b, start=start,
+                         row0=row0, length=length, column=q_column)
 
         _cf.if_(q_first < length)(lambda: _cf.if_(wg == 0, otherwise=consumer)(producer))
 
     return attention
+
+
+def store_output(config: Config, out, row_lse, o, lse, staging, *, head, b, start, row0,
+                 length, column) -> None:
+    """Stores a consumer's 64 rows of O (its column block at ``column``) and
+    their LSE: a tile within its sequence through ``staging`` (shared
+    memory) and TMA, or straight from registers when ``staging`` is None; a
+    tile that reaches past the sequence's end from registers with bounded
+    stores, since the rows past it may be the next sequence's. ``row0`` is
+    the tile's first row from the sequence's first, which starts at token
+    ``start``."""
+    d = config.head_dim
+    rows = _values.minimum(length - row0, HALF_M)
+    token = start + row0
+    lse_rows = lse[head, _refs.ds(token, HALF_M)] if config.varlen \
+        else lse[b, head, _refs.ds(row0, HALF_M)]
+
+    def whole():
+        _refs.vector_store(out, staging)
+        _refs.async_store(staging, o, indices=[token, column], slice_lengths=[HALF_M, d])
+        _refs.vector_store(row_lse, lse_rows)
+
+    def partial():
+        _refs.vector_store(out, o[_refs.ds(token, HALF_M), _refs.ds(column, d)], valid=[rows, d])
+        _refs.vector_store(row_lse, lse_rows, valid=[rows])
+
+    if staging is None:
+        _cf.if_(rows > 0)(partial)
+    else:
+        _cf.if_(rows == HALF_M, otherwise=lambda: _cf.if_(rows > 0)(partial))(whole)
 
 
 def take_turn(is_first, last, wait: bool, step=None) -> None:

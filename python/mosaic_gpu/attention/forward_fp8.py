@@ -82,7 +82,8 @@ from .. import values as _values
 from ..builder import check_type
 from . import config as _config
 from .config import Config
-from .forward import BLOCK_M, BLOCK_N, HALF_M, give_first_turn, mask, sequence, take_turn
+from .forward import (BLOCK_M, BLOCK_N, HALF_M, give_first_turn, mask, sequence, store_output,
+                      take_turn)
 
 __all__ = ["E4M3_MAX", "P_SHIFT", "build", "check", "check_results", "dequantize", "descales",
            "inputs", "padded_seq", "quantize", "run", "shapes", "smem", "staged_output",
@@ -292,28 +293,10 @@ def build(config: Config) -> _kernels.Kernel:
             out = (acc * _values.broadcast_in_dim((1.0 / l) * v_descale, (HALF_M, d),
                                                   [0])).astype(O_DTYPE)
             row_lse = (m + _values.log2(l) - P_SHIFT) * math.log(2)
-            rows = _values.minimum(length - row0, HALF_M)
-            token = start + row0
-
-            lse_rows = lse[head, _refs.ds(token, HALF_M)] if config.varlen \
-                else lse[sequence_index, head, _refs.ds(row0, HALF_M)]
-
-            def whole():
-                o_half = o_smem[half]
-                _refs.vector_store(out, o_half)
-                _refs.async_store(o_half, o, indices=[token, q_column],
-                                  slice_lengths=[HALF_M, d])
-                _refs.vector_store(row_lse, lse_rows)
-
-            def partial():
-                o_rows = o[_refs.ds(token, HALF_M), _refs.ds(q_column, d)]
-                _refs.vector_store(out, o_rows, valid=[rows, d])
-                _refs.vector_store(row_lse, lse_rows, valid=[rows])
-
-            if staged_output(config):
-                _cf.if_(rows == HALF_M, otherwise=lambda: _cf.if_(rows > 0)(partial))(whole)
-            else:
-                _cf.if_(rows > 0)(partial)
+            store_output(config, out, row_lse, o, lse,
+                         o_smem[half] if staged_output(config) else None, head=head,
+                         b=sequence_index, start=start, row0=row0, length=length,
+                         column=q_column)
 
         _cf.if_(q_first < length)(lambda: _cf.if_(wg == 0, otherwise=consumer)(producer))
 
