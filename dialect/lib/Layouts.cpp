@@ -5,6 +5,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <map>
 #include <mutex>
@@ -688,16 +689,18 @@ const RegisterLayout &namedLayout(NamedLayout which) {
   return layouts[static_cast<int>(which)];
 }
 
-bool isLegalRelayout(const RegisterLayout &from, const RegisterLayout &to,
-                     unsigned bitwidth) {
+RelayoutKind relayoutKind(const RegisterLayout &from, const RegisterLayout &to,
+                          unsigned bitwidth) {
   if (from == to || from.isSplat())
-    return true;
+    return RelayoutKind::Free;
   if (!from.isTiled() || !to.isTiled() || (bitwidth != 16 && bitwidth != 32))
-    return false;
+    return RelayoutKind::Illegal;
   const RegisterLayout &wgmma = namedLayout(NamedLayout::Wgmma);
   const RegisterLayout &transposed = namedLayout(NamedLayout::WgmmaTransposed);
   return (from == wgmma && to == transposed) ||
-         (from == transposed && to == wgmma);
+                 (from == transposed && to == wgmma)
+             ? RelayoutKind::ThroughSharedMemory
+             : RelayoutKind::Illegal;
 }
 
 static TiledLayout makeNamedLayout(std::vector<Shape> tiles,
@@ -745,6 +748,58 @@ TiledLayout wgmmaColLayout() {
   static const TiledLayout layout = makeNamedLayout(
       {{8}, {2}}, {PD::replicated(4)}, {PD::replicated(8), PD::index(-2)}, -1);
   return layout;
+}
+
+llvm::Expected<TiledLayout> rowsLayout(int64_t lanesPerRow,
+                                       int64_t vectorLength) {
+  if (lanesPerRow <= 0 || lanesPerRow > kLanesPerWarp ||
+      !llvm::isPowerOf2_64(lanesPerRow))
+    return makeError(llvm::formatv(
+        "lanes per row must be a power of two from 1 to {0}, got {1}",
+        kLanesPerWarp, lanesPerRow));
+  if (vectorLength <= 0)
+    return makeError(llvm::formatv(
+        "the vector length must be positive, got {0}", vectorLength));
+  int64_t rowsPerWarp = kLanesPerWarp / lanesPerRow;
+  int64_t columns = lanesPerRow * vectorLength;
+  // (rows, columns) -> (warp, 1, lane row, lane column, 1, vector).
+  llvm::Expected<Tiling> tiling =
+      Tiling::create({{kWarpsPerWarpgroup * rowsPerWarp, columns},
+                      {rowsPerWarp, columns},
+                      {1, vectorLength}});
+  if (!tiling)
+    return tiling.takeError();
+  llvm::Expected<TiledLayout> layout = TiledLayout::create(
+      std::move(*tiling), {PD::index(-6)}, {PD::index(-4), PD::index(-3)}, -1,
+      /*requireCanonical=*/false);
+  if (!layout)
+    return layout.takeError();
+  return layout->canonicalize();
+}
+
+std::optional<RegisterLayout> rowsLayoutFor(ArrayRef<int64_t> shape,
+                                            unsigned bitwidth) {
+  if (shape.size() < 2 || bitwidth == 0 || bitwidth > 128)
+    return std::nullopt;
+  int64_t columns = shape.back();
+  int64_t vectorLength = 128 / bitwidth;
+  while (vectorLength > 1 && columns % vectorLength != 0)
+    vectorLength /= 2;
+  if ((vectorLength * bitwidth) % 8 != 0)
+    return std::nullopt;
+  int64_t chunks = columns / vectorLength;
+  int64_t lanesPerRow = 1;
+  while (lanesPerRow < kLanesPerWarp && chunks % (2 * lanesPerRow) == 0)
+    lanesPerRow *= 2;
+  llvm::Expected<TiledLayout> layout = rowsLayout(lanesPerRow, vectorLength);
+  if (!layout) {
+    llvm::consumeError(layout.takeError());
+    return std::nullopt;
+  }
+  RegisterLayout result = RegisterLayout::tiled(std::move(*layout));
+  if (!result.fitsShape(shape))
+    return std::nullopt;
+  return result;
 }
 
 } // namespace mosaic::layout

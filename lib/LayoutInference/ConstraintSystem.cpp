@@ -247,6 +247,35 @@ ConstraintSystem::violations(const Solution &solution) const {
   return result;
 }
 
+AssignmentCost ConstraintSystem::cost(const Solution &solution) const {
+  AssignmentCost result;
+  auto registersOf = [&](VarId id) -> int64_t {
+    const Variable &v = variables_[id];
+    const auto *layout = std::get_if<RegisterLayout>(&solution.values[id]);
+    if (!layout)
+      return 0;
+    std::optional<layout::RegisterCost> cost =
+        layout->cost(v.shape, v.bitwidth);
+    return cost ? cost->registersPerThread : 0;
+  };
+  for (auto [id, variable] : llvm::enumerate(variables_))
+    if (variable.kind == VarKind::Register)
+      result.registers += registersOf(id);
+  for (const Constraint &constraint : constraints_) {
+    const auto *relayout = std::get_if<Constraint::Relayout>(&constraint.kind);
+    if (!relayout)
+      continue;
+    const auto &from = std::get<RegisterLayout>(solution.values[relayout->src]);
+    const auto &to = std::get<RegisterLayout>(solution.values[relayout->dst]);
+    if (layout::relayoutKind(from, to, variables_[relayout->src].bitwidth) !=
+        layout::RelayoutKind::ThroughSharedMemory)
+      continue;
+    ++result.relayouts;
+    result.relaidRegisters += registersOf(relayout->dst);
+  }
+  return result;
+}
+
 //===----------------------------------------------------------------------===//
 // Solving
 //===----------------------------------------------------------------------===//
@@ -267,11 +296,43 @@ Assignment transposedValue(const Assignment &value) {
   return transposedTiles(std::get<SmemTransforms>(value));
 }
 
-/// The layouts a broadcast of a value laid out as `small` (not a splat) may
-/// have, before checking which of them reduce to it: a strided value only
-/// broadcasts to itself, a tiled one to itself or a named Hopper layout.
-std::vector<RegisterLayout> broadcastCandidates(const RegisterLayout &small) {
+/// The rows layout for a vector of `shape` when WGMMA does not fit it (fewer
+/// than 64 rows): where both fit, WGMMA reduces rows with fewer shuffles
+/// and its reductions replicate less.
+std::optional<RegisterLayout> rowsLayoutWhereWgmmaFails(ArrayRef<int64_t> shape,
+                                                        unsigned bitwidth) {
+  if (layout::namedLayout(layout::NamedLayout::Wgmma).fitsShape(shape))
+    return std::nullopt;
+  return layout::rowsLayoutFor(shape, bitwidth);
+}
+
+/// The layouts a value laid out as `layout` converts to through shared
+/// memory (WGMMA <-> WGMMA_TRANSPOSED).
+llvm::SmallVector<RegisterLayout, 1>
+relaidThroughSharedMemory(const RegisterLayout &layout, unsigned bitwidth) {
+  llvm::SmallVector<RegisterLayout, 1> result;
+  for (layout::NamedLayout named :
+       {layout::NamedLayout::Wgmma, layout::NamedLayout::WgmmaTransposed})
+    if (const RegisterLayout &other = layout::namedLayout(named);
+        layout::relayoutKind(layout, other, bitwidth) ==
+        layout::RelayoutKind::ThroughSharedMemory)
+      result.push_back(other);
+  return result;
+}
+
+/// The layouts a broadcast of a value laid out as `small` (not a splat) to
+/// `shape` may have, before checking which of them reduce to it: a strided
+/// value only broadcasts to itself, a tiled one to itself, a named Hopper
+/// layout or the rows layout of the shape.
+std::vector<RegisterLayout> broadcastCandidates(const RegisterLayout &small,
+                                                ArrayRef<int64_t> shape,
+                                                unsigned bitwidth) {
   std::vector<RegisterLayout> result = {small};
+  if (small.isTiled())
+    if (std::optional<RegisterLayout> rows =
+            rowsLayoutWhereWgmmaFails(shape, bitwidth);
+        rows && *rows != small)
+      result.push_back(*rows);
   if (small.isTiled())
     for (layout::NamedLayout named :
          {layout::NamedLayout::Wgmma, layout::NamedLayout::WgmmaTransposed,
@@ -347,6 +408,16 @@ private:
   /// Values suggested for each class by propagating fixed values and
   /// preferences along the constraints, most relevant first.
   std::vector<std::vector<Assignment>> hints;
+  /// For each hint, how many relayouts through shared memory it implies on
+  /// the way to the fixed value it was propagated from (the fewest over the
+  /// paths found), or kUnanchored for a hint that comes from a preference.
+  std::vector<std::vector<int>> hintRelayouts;
+  static constexpr int kUnanchored = -1;
+  /// Whether any hint of the class was propagated from a fixed value.
+  bool anchored(unsigned cls) const {
+    return llvm::any_of(hintRelayouts[cls],
+                        [](int relayouts) { return relayouts >= 0; });
+  }
 
   /// For the deepest class that ran out of candidates: each candidate and
   /// the reason it was rejected.
@@ -480,15 +551,53 @@ std::optional<Conflict> Solver::buildClasses() {
 void Solver::propagateHints() {
   // Each class keeps a few hints; a class is revisited only when it gains
   // one, so propagation is linear in the size of the system.
+  // Hints propagated from a fixed value count the relayouts through shared
+  // memory on their way (a relayout edge suggests the value itself, and its
+  // legal relayouts at one more) for as long as the path runs through
+  // classes that cannot be Splat; a hint found again on a path with fewer
+  // relayouts is revisited. Paths with more than a few relayouts are not
+  // followed: the candidates they would rank are ranked last anyway.
   constexpr size_t kMaxHints = 6;
+  constexpr int kMaxRelayouts = 2;
   hints.assign(classes.size(), {});
+  hintRelayouts.assign(classes.size(), {});
   std::vector<unsigned> worklist;
-  auto suggest = [&](unsigned cls, const Assignment &value) {
-    std::vector<Assignment> &list = hints[cls];
-    if (classes[cls].fixed || list.size() >= kMaxHints ||
-        llvm::is_contained(list, value) || !fits(cls, value))
+  auto suggest = [&](unsigned cls, const Assignment &value,
+                     int relayouts = kUnanchored) {
+    if (classes[cls].fixed || relayouts > kMaxRelayouts || !fits(cls, value))
       return;
+    // A class that may end up Splat converts to anything for free, so the
+    // relayouts counted through it say nothing: only classes that cannot
+    // be Splat carry the count on.
+    if (notSplatBy[cls] < 0)
+      relayouts = kUnanchored;
+    std::vector<Assignment> &list = hints[cls];
+    std::vector<int> &costs = hintRelayouts[cls];
+    auto improves = [&](int old) {
+      return relayouts != kUnanchored &&
+             (old == kUnanchored || relayouts < old);
+    };
+    if (auto found = llvm::find(list, value); found != list.end()) {
+      int &old = costs[found - list.begin()];
+      if (improves(old)) {
+        old = relayouts;
+        worklist.push_back(cls);
+      }
+      return;
+    }
+    if (list.size() >= kMaxHints) {
+      // An anchored hint displaces the last preference.
+      auto last = llvm::find_if(llvm::reverse(costs), [](int old) {
+        return old == kUnanchored;
+      });
+      if (relayouts == kUnanchored || last == costs.rend())
+        return;
+      size_t index = costs.rend() - last - 1;
+      list.erase(list.begin() + index);
+      costs.erase(costs.begin() + index);
+    }
     list.push_back(value);
+    costs.push_back(relayouts);
     worklist.push_back(cls);
   };
   auto mmaTilings = [&](unsigned cls, bool transposed) {
@@ -500,18 +609,25 @@ void Solver::propagateHints() {
   for (auto [cls, c] : llvm::enumerate(classes))
     if (c.fixed) {
       hints[cls].push_back(*c.fixed);
+      hintRelayouts[cls].push_back(0);
       worklist.push_back(cls);
     }
   for (const Constraint &constraint : system.constraints_)
     std::visit(llvm::makeVisitor(
                    [&](const Constraint::Reduce &reduce) {
                      // Reductions are cheapest from the wgmma layouts (WGMMA
-                     // first).
+                     // first), which need tiles of 64 rows; the rows layout
+                     // fits any number of rows.
                      unsigned src = classOf(reduce.src);
                      suggest(src,
                              layout::namedLayout(layout::NamedLayout::Wgmma));
                      suggest(src, layout::namedLayout(
                                       layout::NamedLayout::WgmmaTransposed));
+                     const Variable &source = var(reduce.src);
+                     if (std::optional<RegisterLayout> rows =
+                             rowsLayoutWhereWgmmaFails(source.shape,
+                                                       source.bitwidth))
+                       suggest(src, *rows);
                    },
                    [&](const Constraint::MmaTiling &tiling) {
                      mmaTilings(classOf(tiling.smem), tiling.transposed);
@@ -522,13 +638,25 @@ void Solver::propagateHints() {
     unsigned cls = worklist.back();
     worklist.pop_back();
     std::vector<Assignment> current = hints[cls];
+    std::vector<int> currentRelayouts = hintRelayouts[cls];
     for (unsigned index : classes[cls].constraints) {
       const Constraint &constraint = system.constraints_[index];
       if (Counterpart counterpart = counterpartOf(constraint)) {
-        for (VarId v : constraint.vars())
-          if (classOf(v) != cls)
-            for (const Assignment &value : current)
-              suggest(classOf(v), counterpart(value));
+        const auto *relayout =
+            std::get_if<Constraint::Relayout>(&constraint.kind);
+        for (VarId v : constraint.vars()) {
+          if (classOf(v) == cls)
+            continue;
+          for (auto [value, relayouts] :
+               llvm::zip_equal(current, currentRelayouts)) {
+            suggest(classOf(v), counterpart(value), relayouts);
+            if (relayout && relayouts != kUnanchored)
+              for (const RegisterLayout &other : relaidThroughSharedMemory(
+                       std::get<RegisterLayout>(value),
+                       var(relayout->src).bitwidth))
+                suggest(classOf(v), other, relayouts + 1);
+          }
+        }
         continue;
       }
       std::visit(
@@ -537,10 +665,11 @@ void Solver::propagateHints() {
                 unsigned out = classOf(reduce.out);
                 if (classOf(reduce.src) != cls || out == cls)
                   return;
-                for (const Assignment &value : current)
+                for (auto [value, relayouts] :
+                     llvm::zip_equal(current, currentRelayouts))
                   if (const std::optional<RegisterLayout> &layout =
                           reduced(reduce, std::get<RegisterLayout>(value)))
-                    suggest(out, *layout);
+                    suggest(out, *layout, relayouts);
               },
               [&](const Constraint::Transferable &transfer) {
                 // Tiled buffers pair with tiled registers and vice versa.
@@ -695,8 +824,8 @@ std::vector<Assignment> Solver::candidates(unsigned cls) {
                   if (small.isSplat())
                     imply(small);
                   else
-                    for (const RegisterLayout &layout :
-                         broadcastCandidates(small))
+                    for (const RegisterLayout &layout : broadcastCandidates(
+                             small, first.shape, first.bitwidth))
                       if (const std::optional<RegisterLayout> &reducedLayout =
                               reduced(reduce, layout);
                           reducedLayout && *reducedLayout == small)
@@ -753,11 +882,22 @@ std::vector<Assignment> Solver::candidates(unsigned cls) {
   if (reductionSource) {
     offer(layout::namedLayout(layout::NamedLayout::Wgmma));
     offer(layout::namedLayout(layout::NamedLayout::WgmmaTransposed));
+    if (std::optional<RegisterLayout> rows =
+            rowsLayoutWhereWgmmaFails(first.shape, first.bitwidth))
+      offer(*rows);
   }
   if (std::optional<int64_t> vectorSize =
           layout::defaultStridedVectorSize(first.shape, first.bitwidth))
     offer(RegisterLayout::strided(*vectorSize));
   rankByCost(cls, ranked);
+  // A class that loaded data, an iota or a non-uniform constant flows into
+  // cannot be Splat, whatever its decided neighbours imply: a loop-carried
+  // value whose init is a splat constant would otherwise try Splat first
+  // and only learn at the back edge, many classes later, that it fails.
+  // Splat then goes last, where it costs one rejection (whose reason the
+  // diagnostics can still give) if everything else failed.
+  if (notSplatBy[cls] >= 0)
+    llvm::erase(implied, Assignment(RegisterLayout::splat()));
   llvm::append_range(implied, ranked);
   if (!llvm::is_contained(implied, Assignment(RegisterLayout::splat())))
     implied.push_back(RegisterLayout::splat());
@@ -765,18 +905,40 @@ std::vector<Assignment> Solver::candidates(unsigned cls) {
 }
 
 void Solver::rankByCost(unsigned cls, std::vector<Assignment> &values) {
-  // Fewest registers per thread, then least replication; layouts that do
-  // not fit the class go last. The sort is stable, so equal costs keep the
-  // order they were suggested in (deterministic, and WGMMA before
+  // Fewest relayouts through shared memory first, as far as the hints
+  // propagated from fixed values tell: a hint that reaches one without a
+  // relayout, then values no such hint speaks for (they may or may not
+  // need one), then hints that need relayouts, fewest first. Then fewest
+  // registers per thread, then least replication; layouts that do not fit
+  // the class go last. The sort is stable, so equal costs keep the order
+  // they were suggested in (deterministic, and WGMMA before
   // WGMMA_TRANSPOSED before the strided default).
   const Variable &first = var(classes[cls].members.front());
-  auto costOf = [&](const Assignment &value) -> std::optional<RegisterCost> {
+  bool hasAnchors = anchored(cls);
+  auto relayoutRank = [&](const Assignment &value) -> int {
+    if (!hasAnchors)
+      return 0;
+    auto found = llvm::find(hints[cls], value);
+    int relayouts = found == hints[cls].end()
+                        ? kUnanchored
+                        : hintRelayouts[cls][found - hints[cls].begin()];
+    // Ranks 0, 2, 4, ... for 0, 1, 2 relayouts; 1 for unknown.
+    return relayouts == kUnanchored ? 1 : 2 * relayouts;
+  };
+  auto costOf = [&](const Assignment &value)
+      -> std::optional<std::pair<int, RegisterCost>> {
     const auto &layout = std::get<RegisterLayout>(value);
     if (!fits(cls, value))
       return std::nullopt;
-    return layout.cost(first.shape, first.bitwidth);
+    std::optional<RegisterCost> registers =
+        layout.cost(first.shape, first.bitwidth);
+    if (!registers)
+      return std::nullopt;
+    return std::make_pair(relayoutRank(value), *registers);
   };
-  std::vector<std::pair<std::optional<RegisterCost>, Assignment>> keyed;
+  std::vector<std::pair<std::optional<std::pair<int, RegisterCost>>,
+                        Assignment>>
+      keyed;
   keyed.reserve(values.size());
   for (Assignment &value : values)
     keyed.emplace_back(costOf(value), std::move(value));
@@ -807,6 +969,10 @@ std::vector<Assignment> Solver::remainingDomain(unsigned cls) {
         layout::NamedLayout::Wgmma8Bit, layout::NamedLayout::WgmmaRow,
         layout::NamedLayout::WgmmaCol})
     result.push_back(layout::namedLayout(named));
+  const Variable &first = var(c.members.front());
+  if (std::optional<RegisterLayout> rows =
+          rowsLayoutWhereWgmmaFails(first.shape, first.bitwidth))
+    result.push_back(*rows);
   rankByCost(cls, result);
   return result;
 }

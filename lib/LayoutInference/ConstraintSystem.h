@@ -14,6 +14,7 @@
 #include "mosaic/Dialect/MosaicGPU/SmemTransforms.h"
 
 #include <functional>
+#include <tuple>
 #include <variant>
 
 namespace mosaic::inference {
@@ -61,6 +62,22 @@ struct Conflict {
   std::string message;
   Origin primary;
   std::vector<std::pair<Origin, std::string>> notes;
+};
+
+/// What an assignment costs the kernel, compared in this order: the
+/// registers per thread it moves through shared memory to relayout values
+/// (a round trip stores and loads each of them, between two barriers), the
+/// number of such relayouts, then the 32-bit registers per thread summed
+/// over every value site (each result, block argument and use).
+struct AssignmentCost {
+  int64_t relaidRegisters = 0;
+  int64_t relayouts = 0;
+  int64_t registers = 0;
+
+  bool operator<(const AssignmentCost &other) const {
+    return std::tie(relaidRegisters, relayouts, registers) <
+           std::tie(other.relaidRegisters, other.relayouts, other.registers);
+  }
 };
 
 struct Solution {
@@ -117,6 +134,9 @@ public:
   /// shape, broken equalities and violated constraints. Empty for a correct
   /// solution; tests use it to check the solver.
   std::vector<std::string> violations(const Solution &solution) const;
+
+  /// What `solution` costs (see AssignmentCost).
+  AssignmentCost cost(const Solution &solution) const;
 
 private:
   friend class Solver;

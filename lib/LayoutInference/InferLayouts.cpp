@@ -859,6 +859,15 @@ struct InferLayoutsPass
           return signalPassFailure();
         }
       }
+      if (reportCost) {
+        AssignmentCost cost = builder.system.cost(*solution);
+        root->emitRemark()
+            << "layout assignment cost: relayouts through shared memory "
+            << cost.relayouts << " (moving " << cost.relaidRegisters
+            << " registers per thread), registers per thread over every "
+               "value site "
+            << cost.registers;
+      }
       builder.annotate(*solution);
       return;
     }

@@ -9,7 +9,7 @@ func.func @unsatisfiable_cast_chain(%ref: memref<128x64xf32>) {
   // expected-error @+7 {{no layout for operand #0 of 'mosaic_gpu.layout_cast' satisfies every constraint on it}}
   // expected-note @+6 {{WGMMA is ruled out by: 'mosaic_gpu.layout_cast' converts its operand to `new_layout`; operand #0 of 'mosaic_gpu.layout_cast' is WGMMA (chosen by the search); result #0 of 'mosaic_gpu.layout_cast' is Strided(vector_size = 2) ('mosaic_gpu.layout_cast' fixes its result's layout)}}
   // expected-note @+5 {{Strided(vector_size = 2) is ruled out by: 'mosaic_gpu.layout_cast' can only use a value in a layout its producer's layout converts to (operand #0); result #0 of 'mosaic_gpu.layout_cast' is WGMMA}}
-  // expected-note @+4 {{Splat is ruled out by}}
+  // expected-note @+4 {{WGMMA_TRANSPOSED is ruled out by}}
   // expected-note @+3 {{Strided(vector_size = 4) is ruled out by}}
   // expected-note @+2 {{7 other candidate layouts are ruled out as well}}
   // expected-note @+1 {{'mosaic_gpu.layout_cast' fixes its result's layout: Strided(vector_size = 2)}}

@@ -6,11 +6,15 @@ broadcasts, layout casts to random named layouts, loops and wgmma. For every
 program, inference must either succeed with a solution that satisfies every
 constraint (checked by the pass's verify-solution option) or fail with a
 diagnostic; it must never crash; and two runs must print the same thing.
+With --baseline, no program may cost more (relaid registers, relayouts,
+registers; see AssignmentCost) than a recorded run of the same seed.
 
 Usage: random_programs.py MOSAIC_OPT [--seed S] [--count N]
+           [--record COSTS | --baseline COSTS]
 """
 import argparse
 import random
+import re
 import subprocess
 import sys
 
@@ -25,7 +29,8 @@ LAYOUTS = {
 def program(rng):
     ty = "vector<128x64xf32>"
     lines = [
-        f"func.func @kernel(%in: memref<128x64xf32>, %out: memref<128x64xf32>, %acc: vector<128x64xf32>) {{",
+        f"func.func @kernel(%in: memref<128x64xf32>, %out: memref<128x64xf32>, %acc: vector<128x64xf32>, "
+        "%rows: memref<128xf32>, %columns: memref<64xf32>) {",
         "  %zero_row = arith.constant dense<0.0> : vector<128xf32>",
         "  %zero_col = arith.constant dense<0.0> : vector<64xf32>",
         f"  %c = arith.constant dense<2.0> : {ty}",
@@ -34,7 +39,7 @@ def program(rng):
     values = ["%v0", "%c"]
     for i in range(1, rng.randint(3, 25)):
         name = f"%v{i}"
-        kind = rng.randrange(7)
+        kind = rng.randrange(8)
         a, b = rng.choice(values), rng.choice(values)
         if kind <= 2:
             op = rng.choice(["arith.addf", "arith.mulf", "arith.subf", "arith.maximumf"])
@@ -53,6 +58,14 @@ def program(rng):
             else:
                 lines.append(f"  {red} = vector.multi_reduction <maximumf>, {a}, %zero_col [0] : {ty} to vector<64xf32>")
                 lines.append(f"  {name} = mosaic_gpu.broadcast_in_dim {red}, dims [1] : vector<64xf32> -> {ty}")
+        elif kind == 6:
+            # A loaded row or column vector broadcast to the tile.
+            if rng.randrange(2):
+                lines.append(f"  %l{i} = mosaic_gpu.vector_load %rows : memref<128xf32> -> vector<128xf32>")
+                lines.append(f"  {name} = mosaic_gpu.broadcast_in_dim %l{i}, dims [0] : vector<128xf32> -> {ty}")
+            else:
+                lines.append(f"  %l{i} = mosaic_gpu.vector_load %columns : memref<64xf32> -> vector<64xf32>")
+                lines.append(f"  {name} = mosaic_gpu.broadcast_in_dim %l{i}, dims [1] : vector<64xf32> -> {ty}")
         else:
             lines += [
                 "  %lb{0} = arith.constant 0 : index".format(i),
@@ -80,8 +93,31 @@ def program(rng):
 
 def run(mosaic_opt, text):
     return subprocess.run(
-        [mosaic_opt, "-", "-mosaic-gpu-infer-layouts=verify-solution=true"],
+        [mosaic_opt, "-", "-mosaic-gpu-infer-layouts=verify-solution=true report-cost=true"],
         input=text, capture_output=True, text=True, timeout=60)
+
+
+COST = re.compile(r"layout assignment cost: relayouts through shared memory (\d+) "
+                  r"\(moving (\d+) registers per thread\), registers per thread over "
+                  r"every value site (\d+)")
+
+
+def cost_of(stderr):
+    """(registers relaid, relayouts, registers) from the pass's report, the
+    order in which the cost model compares assignments."""
+    relayouts, relaid, registers = map(int, COST.search(stderr).groups())
+    return relaid, relayouts, registers
+
+
+def read_baseline(path):
+    """{(seed, index): cost} from lines `seed index relaid relayouts registers`."""
+    baseline = {}
+    with open(path) as lines:
+        for line in lines:
+            if line.strip() and not line.startswith("#"):
+                seed, index, *cost = map(int, line.split())
+                baseline[seed, index] = tuple(cost)
+    return baseline
 
 
 def main():
@@ -89,9 +125,12 @@ def main():
     parser.add_argument("mosaic_opt")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--count", type=int, default=100)
+    parser.add_argument("--record", help="append each solved program's cost to this file")
+    parser.add_argument("--baseline", help="fail if a program costs more than recorded here")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    solved = failed = 0
+    baseline = read_baseline(args.baseline) if args.baseline else {}
+    solved = failed = cheaper = 0
     for index in range(args.count):
         text = program(rng)
         first, second = run(args.mosaic_opt, text), run(args.mosaic_opt, text)
@@ -105,14 +144,27 @@ def main():
         elif (first.returncode, first.stdout, first.stderr) != (
                 second.returncode, second.stdout, second.stderr):
             problem = "two runs differ"
+        cost = cost_of(first.stderr) if first.returncode == 0 else None
+        recorded = baseline.get((args.seed, index))
+        if not problem and recorded and cost is None:
+            problem = "fails, but the baseline solved it"
+        if not problem and cost and recorded and cost > recorded:
+            problem = f"costs {cost}, more than the recorded {recorded}"
         if problem:
             print(f"program {index}: {problem}\n{text}\n{first.stderr}")
             return 1
+        if cost and recorded and cost < recorded:
+            cheaper += 1
+        if cost and args.record:
+            with open(args.record, "a") as out:
+                print(args.seed, index, *cost, file=out)
         if first.returncode == 0:
             solved += 1
         else:
             failed += 1
     print(f"{args.count} programs: {solved} solved, {failed} rejected with a diagnostic")
+    if args.baseline:
+        print(f"{cheaper} cheaper than the baseline, none more expensive")
     return 0
 
 

@@ -55,6 +55,9 @@ def MosaicGPUInferLayouts : Pass<"mosaic-gpu-infer-layouts"> {
     Option<"verifySolution", "verify-solution", "bool", /*default=*/"false",
            "Check the solution against every constraint before writing it "
            "(for tests of the solver; a violation is an internal error)">,
+    Option<"reportCost", "report-cost", "bool", /*default=*/"false",
+           "Report what the chosen assignment costs (relayouts through "
+           "shared memory and registers) as a remark on the root op">,
   ];
 }
 

@@ -310,6 +310,14 @@ mlir::Value peerTensorMap(LoweringContext &lowering, mlir::Operation *op,
                           int64_t peerMap, mlir::Value device,
                           mlir::OpBuilder &builder);
 
+// RegisterBudget.cpp.
+
+/// The registers a thread has (PTX ISA: at most 255 per thread).
+constexpr int64_t kMaxRegistersPerThread = 255;
+/// Fails, naming the largest values, when a kernel under `root` keeps
+/// vectors of more registers per thread alive at once than a thread has.
+mlir::LogicalResult checkRegisterBudget(mlir::Operation *root);
+
 } // namespace mosaic
 
 #endif // MOSAIC_CONVERSION_MOSAICGPUTONVVM_LOWERINGCONTEXT_H

@@ -367,7 +367,7 @@ static LogicalResult verifyLaunchSizes(Operation *root) {
 }
 
 static LogicalResult lowerKernels(Operation *root) {
-  if (failed(verifyLaunchSizes(root)))
+  if (failed(verifyLaunchSizes(root)) || failed(checkRegisterBudget(root)))
     return failure();
   // Hand-annotated IR skips inference, which checks this first.
   DenseSet<Value> waitedForValues;

@@ -272,11 +272,24 @@ enum class NamedLayout {
 /// allocation, so copies and comparisons are cheap.
 const RegisterLayout &namedLayout(NamedLayout which);
 
-/// Whether a value laid out as `from` can be converted to `to` in registers:
-/// identity, splat to anything, and WGMMA <-> WGMMA_TRANSPOSED for 16- and
-/// 32-bit elements. Everything else would need a trip through shared memory.
-bool isLegalRelayout(const RegisterLayout &from, const RegisterLayout &to,
-                     unsigned bitwidth);
+/// What converting a value from one register layout to another costs the
+/// kernel: nothing (the same layout, or a splat spread over the registers
+/// of the new layout), a round trip through shared memory (each thread
+/// stores its registers and loads the ones the new layout gives it, between
+/// two warpgroup barriers), or impossible.
+enum class RelayoutKind { Free, ThroughSharedMemory, Illegal };
+
+/// The relayouts the lowering performs: identity and splat to anything are
+/// free; WGMMA <-> WGMMA_TRANSPOSED for 16- and 32-bit elements goes through
+/// shared memory; everything else is illegal.
+RelayoutKind relayoutKind(const RegisterLayout &from, const RegisterLayout &to,
+                          unsigned bitwidth);
+
+/// Whether a value laid out as `from` can be converted to `to` at all.
+inline bool isLegalRelayout(const RegisterLayout &from,
+                            const RegisterLayout &to, unsigned bitwidth) {
+  return relayoutKind(from, to, bitwidth) != RelayoutKind::Illegal;
+}
 
 /// The named Hopper layouts: the wgmma accumulator fragment and its 8-bit,
 /// transposed, row and column forms (PTX ISA, "Matrix fragments for
@@ -286,6 +299,21 @@ TiledLayout wgmma8BitLayout();
 TiledLayout wgmmaTransposedLayout();
 TiledLayout wgmmaRowLayout();
 TiledLayout wgmmaColLayout();
+
+/// A layout for rows of any count: each warp holds whole rows, `lanesPerRow`
+/// lanes (a power of two up to 32) split a row into chunks of `vectorLength`
+/// contiguous elements, and the warpgroup covers 128 / lanesPerRow rows at a
+/// time. Reducing a row takes in-thread adds and log2(lanesPerRow) shuffles,
+/// with no shared memory; a warp's access spans whole rows.
+llvm::Expected<TiledLayout> rowsLayout(int64_t lanesPerRow,
+                                       int64_t vectorLength);
+
+/// The rows layout for a vector of `shape` (rank 2 or more) with
+/// `bitwidth`-bit elements: the widest chunk up to 128 bits that divides
+/// the rows, as many lanes per row as a row has chunks (at most 32); none
+/// when no such layout fits the shape.
+std::optional<RegisterLayout> rowsLayoutFor(llvm::ArrayRef<int64_t> shape,
+                                            unsigned bitwidth);
 
 } // namespace mosaic::layout
 
