@@ -629,3 +629,36 @@ func.func @online_softmax_through_if(%q: memref<64x64xbf16, #gpu.address_space<w
   mosaic_gpu.vector_store %lse, %out : vector<64xf32>, memref<64xf32>
   return
 }
+
+// -----
+
+// Row tiles WGMMA cannot hold (fewer than 64 rows) take the rows layout: a
+// row per warp (here 32 lanes x 4 f32 per step of 128 columns), its
+// reduction replicated over the row's lanes, and the broadcast back.
+// CHECK-LABEL: func @rows_softmax_16x512
+func.func @rows_softmax_16x512(%ref: memref<16x512xf32>, %out: memref<16x512xf32>) {
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#mosaic_gpu.TiledLayout<{{\[}}[4, 128], [4]], warp_dims = [-3], lane_dims = [-2], vector_dim = -1>]}
+  %v = mosaic_gpu.vector_load %ref : memref<16x512xf32> -> vector<16x512xf32>
+  %ninf = arith.constant dense<0xFF800000> : vector<16xf32>
+  // CHECK: vector.multi_reduction {{.*}} out_layouts = [#mosaic_gpu.TiledLayout<{{\[}}[4], [1]], warp_dims = [-2], lane_dims = [#mosaic_gpu.Replicated<times = 32>], vector_dim = -1>]
+  %max = vector.multi_reduction <maximumf>, %v, %ninf [1] : vector<16x512xf32> to vector<16xf32>
+  // CHECK: mosaic_gpu.broadcast_in_dim {{.*}} out_layouts = [#mosaic_gpu.TiledLayout<{{\[}}[4, 128], [4]], warp_dims = [-3], lane_dims = [-2], vector_dim = -1>]
+  %b = mosaic_gpu.broadcast_in_dim %max, dims [0] : vector<16xf32> -> vector<16x512xf32>
+  %d = arith.subf %v, %b : vector<16x512xf32>
+  mosaic_gpu.vector_store %d, %out : vector<16x512xf32>, memref<16x512xf32>
+  return
+}
+
+// -----
+
+// Narrow rows share a warp: 64 f32 columns are 16 chunks of 4, so 16 lanes
+// per row and two rows per warp.
+// CHECK-LABEL: func @rows_sum_8x64
+func.func @rows_sum_8x64(%ref: memref<8x64xf32>, %out: memref<8xf32>) {
+  // CHECK: mosaic_gpu.vector_load {{.*}} {out_layouts = [#mosaic_gpu.TiledLayout<{{\[}}[8, 64], [2, 64], [4]], warp_dims = [-5], lane_dims = [-3, -2], vector_dim = -1>]}
+  %v = mosaic_gpu.vector_load %ref : memref<8x64xf32> -> vector<8x64xf32>
+  %zero = arith.constant dense<0.0> : vector<8xf32>
+  %s = vector.multi_reduction <add>, %v, %zero [1] : vector<8x64xf32> to vector<8xf32>
+  mosaic_gpu.vector_store %s, %out : vector<8xf32>, memref<8xf32>
+  return
+}

@@ -8,10 +8,14 @@
 // refuses it up front, names the values that fill the registers and says
 // what to change.
 //
-// The estimate is a lower bound of what ptxas needs: the registers of the
-// vectors alive at each op (from its definition to its last use; a value
-// used inside a loop lives through the whole loop, and a loop's carried
-// values through its body), without addresses, indices or temporaries.
+// The estimate counts only what must be in registers all at once: a vector
+// that an op has consumed whole (a reduction, a wgmma, a loop that reads it
+// in every iteration, a yield) and that is used again later, or one born
+// whole (a wgmma's result, a loop's carried values), until its last use.
+// Elementwise chains stream element by element and iotas, constants and
+// masks are recomputed where needed, so they count nothing; neither do
+// addresses, indices or temporaries. Short of LLVM reloading or recomputing
+// a whole vector, the kernel needs at least this many registers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +27,9 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 #include <algorithm>
 
@@ -53,20 +59,37 @@ int64_t registersOf(OpResult result) {
   return cost ? cost->registersPerThread : 0;
 }
 
-/// The registers a result adds to those already alive: a broadcast or a
-/// reshape only repeats or renames its operand's registers, which LLVM
-/// does not copy.
-int64_t newRegistersOf(OpResult result) {
-  int64_t registers = registersOf(result);
+/// Whether every element of `value` is cheap to compute again where it is
+/// needed (iotas, constants, broadcast scalars, and elementwise functions
+/// of those, such as a causal mask): LLVM folds or rematerializes them
+/// rather than keeping them in registers.
+bool isRematerializable(Value value, DenseMap<Value, bool> &memo) {
+  auto result = dyn_cast<OpResult>(value);
+  if (!result)
+    return !isa<VectorType>(value.getType());
+  if (auto found = memo.find(value); found != memo.end())
+    return found->second;
   Operation *op = result.getOwner();
-  if (!isa<mosaic_gpu::BroadcastInDimOp, vector::BroadcastOp,
-           vector::ShapeCastOp>(op))
-    return registers;
-  Value source = op->getOperand(0);
-  if (auto producer = dyn_cast<OpResult>(source))
-    return std::min(registers, registersOf(producer));
-  // A scalar or a block argument: at most its own registers.
-  return std::min<int64_t>(registers, 1);
+  bool cheap = false;
+  if (isa<mosaic_gpu::BroadcastedIotaOp, arith::ConstantOp>(op))
+    cheap = true;
+  else if (isa<vector::BroadcastOp, mosaic_gpu::BroadcastInDimOp,
+               vector::ShapeCastOp>(op) ||
+           op->hasTrait<OpTrait::Elementwise>())
+    cheap = op->getNumRegions() == 0 &&
+            llvm::all_of(op->getOperands(), [&](Value operand) {
+              return isRematerializable(operand, memo);
+            });
+  memo[value] = cheap;
+  return cheap;
+}
+
+/// Ops that need all of a vector's elements before their result exists (or
+/// hold them all at once): once such an op has consumed a value that is
+/// used again later, all of that value is in registers in between.
+bool consumesWhole(Operation *op) {
+  return isa<vector::MultiDimReductionOp, vector::ReductionOp,
+             mosaic_gpu::WGMMAOp, scf::YieldOp, scf::ConditionOp>(op);
 }
 
 LogicalResult checkFunction(FunctionOpInterface function) {
@@ -87,29 +110,41 @@ LogicalResult checkFunction(FunctionOpInterface function) {
     lastNested[op] = last;
   });
 
+  // A value counts while it is whole: from the first op in `block` that
+  // consumes it whole (a use inside a loop: the loop, which reads it in
+  // every iteration) or from `wholeFrom` when it is born whole, up to, not
+  // including, its last use (the user may reuse its registers). Elementwise
+  // chains in between stream element by element and count nothing.
   std::vector<LiveVector> vectors;
-  // Alive from `begin` up to, not including, its last use in `block` (the
-  // user may reuse its registers), and at least at `begin`; a use nested in
-  // an op of the block keeps the value alive through all of that op.
-  auto add = [&](Value value, int64_t registers, Block *block, int64_t begin) {
-    if (registers == 0)
+  DenseMap<Value, bool> cheap;
+  auto add = [&](Value value, int64_t registers, Block *block,
+                 std::optional<int64_t> wholeFrom) {
+    if (registers == 0 || isRematerializable(value, cheap))
       return;
-    int64_t end = begin;
-    for (Operation *user : value.getUsers()) {
+    int64_t end = -1;
+    std::optional<int64_t> begin = wholeFrom;
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
       Operation *ancestor = block->findAncestorOpInBlock(*user);
-      if (ancestor == user)
-        end = std::max(end, index[user] - 1);
-      else if (ancestor)
-        end = std::max(end, lastNested[ancestor]);
+      if (!ancestor)
+        continue;
+      int64_t last = ancestor == user ? index[user] : lastNested[ancestor];
+      end = std::max(end, ancestor == user ? index[user] - 1 : last);
+      bool whole = consumesWhole(user) ||
+                   (ancestor != user && isa<LoopLikeOpInterface>(ancestor));
+      if (whole)
+        begin = std::min(begin.value_or(last), index[ancestor]);
     }
-    vectors.push_back({value, registers, begin, end});
+    if (begin && *begin <= end)
+      vectors.push_back({value, registers, *begin, end});
   };
   for (Operation *op : order) {
-    // A loop's results are its carried values: inside the body they are the
-    // iteration arguments, after it the results.
+    // Results of ops with regions (loops, branches) were yielded whole;
+    // inside a loop's body its carried values are the iteration arguments.
+    bool bornWhole = op->getNumRegions() > 0 || isa<mosaic_gpu::WGMMAOp>(op);
     for (OpResult result : op->getResults())
-      add(result, newRegistersOf(result), op->getBlock(),
-          op->getNumRegions() ? lastNested[op] : index[op]);
+      add(result, registersOf(result), op->getBlock(),
+          bornWhole ? std::optional<int64_t>(lastNested[op]) : std::nullopt);
     auto loop = dyn_cast<scf::ForOp>(op);
     if (!loop || loop.getBody()->empty())
       continue;
@@ -145,8 +180,8 @@ LogicalResult checkFunction(FunctionOpInterface function) {
   });
   InFlightDiagnostic diag =
       order[peakAt]->emitError()
-      << "keeps vectors of at least " << peak
-      << " 32-bit registers per thread alive here, more than the "
+      << "holds vectors of at least " << peak
+      << " 32-bit registers per thread whole here, more than the "
       << kMaxRegistersPerThread
       << " a thread has: the kernel would spill to the stack. Hold fewer "
          "rows or columns at a time (a smaller row tile, or a loop over "

@@ -372,3 +372,39 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// A 64 x 512 f32 row tile alone takes 256 registers per thread: the row
+// maximum consumes it whole and the subtraction needs it again, so all of
+// it is in registers at once. Refused before LLVM unrolls it into a kernel
+// that spills.
+gpu.module @kernels {
+  gpu.func @wide_softmax(%x: memref<64x512xf32>, %out: memref<64x512xf32>) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+    // expected-note @+1 {{'vector<64x512xf32>' takes 256 registers per thread}}
+    %v = mosaic_gpu.vector_load %x : memref<64x512xf32> -> vector<64x512xf32>
+    %ninf = arith.constant dense<0xFF800000> : vector<64xf32>
+    // expected-error @+1 {{holds vectors of at least 256 32-bit registers per thread whole here, more than the 255 a thread has: the kernel would spill to the stack. Hold fewer rows or columns at a time (a smaller row tile, or a loop over column chunks)}}
+    %max = vector.multi_reduction <maximumf>, %v, %ninf [1] : vector<64x512xf32> to vector<64xf32>
+    %max_b = mosaic_gpu.broadcast_in_dim %max, dims [0] : vector<64xf32> -> vector<64x512xf32>
+    %shifted = arith.subf %v, %max_b : vector<64x512xf32>
+    mosaic_gpu.vector_store %shifted, %out : vector<64x512xf32>, memref<64x512xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// The same row streamed (loaded, scaled and stored element by element)
+// holds nothing whole and is accepted.
+gpu.module @kernels {
+  gpu.func @wide_stream(%x: memref<64x512xf32>, %out: memref<64x512xf32>) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+    %v = mosaic_gpu.vector_load %x : memref<64x512xf32> -> vector<64x512xf32>
+    %two = arith.constant dense<2.0> : vector<64x512xf32>
+    %s = arith.mulf %v, %two : vector<64x512xf32>
+    mosaic_gpu.vector_store %s, %out : vector<64x512xf32>, memref<64x512xf32>
+    gpu.return
+  }
+}

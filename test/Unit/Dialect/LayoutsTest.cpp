@@ -184,6 +184,70 @@ TEST(TiledLayoutTest, WgmmaElementOwnership) {
   EXPECT_FALSE(errorOf(wgmma.elementIndex(shape, 128, 0, 0)).empty());
 }
 
+// The rows layout: warp w holds rows w, w + 4, ... of each 4-row band (a
+// row per warp), its lanes split a row into 16-byte chunks, and every
+// element is held exactly once.
+TEST(TiledLayoutTest, RowsLayoutOwnership) {
+  std::optional<RegisterLayout> rows = rowsLayoutFor({8, 256}, 32);
+  ASSERT_TRUE(rows.has_value());
+  ASSERT_TRUE(rows->isTiled());
+  EXPECT_EQ(rows->tiledLayout().vectorLength(), 4);
+  EXPECT_EQ(rows->tiledLayout().replication(), 1);
+  Shape shape = {8, 256};
+  std::optional<int64_t> perThread = rows->elementsPerThread(shape);
+  ASSERT_EQ(perThread, 16);
+  std::vector<int> seen(8 * 256, 0);
+  for (int64_t thread = 0; thread < 128; ++thread) {
+    int64_t warp = thread / 32, lane = thread % 32;
+    for (int64_t reg = 0; reg < *perThread / 4; ++reg)
+      for (int64_t v = 0; v < 4; ++v) {
+        Shape index = llvm::cantFail(rows->elementIndex(shape, thread, reg, v));
+        EXPECT_EQ(index[0] % 4, warp);
+        EXPECT_EQ(index[1] % 128, 4 * lane + v);
+        ++seen[index[0] * 256 + index[1]];
+      }
+  }
+  EXPECT_TRUE(llvm::all_of(seen, [](int count) { return count == 1; }));
+}
+
+// Narrow rows share a warp: 64 f32 columns are 16 chunks, so 16 lanes per
+// row and 8 rows per warpgroup step; bf16 takes 8 elements per chunk.
+TEST(TiledLayoutTest, RowsLayoutShapes) {
+  std::optional<RegisterLayout> narrow = rowsLayoutFor({8, 64}, 32);
+  ASSERT_TRUE(narrow.has_value());
+  EXPECT_EQ(narrow->elementsPerThread({8, 64}), 4);
+  EXPECT_EQ(Shape(narrow->tiledLayout().baseTileShape()), Shape({8, 64}));
+  std::optional<RegisterLayout> half = rowsLayoutFor({16, 512}, 16);
+  ASSERT_TRUE(half.has_value());
+  EXPECT_EQ(half->tiledLayout().vectorLength(), 8);
+  EXPECT_EQ(Shape(half->tiledLayout().baseTileShape()), Shape({4, 256}));
+  // Reducing a row leaves one value per row, held by the row's 32 lanes.
+  llvm::Expected<RegisterLayout> reduced = half->reduce({1}, {16, 512});
+  ASSERT_TRUE(static_cast<bool>(reduced)) << errorOf(reduced.takeError());
+  EXPECT_EQ(reduced->elementsPerThread({16}), 4);
+  // No rows layout: too few rows for a warpgroup step, or not a matrix.
+  EXPECT_FALSE(rowsLayoutFor({2, 128}, 32).has_value());
+  EXPECT_FALSE(rowsLayoutFor({512}, 32).has_value());
+  EXPECT_FALSE(errorOf(rowsLayout(3, 4)).empty());
+  EXPECT_FALSE(errorOf(rowsLayout(64, 4)).empty());
+  EXPECT_FALSE(errorOf(rowsLayout(32, 0)).empty());
+}
+
+TEST(RegisterLayoutTest, RelayoutKinds) {
+  RegisterLayout wgmma = RegisterLayout::tiled(wgmmaLayout());
+  RegisterLayout transposed = RegisterLayout::tiled(wgmmaTransposedLayout());
+  EXPECT_EQ(relayoutKind(wgmma, wgmma, 32), RelayoutKind::Free);
+  EXPECT_EQ(relayoutKind(RegisterLayout::splat(), transposed, 32),
+            RelayoutKind::Free);
+  EXPECT_EQ(relayoutKind(wgmma, transposed, 32),
+            RelayoutKind::ThroughSharedMemory);
+  EXPECT_EQ(relayoutKind(transposed, wgmma, 16),
+            RelayoutKind::ThroughSharedMemory);
+  EXPECT_EQ(relayoutKind(wgmma, transposed, 8), RelayoutKind::Illegal);
+  EXPECT_EQ(relayoutKind(wgmma, RegisterLayout::strided(4), 32),
+            RelayoutKind::Illegal);
+}
+
 TEST(RegisterLayoutTest, RelayoutsAndDefaults) {
   RegisterLayout wgmma = RegisterLayout::tiled(wgmmaLayout());
   RegisterLayout transposed = RegisterLayout::tiled(wgmmaTransposedLayout());

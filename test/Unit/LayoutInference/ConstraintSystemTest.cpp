@@ -218,6 +218,62 @@ TEST(ConstraintSystemTest, BroadcastsPickTheCheapestLayout) {
   }
 }
 
+// A WGMMA value reduced over its rows into a loaded accumulator (the
+// accumulator decided first): WGMMA_COL needs no relayout, the reduction of
+// WGMMA_TRANSPOSED takes half the registers but a trip through shared
+// memory. Relayouts count first.
+TEST(ConstraintSystemTest, RelayoutsCountBeforeRegisters) {
+  ConstraintSystem system;
+  VarId accumulator = system.addRegister({64}, 32, origin("accumulator"));
+  system.notOfKind(accumulator, RegisterLayout::Kind::Splat, origin("loaded"));
+  VarId loaded = system.addRegister({128, 64}, 32, origin("loaded"));
+  system.notOfKind(loaded, RegisterLayout::Kind::Splat, origin("loaded"));
+  VarId castOperand = system.addRegister({128, 64}, 32, origin("cast operand"));
+  VarId cast = system.addRegister({128, 64}, 32, origin("cast"));
+  system.relayout(loaded, castOperand, origin("use"));
+  system.relayout(castOperand, cast, origin("cast"));
+  system.fix(cast, wgmma(), origin("cast to WGMMA"));
+  VarId reduced = system.addRegister({128, 64}, 32, origin("reduced operand"));
+  VarId result = system.addRegister({64}, 32, origin("reduction"));
+  VarId accumulated = system.addRegister({64}, 32, origin("accumulator use"));
+  system.relayout(accumulator, accumulated, origin("use"));
+  system.relayout(cast, reduced, origin("use"));
+  system.equate(accumulated, result, origin("accumulates"));
+  system.reduce(result, reduced, {0}, origin("reduce"));
+  auto outcome = system.solve({});
+  ASSERT_TRUE(std::holds_alternative<Solution>(outcome));
+  const Solution &solution = std::get<Solution>(outcome);
+  EXPECT_EQ(layoutOf(solution, accumulator),
+            RegisterLayout::tiled(layout::wgmmaColLayout()));
+  EXPECT_EQ(layoutOf(solution, reduced), wgmma());
+  AssignmentCost cost = system.cost(solution);
+  EXPECT_EQ(cost.relayouts, 0);
+  EXPECT_EQ(cost.relaidRegisters, 0);
+  EXPECT_TRUE(system.violations(solution).empty());
+}
+
+// A loop-carried value whose init is a splat constant and whose yielded
+// value comes from loaded data: Splat cannot be its layout, so the search
+// does not try it first (and decides every class on its first try).
+TEST(ConstraintSystemTest, LoopCarriedValuesDoNotTrySplatFirst) {
+  ConstraintSystem system;
+  VarId init = system.addRegister({128, 64}, 32, origin("splat constant"));
+  system.fix(init, RegisterLayout::splat(), origin("constant"));
+  VarId carried = system.addRegister({128, 64}, 32, origin("carried"));
+  VarId yieldedUse = system.addRegister({128, 64}, 32, origin("yield"));
+  system.equate(carried, yieldedUse, origin("loop"));
+  system.relayout(init, carried, origin("init"));
+  VarId loaded = system.addRegister({128, 64}, 32, origin("loaded"));
+  system.notOfKind(loaded, RegisterLayout::Kind::Splat, origin("loads"));
+  system.relayout(loaded, yieldedUse, origin("yielded"));
+  auto outcome = system.solve({});
+  ASSERT_TRUE(std::holds_alternative<Solution>(outcome));
+  const Solution &solution = std::get<Solution>(outcome);
+  EXPECT_FALSE(layoutOf(solution, carried).isSplat());
+  // Three classes (the constant, the loop, the load), no rejection.
+  EXPECT_EQ(solution.triesUsed, 3);
+}
+
 // A value that must convert to Splat but comes from loaded data: the notes
 // say it cannot be Splat because of the load, and point at the load.
 TEST(ConstraintSystemTest, SplatConflictsNameWhatIsNotUniform) {
