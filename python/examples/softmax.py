@@ -15,6 +15,7 @@ and writes exp(x - max) / sum.
 import argparse
 import functools
 import sys
+import time
 
 import numpy as np
 
@@ -158,6 +159,21 @@ def check(rows, shape, dtype="f32", backend=None, seed=0):
     return relative_error(y, reference(x))
 
 
+# Every row tile at these widths is compiled by `--compile-report` (and,
+# some of them, by the tests), which must show no spills and no stack.
+SHIPPED_WIDTHS = (128, 256, 512, 1024, 2048, 4096, 8192)
+
+
+def compile_report(rows, width, dtype="f32"):
+    """Builds and compiles the kernel with a tile of `rows` rows for
+    `width` columns and returns ptxas's figures (registers, spill_stores,
+    spill_loads, stack_frame_bytes) with `seconds`, the time it took."""
+    started = time.perf_counter()
+    compiled = row_softmax(rows).specialize(*[((2 * rows, width), dtype)]).compile(
+        line_info=False)
+    return dict(compiled.manifest["ptxas"], seconds=time.perf_counter() - started)
+
+
 def parse_shape(text):
     rows, columns = text.lower().split("x")
     return int(rows), int(columns)
@@ -171,7 +187,19 @@ if __name__ == "__main__":
     parser.add_argument("--shape", type=parse_shape, action="append",
                         help="ROWSxCOLUMNS of x, repeatable (default: a set of checks)")
     parser.add_argument("--dtype", choices=sorted(TOLERANCE), default="f32")
+    parser.add_argument("--compile-report", action="store_true",
+                        help="compile every row tile at SHIPPED_WIDTHS and print ptxas's "
+                             "registers, spills and stack, and the compile time")
     args = parser.parse_args()
+    if args.compile_report:
+        for rows in [args.rows] if args.rows else ROW_TILES:
+            for width in SHIPPED_WIDTHS:
+                r = compile_report(rows, width, args.dtype)
+                print(f"row_softmax rows={rows} width={width} {args.dtype}: "
+                      f"{r['registers']} registers, {r['spill_stores']} B spill stores, "
+                      f"{r['spill_loads']} B spill loads, {r['stack_frame_bytes']} B stack, "
+                      f"{r['seconds'] * 1e3:.0f} ms")
+        sys.exit(0)
     checks = CHECKS
     if args.shape:
         checks = [(args.rows or 16, shape) for shape in args.shape]

@@ -1,0 +1,92 @@
+"""Row kernels at every row tile: the RMS norm (python/examples/rms_norm.py)
+and the row softmax (`row_softmax` of python/examples/softmax.py) match a
+float64 NumPy reference on the emulator over a grid of (row tile, width),
+two blocks of rows each, narrow tiles held whole and wide ones read in
+chunks; compiled, they neither spill nor use a stack; and the shapes they
+cannot take are errors naming the numbers."""
+import runpy
+
+import numpy as np
+import pytest
+
+from conftest import REPO, needs_emulator, run_check_in_process
+
+EXAMPLES = REPO / "python" / "examples"
+# example script -> its kernel factory
+KERNELS = {"rms_norm": "rms_norm", "softmax": "row_softmax"}
+ROW_TILES = (8, 16, 32, 64)
+# 128: the whole tile in registers at every row tile; 576 (9 x 64): whole
+# at 8 rows, chunks of 192 at 16, of 64 at 32 and 64; 8192: chunks at
+# every row tile.
+WIDTHS = (128, 576, 8192)
+
+
+def example(name):
+    return runpy.run_path(str(EXAMPLES / f"{name}.py"))
+
+
+def check(name, rows, widths, dtype):
+    """Runs example `name`'s kernel with a tile of `rows` rows on two
+    blocks of rows at each of `widths` on the emulator (in the process
+    run_check_in_process starts) and fails with every width past its
+    tolerance."""
+    script = example(name)
+    errors = {width: script["check"](rows, (2 * rows, width), dtype, "emulator")
+              for width in widths}
+    failed = {w: e for w, e in errors.items() if not e < script["TOLERANCE"][dtype]}
+    assert not failed, f"{name} rows={rows} {dtype}: relative errors {failed}"
+
+
+@needs_emulator
+@pytest.mark.parametrize("rows", ROW_TILES)
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_matches_numpy_on_the_emulator(name, rows, tmp_path):
+    run_check_in_process("test_row_kernels", "check", tmp_path, name, rows, list(WIDTHS),
+                         "f32")
+
+
+@needs_emulator
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_bf16_in_and_out_computed_in_f32(name, tmp_path):
+    run_check_in_process("test_row_kernels", "check", tmp_path, name, 16, [128, 8192], "bf16")
+
+
+# Compiled at every row tile: the narrowest width, the widest a tile of 8
+# rows holds whole, and the widest; f32 and, widest, bf16. The other
+# shipped widths and their figures: `--compile-report`.
+COMPILED = [(rows, width, "f32") for rows in ROW_TILES for width in (128, 1024, 8192)] + [
+    (rows, 8192, "bf16") for rows in ROW_TILES]
+
+
+@pytest.mark.parametrize("rows,width,dtype", COMPILED, ids=lambda v: str(v))
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_compiles_without_spills_or_stack(name, rows, width, dtype, ptxas):
+    report = example(name)["compile_report"](rows, width, dtype)
+    assert (report["spill_stores"], report["spill_loads"], report["stack_frame_bytes"]) == (
+        0, 0, 0), report
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_chunks(name):
+    chunk_columns = example(name)["chunk_columns"]
+    assert chunk_columns(8, 1024) == 1024      # 64 values a thread: held whole
+    assert chunk_columns(8, 8192) == 512       # 32 values a thread a chunk
+    assert chunk_columns(64, 8192) == 64
+    assert chunk_columns(16, 576) == 192       # the widest multiple of 64 dividing 576
+    with pytest.raises(ValueError, match="a tile of 64 x 200 does not fit in registers and "
+                                         "200 columns are not a multiple of 64"):
+        chunk_columns(64, 200)
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_shapes_it_cannot_take(name):
+    script = example(name)
+    factory = script[KERNELS[name]]
+    with pytest.raises(ValueError, match=r"`rows` must be one of \(8, 16, 32, 64\), got 12"):
+        factory(12)
+    inputs = [((48, 128), "f32"), ((128,), "f32")][:2 if name == "rms_norm" else 1]
+    with pytest.raises(ValueError, match=r"`x` has shape \(48, 128\): dim 0 \(48\) is not a "
+                                         r"multiple of the kernel's tile \(32\)"):
+        factory(32).specialize(*inputs)
+    with pytest.raises(TypeError, match="`x` is f16; the kernel takes f32 or bf16"):
+        factory(32).specialize(((64, 128), "f16"), *inputs[1:])
