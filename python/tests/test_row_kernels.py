@@ -9,7 +9,7 @@ import runpy
 import numpy as np
 import pytest
 
-from conftest import REPO, needs_emulator, run_check_in_process
+from conftest import REPO, needs_emulator, run_check_in_process, run_example
 
 EXAMPLES = REPO / "python" / "examples"
 # example script -> its kernel factory
@@ -49,6 +49,18 @@ def test_matches_numpy_on_the_emulator(name, rows, tmp_path):
 @pytest.mark.parametrize("name", list(KERNELS))
 def test_bf16_in_and_out_computed_in_f32(name, tmp_path):
     run_check_in_process("test_row_kernels", "check", tmp_path, name, 16, [128, 8192], "bf16")
+
+
+@needs_emulator
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_command_line(name, tmp_path):
+    result = run_example(EXAMPLES / f"{name}.py", ["--emulate", "--rows", "8", "--shape", "16x128",
+                                                   "--shape", "16x8192"], tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3 and lines[0].startswith(f"{KERNELS[name]} rows=8 (16, 128) f32: "
+                                                   "relative error ")
+    assert lines[-1] == "PASS", result.stdout
 
 
 # Compiled at every row tile: the narrowest width, the widest a tile of 8
