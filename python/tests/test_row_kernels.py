@@ -2,8 +2,9 @@
 and the row softmax (`row_softmax` of python/examples/softmax.py) match a
 float64 NumPy reference on the emulator over a grid of (row tile, width),
 two blocks of rows each, narrow tiles held whole and wide ones read in
-chunks; compiled, they neither spill nor use a stack; and the shapes they
-cannot take are errors naming the numbers."""
+chunks; compiled at every shipped row tile and width, they neither spill
+nor use a stack; and the shapes they cannot take are errors naming the
+numbers."""
 import runpy
 
 import numpy as np
@@ -63,19 +64,19 @@ def test_command_line(name, tmp_path):
     assert lines[-1] == "PASS", result.stdout
 
 
-# Compiled at every row tile: the narrowest width, the widest a tile of 8
-# rows holds whole, and the widest; f32 and, widest, bf16. The other
-# shipped widths and their figures: `--compile-report`.
-COMPILED = [(rows, width, "f32") for rows in ROW_TILES for width in (128, 1024, 8192)] + [
-    (rows, 8192, "bf16") for rows in ROW_TILES]
-
-
-@pytest.mark.parametrize("rows,width,dtype", COMPILED, ids=lambda v: str(v))
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("rows", ROW_TILES)
 @pytest.mark.parametrize("name", list(KERNELS))
-def test_compiles_without_spills_or_stack(name, rows, width, dtype, ptxas):
-    report = example(name)["compile_report"](rows, width, dtype)
-    assert (report["spill_stores"], report["spill_loads"], report["stack_frame_bytes"]) == (
-        0, 0, 0), report
+def test_shipped_configurations_neither_spill_nor_use_a_stack(name, rows, dtype, ptxas):
+    """Every shipped width (SHIPPED_WIDTHS) at this row tile; the compile
+    time is measured by `--compile-report`, not asserted."""
+    script = example(name)
+    reports = {width: script["compile_report"](rows, width, dtype)
+               for width in script["SHIPPED_WIDTHS"]}
+    spilled = {width: report for width, report in reports.items()
+               if (report["spill_stores"], report["spill_loads"],
+                   report["stack_frame_bytes"]) != (0, 0, 0)}
+    assert not spilled, spilled
 
 
 @pytest.mark.parametrize("name", list(KERNELS))
