@@ -31,25 +31,25 @@ EPS = 1e-6
 # addresses and ptxas's scheduling.
 WHOLE_TILE_VALUES = 64
 CHUNK_VALUES = 32
-# Chunks are a multiple of this many columns, which every row layout of
-# 8 to 64 rows tiles.
-CHUNK_UNIT = 64
+# Widths, and so chunks, are a multiple of this many columns: the row
+# layout of an 8-row tile gives a row 16 lanes of 4 f32 (64 columns), and
+# that of a taller tile fewer.
+COLUMN_UNIT = 64
 
 
 def chunk_columns(rows: int, columns: int) -> int:
     """The columns one step of the kernel reads: all of them where the
     tile fits in WHOLE_TILE_VALUES per thread, else the widest multiple of
-    CHUNK_UNIT that divides `columns` with at most CHUNK_VALUES per
+    COLUMN_UNIT that divides `columns` with at most CHUNK_VALUES per
     thread."""
+    if columns % COLUMN_UNIT:
+        raise ValueError(f"rows of {columns} columns: the kernel takes a multiple of "
+                         f"{COLUMN_UNIT}")
     if rows * columns <= WHOLE_TILE_VALUES * THREADS:
         return columns
     widest = CHUNK_VALUES * THREADS // rows
-    for chunk in range(widest - widest % CHUNK_UNIT, 0, -CHUNK_UNIT):
-        if columns % chunk == 0:
-            return chunk
-    raise ValueError(f"a tile of {rows} x {columns} does not fit in registers and "
-                     f"{columns} columns are not a multiple of {CHUNK_UNIT}, "
-                     f"the chunk it would be read in")
+    return max(chunk for chunk in range(COLUMN_UNIT, widest + 1, COLUMN_UNIT)
+               if columns % chunk == 0)
 
 
 @functools.cache

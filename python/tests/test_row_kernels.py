@@ -86,20 +86,25 @@ def test_chunks(name):
     assert chunk_columns(8, 8192) == 512       # 32 values a thread a chunk
     assert chunk_columns(64, 8192) == 64
     assert chunk_columns(16, 576) == 192       # the widest multiple of 64 dividing 576
-    with pytest.raises(ValueError, match="a tile of 64 x 200 does not fit in registers and "
-                                         "200 columns are not a multiple of 64"):
-        chunk_columns(64, 200)
+    with pytest.raises(ValueError, match="rows of 200 columns: the kernel takes a multiple of 64"):
+        chunk_columns(8, 200)
 
 
 @pytest.mark.parametrize("name", list(KERNELS))
 def test_shapes_it_cannot_take(name):
-    script = example(name)
-    factory = script[KERNELS[name]]
+    factory = example(name)[KERNELS[name]]
+
+    def inputs(shape, dtype="f32"):
+        """x of `shape`, and for the RMS norm gamma."""
+        return [(shape, dtype), ((shape[1],), dtype)][:2 if name == "rms_norm" else 1]
+
     with pytest.raises(ValueError, match=r"`rows` must be one of \(8, 16, 32, 64\), got 12"):
         factory(12)
-    inputs = [((48, 128), "f32"), ((128,), "f32")][:2 if name == "rms_norm" else 1]
     with pytest.raises(ValueError, match=r"`x` has shape \(48, 128\): dim 0 \(48\) is not a "
                                          r"multiple of the kernel's tile \(32\)"):
-        factory(32).specialize(*inputs)
+        factory(32).specialize(*inputs((48, 128)))
+    with pytest.raises(ValueError, match=r"\(x: f32\[32, 96\].*\): rows of 96 columns: the "
+                                         "kernel takes a multiple of 64"):
+        factory(16).specialize(*inputs((32, 96)))
     with pytest.raises(TypeError, match="`x` is f16; the kernel takes f32 or bf16"):
-        factory(32).specialize(((64, 128), "f16"), *inputs[1:])
+        factory(32).specialize(*inputs((64, 128), "f16"))
