@@ -1,4 +1,4 @@
-"""RMS normalization over the last dim, for any row tile and width:
+"""RMS normalization over the last dim, at any width a multiple of 64:
 y = x / sqrt(mean(x^2) + eps) * gamma, row by row, computed in f32 (x, gamma
 and y f32 or bf16). Each block of one warpgroup normalizes a tile of
 `rows` rows (8, 16, 32 or 64).

@@ -1,7 +1,7 @@
 """Row softmax, twice: `softmax`, a 4096x128 f32 matrix with each warpgroup
 normalizing 64 rows (examples/softmax.mlir in Python, op for op), and
-`row_softmax(rows)`, the same for any row tile (8, 16, 32 or 64 rows) and
-width, computed in f32 (x and y f32 or bf16).
+`row_softmax(rows)`, the same for a row tile of 8, 16, 32 or 64 rows and
+any width a multiple of 64, computed in f32 (x and y f32 or bf16).
 
 A thread holds rows * width / 128 values of a tile. A narrow tile fits in
 registers and is read once; a wide one is read in column chunks twice: the
