@@ -7,7 +7,6 @@ nor use a stack; and the shapes they cannot take are errors naming the
 numbers."""
 import runpy
 
-import numpy as np
 import pytest
 
 from conftest import REPO, needs_emulator, run_check_in_process, run_example
