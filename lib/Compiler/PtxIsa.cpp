@@ -2,12 +2,15 @@
 
 #include "CompilerInternal.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
 
 #include <algorithm>
+#include <mutex>
 
 using namespace mlir;
+using namespace mosaic::detail;
 
 namespace {
 
@@ -30,10 +33,34 @@ int newestPtxIsaOf(int major, int minor) {
 
 } // namespace
 
+/// Asks `ptxas --version` for the newest PTX ISA it accepts (a subprocess:
+/// a few milliseconds, which every compile paid before the answer was
+/// cached).
+static llvm::Expected<int> queryPtxIsa(const std::string &ptxas);
+
 llvm::Expected<int>
 mosaic::detail::choosePtxIsa(const std::optional<std::string> &ptxas) {
   if (!ptxas)
     return kOldestSm90aPtxIsa;
+  // One answer per ptxas for the life of the process; compiles run on
+  // several threads (the autotuner, @jit warm-up). Errors are not cached.
+  static std::mutex mutex;
+  static llvm::StringMap<int> answers;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto found = answers.find(*ptxas); found != answers.end())
+      return found->second;
+  }
+  llvm::Expected<int> isa = queryPtxIsa(*ptxas);
+  if (isa) {
+    std::lock_guard<std::mutex> lock(mutex);
+    answers[*ptxas] = *isa;
+  }
+  return isa;
+}
+
+static llvm::Expected<int> queryPtxIsa(const std::string &ptxasPath) {
+  const std::optional<std::string> ptxas = ptxasPath;
   llvm::Expected<std::string> outputPath = temporaryFile("version");
   if (!outputPath)
     return outputPath.takeError();

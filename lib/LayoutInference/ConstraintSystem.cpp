@@ -465,6 +465,26 @@ private:
   /// being Splat (on the class itself, or on a value it is relaid, reshaped
   /// or reduced from), or -1.
   std::vector<int> notSplatBy;
+  /// Hints from decided classes: after a class is decided, its value is
+  /// propagated a few steps to the undecided classes it reaches, counting
+  /// relayouts as the static hints do, so that a later class can avoid a
+  /// relayout to a value the search chose rather than one a cast fixed
+  /// (a row vector broadcast and combined with a tile decided before it).
+  /// Each entry records the search level that decided its source; a
+  /// backjump drops the entries of the levels it undoes.
+  struct DecidedHint {
+    Assignment value;
+    int relayouts;
+    int level;
+  };
+  std::vector<llvm::SmallVector<DecidedHint, 2>> decidedHints;
+  std::vector<unsigned> decidedHintLog;
+  void propagateDecided(unsigned cls, int level);
+  void dropDecidedHints(int fromLevel);
+  /// The fewest relayouts a hint of `cls` says `value` implies, or
+  /// kUnanchored.
+  int hintedRelayouts(unsigned cls, const Assignment &value);
+
   unsigned deepestFailure = 0;
   int deepestLevel = -1;
   std::vector<Rejection> deepestRejections;
@@ -914,14 +934,11 @@ void Solver::rankByCost(unsigned cls, std::vector<Assignment> &values) {
   // they were suggested in (deterministic, and WGMMA before
   // WGMMA_TRANSPOSED before the strided default).
   const Variable &first = var(classes[cls].members.front());
-  bool hasAnchors = anchored(cls);
+  bool hasAnchors = anchored(cls) || !decidedHints[cls].empty();
   auto relayoutRank = [&](const Assignment &value) -> int {
     if (!hasAnchors)
       return 0;
-    auto found = llvm::find(hints[cls], value);
-    int relayouts = found == hints[cls].end()
-                        ? kUnanchored
-                        : hintRelayouts[cls][found - hints[cls].begin()];
+    int relayouts = hintedRelayouts(cls, value);
     // Ranks 0, 2, 4, ... for 0, 1, 2 relayouts; 1 for unknown.
     return relayouts == kUnanchored ? 1 : 2 * relayouts;
   };
@@ -1214,6 +1231,101 @@ Conflict Solver::unsatisfiable(unsigned cls) {
   return conflict;
 }
 
+int Solver::hintedRelayouts(unsigned cls, const Assignment &value) {
+  int best = kUnanchored;
+  auto consider = [&](int relayouts) {
+    if (relayouts != kUnanchored && (best == kUnanchored || relayouts < best))
+      best = relayouts;
+  };
+  if (auto found = llvm::find(hints[cls], value); found != hints[cls].end())
+    consider(hintRelayouts[cls][found - hints[cls].begin()]);
+  for (const DecidedHint &hint : decidedHints[cls])
+    if (hint.value == value)
+      consider(hint.relayouts);
+  return best;
+}
+
+void Solver::propagateDecided(unsigned source, int level) {
+  // Breadth-first over the classes the decided value reaches through
+  // relayouts, reshapes and reductions, as the static hints go; bounded in
+  // steps and in classes, so each decision costs a constant.
+  constexpr int kMaxSteps = 6;
+  constexpr size_t kMaxReached = 32;
+  constexpr int kMaxRelayouts = 1;
+  const Assignment &decided = *assignment[source];
+  const auto *decidedLayout = std::get_if<RegisterLayout>(&decided);
+  if (!decidedLayout || decidedLayout->isSplat())
+    return;
+  struct Step {
+    unsigned cls;
+    Assignment value;
+    int relayouts;
+    int steps;
+  };
+  std::vector<Step> queue = {{source, decided, 0, 0}};
+  llvm::SmallDenseSet<unsigned, 16> reached = {source};
+  auto reach = [&](unsigned cls, Assignment value, int relayouts, int steps) {
+    if (assignment[cls] || classes[cls].fixed || notSplatBy[cls] < 0 ||
+        relayouts > kMaxRelayouts || reached.size() >= kMaxReached ||
+        !fits(cls, value))
+      return;
+    // A class an earlier decision already reached passes the value on all
+    // the same: this decision may be closer to classes beyond it.
+    auto &list = decidedHints[cls];
+    if (llvm::none_of(list, [&](const DecidedHint &hint) {
+          return hint.value == value && hint.relayouts <= relayouts;
+        })) {
+      list.push_back({value, relayouts, level});
+      decidedHintLog.push_back(cls);
+    }
+    if (reached.insert(cls).second)
+      queue.push_back({cls, std::move(value), relayouts, steps});
+  };
+  for (size_t next = 0; next < queue.size(); ++next) {
+    Step step = queue[next];
+    if (step.steps >= kMaxSteps)
+      continue;
+    for (unsigned index : classes[step.cls].constraints) {
+      const Constraint &constraint = system.constraints_[index];
+      if (const auto *relayout =
+              std::get_if<Constraint::Relayout>(&constraint.kind)) {
+        for (VarId v : constraint.vars()) {
+          unsigned other = classOf(v);
+          if (other == step.cls)
+            continue;
+          reach(other, step.value, step.relayouts, step.steps + 1);
+          for (const RegisterLayout &relaid : relaidThroughSharedMemory(
+                   std::get<RegisterLayout>(step.value),
+                   var(relayout->src).bitwidth))
+            reach(other, relaid, step.relayouts + 1, step.steps + 1);
+        }
+      } else if (std::holds_alternative<Constraint::Reshape>(
+                     constraint.kind)) {
+        for (VarId v : constraint.vars())
+          if (classOf(v) != step.cls)
+            reach(classOf(v), step.value, step.relayouts, step.steps + 1);
+      } else if (const auto *reduce =
+                     std::get_if<Constraint::Reduce>(&constraint.kind)) {
+        if (classOf(reduce->src) != step.cls)
+          continue;
+        if (const std::optional<RegisterLayout> &out =
+                reduced(*reduce, std::get<RegisterLayout>(step.value)))
+          reach(classOf(reduce->out), *out, step.relayouts, step.steps + 1);
+      }
+    }
+  }
+}
+
+void Solver::dropDecidedHints(int fromLevel) {
+  while (!decidedHintLog.empty()) {
+    auto &list = decidedHints[decidedHintLog.back()];
+    if (list.back().level < fromLevel)
+      return;
+    list.pop_back();
+    decidedHintLog.pop_back();
+  }
+}
+
 std::variant<Solution, Conflict> Solver::run() {
   if (std::optional<Conflict> conflict = buildClasses())
     return *conflict;
@@ -1221,6 +1333,7 @@ std::variant<Solution, Conflict> Solver::run() {
   if (std::optional<Conflict> conflict = checkFixed())
     return *conflict;
   propagateHints();
+  decidedHints.assign(classes.size(), {});
 
   // Fixed classes first (their values are known), then program order.
   std::vector<SearchFrame> frames;
@@ -1278,6 +1391,7 @@ std::variant<Solution, Conflict> Solver::run() {
         assignment[frames[skipped].cls] = std::nullopt;
       }
       level = target;
+      dropDecidedHints(level);
       inherited.erase(frames[level].cls);
       frames[level].conflicts.insert(inherited.begin(), inherited.end());
       assignment[frames[level].cls] = std::nullopt;
@@ -1324,6 +1438,8 @@ std::variant<Solution, Conflict> Solver::run() {
       assignment[cls] = std::nullopt;
       continue;
     }
+    if (!classes[cls].fixed)
+      propagateDecided(cls, level);
     ++level;
   }
 

@@ -5,7 +5,12 @@
 #include "mosaic/LayoutInference/Passes.h"
 #include "mosaic/Transforms/Passes.h"
 
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -62,17 +67,21 @@ void mosaic::buildPipelineStage(OpPassManager &pm, PipelineStage stage,
 
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
+  // The GPU conversion would also apply every registered dialect's
+  // conversion to LLVM; the rest must wait for the passes below it.
+  nvvm.allowedDialects = {"cf"};
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(nvvm));
   pm.addPass(createMosaicGPUMapMemorySpaces());
   pm.addPass(createMosaicGPUFinalizeKernels());
   // NVVM ops without an LLVM intrinsic (the mbarrier wait loop, predicated
   // mbarrier.init) become inline PTX.
-  pm.addPass(createConvertNVVMToLLVMPass());
+  // One walk converts nvvm, arith, memref, func and cf through their
+  // ConvertToLLVM interfaces (registerPipelineInterfaces) instead of one
+  // pass each; the vector conversion follows, because its rewrites that
+  // precede the patterns (strided slices to shuffles and the like) are not
+  // part of the interface.
+  pm.addPass(createConvertToLLVMPass());
   pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }
@@ -88,7 +97,12 @@ void mosaic::registerPipelineInterfaces(DialectRegistry &registry) {
   registerGPUDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
+  arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  vector::registerConvertVectorToLLVMInterface(registry);
 }
 
 void mosaic::registerPipeline() {

@@ -11,8 +11,8 @@
 // The estimate counts only what must be in registers all at once: a vector
 // that an op has consumed whole (a reduction, a wgmma, a loop that reads it
 // in every iteration, a yield) and that is used again later, or one born
-// whole (a wgmma's result, a loop's carried values), until its last use.
-// Elementwise chains stream element by element and iotas, constants and
+// whole (a wgmma's result, a loop's carried values), until its last use;
+// inside a branch only what the branch defines counts. Elementwise chains stream element by element and iotas, constants and
 // masks are recomputed where needed, so they count nothing; neither do
 // addresses, indices or temporaries. Short of LLVM reloading or recomputing
 // a whole vector, the kernel needs at least this many registers.
@@ -22,12 +22,11 @@
 #include "LoweringContext.h"
 
 #include "mosaic/Dialect/MosaicGPU/Annotations.h"
-
 #include "mosaic/Dialect/MosaicGPU/MosaicGPUOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
@@ -128,12 +127,18 @@ LogicalResult checkFunction(FunctionOpInterface function) {
       Operation *ancestor = block->findAncestorOpInBlock(*user);
       if (!ancestor)
         continue;
-      int64_t last = ancestor == user ? index[user] : lastNested[ancestor];
-      end = std::max(end, ancestor == user ? index[user] - 1 : last);
-      bool whole = consumesWhole(user) ||
-                   (ancestor != user && isa<LoopLikeOpInterface>(ancestor));
+      bool loop = ancestor != user && isa<LoopLikeOpInterface>(ancestor);
+      // A use in a loop keeps the value through every iteration; one in a
+      // branch counts up to the branch, not inside it (the branches are
+      // exclusive, and a wgmma there accumulates into the value's own
+      // registers), which keeps the estimate a lower bound.
+      int64_t last = ancestor == user ? index[user] - 1
+                     : loop           ? lastNested[ancestor]
+                                      : index[ancestor];
+      end = std::max(end, last);
+      bool whole = consumesWhole(user) || loop;
       if (whole)
-        begin = std::min(begin.value_or(last), index[ancestor]);
+        begin = std::min(begin.value_or(index[ancestor]), index[ancestor]);
     }
     if (begin && *begin <= end)
       vectors.push_back({value, registers, *begin, end});

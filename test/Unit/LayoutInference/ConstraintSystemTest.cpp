@@ -252,6 +252,39 @@ TEST(ConstraintSystemTest, RelayoutsCountBeforeRegisters) {
   EXPECT_TRUE(system.violations(solution).empty());
 }
 
+// A row of weights broadcast over the rows of a loaded tile and multiplied
+// with it (a norm's gamma): nothing is fixed, but the tile is decided first
+// (WGMMA, for its row reduction), and the weights then take WGMMA_COL, whose
+// broadcast is WGMMA, rather than the cheaper layout whose broadcast is
+// WGMMA_TRANSPOSED and would need a relayout at the multiply.
+TEST(ConstraintSystemTest, DecidedValuesSteerLaterOnesAwayFromRelayouts) {
+  ConstraintSystem system;
+  VarId tile = system.addRegister({128, 64}, 32, origin("tile"));
+  system.notOfKind(tile, RegisterLayout::Kind::Splat, origin("loaded"));
+  VarId reducedUse = system.addRegister({128, 64}, 32, origin("reduced use"));
+  VarId rowSums = system.addRegister({128}, 32, origin("row sums"));
+  system.relayout(tile, reducedUse, origin("use"));
+  system.reduce(rowSums, reducedUse, {1}, origin("reduce"));
+  VarId weights = system.addRegister({64}, 32, origin("weights"));
+  system.notOfKind(weights, RegisterLayout::Kind::Splat, origin("loaded"));
+  VarId broadcast = system.addRegister({128, 64}, 32, origin("broadcast"));
+  system.reduce(weights, broadcast, {0}, origin("broadcast"));
+  VarId tileUse = system.addRegister({128, 64}, 32, origin("tile use"));
+  VarId broadcastUse =
+      system.addRegister({128, 64}, 32, origin("broadcast use"));
+  system.relayout(tile, tileUse, origin("use"));
+  system.relayout(broadcast, broadcastUse, origin("use"));
+  system.equate(tileUse, broadcastUse, origin("multiply"));
+  auto outcome = system.solve({});
+  ASSERT_TRUE(std::holds_alternative<Solution>(outcome));
+  const Solution &solution = std::get<Solution>(outcome);
+  EXPECT_EQ(layoutOf(solution, tile), wgmma());
+  EXPECT_EQ(layoutOf(solution, weights),
+            RegisterLayout::tiled(layout::wgmmaColLayout()));
+  EXPECT_EQ(system.cost(solution).relayouts, 0);
+  EXPECT_TRUE(system.violations(solution).empty());
+}
+
 // A loop-carried value whose init is a splat constant and whose yielded
 // value comes from loaded data: Splat cannot be its layout, so the search
 // does not try it first (and decides every class on its first try).
