@@ -16,15 +16,18 @@ compile call from source to CUBIN:
    attention forward, ``attention.forward.build(Config(1, 2, 512, 128))``
    (built once; ``kernel.compile()`` timed). The stage split of ours is the
    median of each stage's time (``CompiledKernel.stage_times``).
+Both with line info (each compiler's default) unless ``--no-line-info``.
 
-Each kernel is compiled once to warm up (imports, Triton's first-use
-setup, MLIR context creation) and then ``--repeats`` times; the table gives
-the first compile and the median of the rest, and the ratio ours / Triton
-of the medians. Runs on one thread.
+The kernels are compiled round-robin, each once per round, so that a
+change in the machine's load hits all of them alike; round 0 warms up
+(imports, Triton's first-use setup). The table gives the first compile, the
+median of the other ``--repeats`` rounds and the median of the per-round
+ratios ours / Triton; a second table splits each into its stages. Runs on
+the calling thread.
 
 Usage (Python with Triton and the built mosaic_gpu on the path, e.g.
 PYTHONPATH=build/python /tmp/api-torchenv/bin/python):
-    bench/compile-time/triton_peer.py [--repeats 7] [--line-info]
+    bench/compile-time/triton_peer.py [--repeats 7] [--no-line-info]
 """
 import argparse
 import os
@@ -42,7 +45,7 @@ sys.path.insert(0, str(ROOT / "bench" / "gpu"))
 GEMM, ATTENTION = "GEMM bf16 (128x256x64 tiles)", "attention fwd bf16 d=128"
 
 
-def triton_compilers():
+def triton_compilers(line_info):
     """name -> a function compiling that Triton kernel once to CUBIN."""
     import triton
     from triton.backends.compiler import GPUTarget
@@ -70,9 +73,28 @@ def triton_compilers():
                 kernel = triton.compile(ASTSource(function, signature, constants),
                                         target=target, options=options)
                 assert kernel.asm["cubin"], "Triton made no CUBIN"
-                return kernel
+            return dict(stage_times)
         return run
 
+    # Each stage (ttir, ttgir, llir, ptx, cubin) timed, through Triton's
+    # hook for inspecting the stages (called without arguments for its part
+    # of the cache key).
+    stage_times = {}
+
+    def time_stages(*args):
+        if not args:
+            return "", ""
+        stages = args[1]
+        for name, stage in list(stages.items()):
+            def timed_stage(src, metadata, stage=stage, name=name):
+                start = time.perf_counter()
+                try:
+                    return stage(src, metadata)
+                finally:
+                    stage_times[name] = (time.perf_counter() - start) * 1e3
+            stages[name] = timed_stage
+    triton.knobs.runtime.add_stages_inspection_hook = time_stages
+    triton.knobs.compilation.disable_line_info = not line_info
     os.environ["TRITON_ALWAYS_COMPILE"] = "1"
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # its default; silences a warning
     triton.knobs.compilation.always_compile = True
@@ -85,74 +107,73 @@ def triton_compilers():
 
 
 def our_compilers(line_info):
-    """(name, peer name) -> a function compiling that kernel of ours once."""
-    import mosaic_gpu
+    """(name, peer name) -> a function compiling that kernel of ours once
+    and returning its stage times."""
     from mosaic_gpu import _mosaic
     from mosaic_gpu.attention import forward
     from mosaic_gpu.attention.config import Config
 
     def from_file(path):
         module = _mosaic.Module.parse_file(str(ROOT / path))
-        return lambda: _mosaic.compile(module, emit="cubin", line_info=line_info)
+        return lambda: _mosaic.compile(module, emit="cubin", line_info=line_info).stage_times
 
     attention = forward.build(Config(1, 2, 512, 128))
     return {
         ("examples/gemm_bf16_ws.mlir", GEMM): from_file("examples/gemm_bf16_ws.mlir"),
         ("examples/attention_fwd.mlir", ATTENTION): from_file("examples/attention_fwd.mlir"),
         ("attention.forward Config(1, 2, 512, 128)", ATTENTION):
-            lambda: attention.compile(line_info=line_info),
+            lambda: attention.compile(line_info=line_info).stage_times,
     }
-
-
-def timed(compile_once, repeats):
-    """(first compile's ms, median ms of the next `repeats`, the last result)."""
-    times, result = [], None
-    for _ in range(repeats + 1):
-        start = time.perf_counter()
-        result = compile_once()
-        times.append((time.perf_counter() - start) * 1e3)
-    return times[0], statistics.median(times[1:]), result
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--line-info", action="store_true",
-                        help="compile ours with line info (the compile default; Triton's "
-                             "PTX has line info too)")
+    parser.add_argument("--no-line-info", dest="line_info", action="store_false",
+                        help="both without line info (by default both have it, as both "
+                             "compilers' defaults do)")
     args = parser.parse_args()
 
-    version, triton_kernels = triton_compilers()
-    peers = {}
-    print(f"Triton {version}, sm_90a, median of {args.repeats} compiles after one warm-up "
-          f"(ms)\n")
+    version, triton_kernels = triton_compilers(args.line_info)
+    # (row name, the Triton kernel it is compared with, compile function).
+    entries = [(f"Triton {name}", name, run) for name, run in triton_kernels.items()]
+    entries += [(f"ours {name}", peer, run)
+                for (name, peer), run in our_compilers(args.line_info).items()]
+    # Round-robin: every kernel once per round, so that a change in the
+    # machine's load hits all of them alike; round 0 is the warm-up.
+    times = {row: [] for row, _, _ in entries}
+    stages = {row: [] for row, _, _ in entries}
+    for _ in range(args.repeats + 1):
+        for row, _, run in entries:
+            start = time.perf_counter()
+            stage_times = run()
+            times[row].append((time.perf_counter() - start) * 1e3)
+            stages[row].append(stage_times)
+
+    print(f"Triton {version}, sm_90a, in-process compile to CUBIN: the first compile and "
+          f"the median of {args.repeats} after it (ms); ours / Triton is the median of the "
+          f"per-round ratios\n")
     print("| kernel | first | median | ours / Triton |")
     print("|---|---|---|---|")
-    for name, compile_once in triton_kernels.items():
-        first, median, _ = timed(compile_once, args.repeats)
-        peers[name] = median
-        print(f"| Triton {name} | {first:.0f} | {median:.0f} | |")
-        sys.stdout.flush()
+    for row, peer, _ in entries:
+        first, median = times[row][0], statistics.median(times[row][1:])
+        ratio = ""
+        if row.startswith("ours"):
+            peer_times = times[f"Triton {peer}"]
+            ratio = (f"{statistics.median(t / p for t, p in zip(times[row][1:], peer_times[1:])):.2f}"
+                     f" of {peer}")
+        print(f"| {row} | {first:.0f} | {median:.0f} | {ratio} |")
 
-    stage_rows = []
-    for (name, peer), compile_once in our_compilers(args.line_info).items():
-        stage_runs = []
-
-        def compile_recording():
-            kernel = compile_once()
-            stage_runs.append(kernel.stage_times)
-            return kernel
-        first, median, _ = timed(compile_recording, args.repeats)
-        print(f"| ours {name} | {first:.0f} | {median:.0f} | "
-              f"{median / peers[peer]:.2f} ({peer}) |")
-        sys.stdout.flush()
-        stages = list(stage_runs[-1])
-        stage_rows.append((name, stages, {s: statistics.median(run[s] for run in stage_runs[1:])
-                                          for s in stages}))
-
-    print("\nOurs per stage (median ms):\n")
-    for name, stages, medians in stage_rows:
-        print(f"| {name} | " + " | ".join(f"{s} {medians[s]:.1f}" for s in stages) + " |")
+    print("\nPer stage (median ms; Triton's: ttir, ttgir, llir (TTGIR to LLVM IR, LLVM's "
+          "O3), ptx (LLVM to PTX), cubin (ptxas); `other` is the wall time outside them):\n")
+    for row, _, _ in entries:
+        runs = stages[row][1:]
+        names = list(runs[-1])
+        medians = {s: statistics.median(run[s] for run in runs) for s in names}
+        other = statistics.median(t - sum(run.values())
+                                  for t, run in zip(times[row][1:], runs))
+        print(f"| {row} | " + " | ".join(f"{s} {medians[s]:.1f}" for s in names) +
+              f" | other {other:.1f} |")
 
 
 if __name__ == "__main__":
