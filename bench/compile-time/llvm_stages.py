@@ -209,13 +209,21 @@ def measure(name, module, scratch, repeats, mosaic_opt, disassembler):
     print(f"- LLVM IR before optimization: "
           f"{sum(1 for _ in (scratch / 'kernel.ll').open())} lines")
 
+    # gpu-module-to-binary links libdevice (only what is called) into every
+    # module; the pipeline below needs it where the kernel calls __nv_*.
+    calls = sorted(set(re.findall(r"declare [^@]*@(__nv_\w+)", (scratch / "kernel.ll").read_text())))
+    print(f"- libdevice functions called: {', '.join(calls) or 'none'}")
     if LIBDEVICE.exists():
-        alone = cpu_ms([LLVM / "llvm-link", raw, "-o", scratch / "linked.bc"], repeats)
+        linked_bc = scratch / "linked.bc"
+        alone = cpu_ms([LLVM / "llvm-link", raw, "-o", linked_bc], repeats)
         linked = cpu_ms([LLVM / "llvm-link", "--only-needed", "--internalize", raw, LIBDEVICE,
-                         "-o", scratch / "linked.bc"], repeats)
+                         "-o", linked_bc], repeats)
         print(f"- libdevice linked (llvm-link --only-needed --internalize, process time): "
               f"{linked:.1f} ms against {alone:.1f} ms without: {linked - alone:+.1f} ms")
-
+        if calls:
+            raw = linked_bc
+    elif calls:
+        sys.exit(f"the kernel calls {', '.join(calls)}, and {LIBDEVICE} is missing")
     ptxas = shutil.which("ptxas") or str(CUDA / "bin" / "ptxas")
     print("\n| LLVM pipeline | opt ms | opt's largest passes | llc ms | llc's largest passes "
           "| PTX lines | PTX as O3's | ptxas ms | registers | spill bytes | SASS instructions "
