@@ -191,6 +191,10 @@ class GenericKernel:
             raise TypeError(f"`workers` must be a positive int or None, got {workers!r}")
         if workers is not None and workers < 1:
             raise ValueError(f"`workers` must be at least 1, got {workers}")
+        for name in ("backend", "stream"):
+            if name in options:
+                raise TypeError(f"precompile only compiles, for every backend: `{name}` is an "
+                                "argument of the calls")
         kernels = [self.specialize(*self._signature_inputs(signature, i))
                    for i, signature in enumerate(signatures)]
         # One compile per distinct kernel: a signature given twice shares it.

@@ -123,6 +123,13 @@ def test_bad_arguments(layer_norm, monkeypatch, signatures, workers, exception, 
         layer_norm.precompile(*signatures, workers=workers)
 
 
+def test_launch_arguments_are_refused(layer_norm, monkeypatch):
+    refuse_to_compile(monkeypatch)
+    with pytest.raises(TypeError, match="precompile only compiles, for every backend: "
+                                        "`backend` is an argument of the calls"):
+        layer_norm.precompile(*SIGNATURES, backend="emulator")
+
+
 def test_no_signatures_compile_nothing(layer_norm, monkeypatch):
     refuse_to_compile(monkeypatch)
     assert layer_norm.precompile() == []
