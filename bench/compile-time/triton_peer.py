@@ -22,7 +22,9 @@ The kernels are compiled round-robin, each once per round, so that a
 change in the machine's load hits all of them alike; round 0 warms up
 (imports, Triton's first-use setup). The table gives the first compile, the
 median of the other ``--repeats`` rounds and the median of the per-round
-ratios ours / Triton; a second table splits each into its stages. Runs on
+ratios ours / Triton, in all and before ptxas (the wall time less the
+ptxas stage, Triton's ``cubin``); a second table splits each into its
+stages. Runs on
 the calling thread.
 
 Usage (Python with Triton and the built mosaic_gpu on the path, e.g.
@@ -153,16 +155,27 @@ def main():
     print(f"Triton {version}, sm_90a, in-process compile to CUBIN: the first compile and "
           f"the median of {args.repeats} after it (ms); ours / Triton is the median of the "
           f"per-round ratios\n")
-    print("| kernel | first | median | ours / Triton |")
-    print("|---|---|---|---|")
+    def before_ptxas(row, round_):
+        """The round's wall time less its ptxas stage (Triton's `cubin`)."""
+        stage_times = stages[row][round_]
+        return times[row][round_] - stage_times.get("ptxas", stage_times.get("cubin", 0.0))
+
+    print("| kernel | first | median | ours / Triton | median before ptxas "
+          "| ours / Triton before ptxas |")
+    print("|---|---|---|---|---|---|")
+    rounds = range(1, args.repeats + 1)
     for row, peer, _ in entries:
         first, median = times[row][0], statistics.median(times[row][1:])
-        ratio = ""
+        before = statistics.median(before_ptxas(row, r) for r in rounds)
+        ratio = ratio_before = ""
         if row.startswith("ours"):
-            peer_times = times[f"Triton {peer}"]
-            ratio = (f"{statistics.median(t / p for t, p in zip(times[row][1:], peer_times[1:])):.2f}"
-                     f" of {peer}")
-        print(f"| {row} | {first:.0f} | {median:.0f} | {ratio} |")
+            triton_row = f"Triton {peer}"
+            whole = statistics.median(times[row][r] / times[triton_row][r] for r in rounds)
+            ratio = f"{whole:.2f} of {peer}"
+            part = statistics.median(before_ptxas(row, r) / before_ptxas(triton_row, r)
+                                     for r in rounds)
+            ratio_before = f"{part:.2f}"
+        print(f"| {row} | {first:.0f} | {median:.0f} | {ratio} | {before:.0f} | {ratio_before} |")
 
     print("\nPer stage (median ms; Triton's: ttir, ttgir, llir (TTGIR to LLVM IR, LLVM's "
           "O3), ptx (LLVM to PTX), cubin (ptxas); `other` is the wall time outside them):\n")
