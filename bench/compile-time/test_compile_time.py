@@ -1,5 +1,5 @@
 """Tests of the compile-time benchmarks: the timing reports they parse, and
-llvm_stages.py / jit_warmup.py run end to end on small kernels (they skip
+llvm_stages.py, jit_warmup.py and fixed_costs.py run end to end on small kernels (they skip
 without the build, LLVM 22's tools or ptxas). triton_peer.py needs Triton
 and is not run here.
 
@@ -107,3 +107,11 @@ def test_jit_warmup_times_both_worker_counts():
         pytest.skip("ptxas is missing")
     output = run_script("jit_warmup.py", "--rounds", "1", "--shapes", "64x64,128x64")
     assert "| 1 |" in output and "| 2 |" in output
+
+
+def test_fixed_costs_on_the_elementwise_example():
+    if shutil.which("ptxas") is None and not pathlib.Path("/usr/local/cuda/bin/ptxas").exists():
+        pytest.skip("ptxas is missing")
+    output = run_script("fixed_costs.py", "--repeats", "1", "examples/elementwise.mlir")
+    assert "| elementwise | `ptxas --version`" in output
+    assert "| elementwise | wall time outside the stages |" in output
