@@ -98,8 +98,10 @@ def llvm_pass_times(output):
         columns = re.findall(r"([\d.]+) \(\s*[\d.]+%\)", line)
         if len(columns) == 4:
             name = line.rsplit("%)", 1)[1].strip()
+            if name == "Total":  # the end of this report
+                break
             # Reading and writing the files is not part of an in-process compile.
-            if name not in ("Total", "Parse IR", "BitcodeWriterPass", "Print Module IR"):
+            if name not in ("Parse IR", "BitcodeWriterPass", "Print Module IR"):
                 times[name] = times.get(name, 0.0) + float(columns[2]) * 1e3
     return times
 
