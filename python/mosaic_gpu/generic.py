@@ -6,9 +6,11 @@ sees static shapes: on each call, the inputs' (shape, dtype) signature
 picks a ``Kernel`` built for exactly those shapes, made the first time the
 signature is seen and kept in memory; its CUBIN comes from the on-disk
 cache (``launch.compile_cached``: keyed by the module's text, the compile
-options and the toolchain). What depends on the shapes (grid, outputs,
-scratch memory) is given as functions of the inputs' ``Spec``s, which say
-what breaks the kernel's assumptions (``spec.tiles(dim, tile)``).
+options and the toolchain); ``GenericKernel.precompile`` fills that cache
+for several signatures ahead of their calls, compiling them side by side.
+What depends on the shapes (grid, outputs, scratch memory) is given as
+functions of the inputs' ``Spec``s, which say what breaks the kernel's
+assumptions (``spec.tiles(dim, tile)``).
 """
 
 from __future__ import annotations
