@@ -6,16 +6,20 @@ sees static shapes: on each call, the inputs' (shape, dtype) signature
 picks a ``Kernel`` built for exactly those shapes, made the first time the
 signature is seen and kept in memory; its CUBIN comes from the on-disk
 cache (``launch.compile_cached``: keyed by the module's text, the compile
-options and the toolchain). What depends on the shapes (grid, outputs,
-scratch memory) is given as functions of the inputs' ``Spec``s, which say
-what breaks the kernel's assumptions (``spec.tiles(dim, tile)``).
+options and the toolchain); ``GenericKernel.precompile`` fills that cache
+for several signatures ahead of their calls, compiling them side by side.
+What depends on the shapes (grid, outputs, scratch memory) is given as
+functions of the inputs' ``Spec``s, which say what breaks the kernel's
+assumptions (``spec.tiles(dim, tile)``).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import inspect
 import math
+import os
 from typing import Any, Callable, Sequence, Union
 
 from . import launch as _launch
@@ -167,6 +171,75 @@ class GenericKernel:
                 raise  # a subclass may not take a message alone
             # Which signature broke the kernel's assumptions, with the reason.
             raise type(error)(f"{where}: {error}") from error
+
+    def precompile(self, *signatures: Sequence[Any], workers: int | None = None,
+                   **options: Any) -> list[Kernel]:
+        """Builds the kernel for each of ``signatures`` and compiles them all
+        on ``workers`` threads (default: one per CPU, at most one per
+        signature), so that later calls with such inputs (and the same
+        compile ``options``, as a call takes them) find their CUBIN in the
+        cache (``launch.compile_cached``: in memory and on disk). A
+        signature is a tuple with one entry per input: an array, a Spec or a
+        (shape, dtype) pair; a kernel of one input also takes that entry
+        alone. Returns the ``Kernel`` of each signature, in order.
+
+        The kernels are built on the calling thread, one after another (the
+        builders are not thread-safe); compiling releases the GIL, so the
+        compiles run side by side. Raises TypeError / ValueError for a bad
+        signature or ``workers`` before compiling anything, and the first
+        compile error (in the order of ``signatures``) after every compile
+        has finished, with a note naming its signature."""
+        if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool)):
+            raise TypeError(f"`workers` must be a positive int or None, got {workers!r}")
+        if workers is not None and workers < 1:
+            raise ValueError(f"`workers` must be at least 1, got {workers}")
+        for name in ("backend", "stream"):
+            if name in options:
+                raise TypeError(f"precompile only compiles, for every backend: `{name}` is an "
+                                "argument of the calls")
+        kernels = [self.specialize(*self._signature_inputs(signature, i))
+                   for i, signature in enumerate(signatures)]
+        # One compile per distinct kernel: a signature given twice shares it.
+        distinct = list({id(k): k for k in kernels}.values())
+        if not distinct:
+            return kernels
+        _launch.toolchain_version()  # once, before the threads
+        count = min(workers or os.cpu_count() or 1, len(distinct))
+        with concurrent.futures.ThreadPoolExecutor(count) as pool:
+            futures = [pool.submit(_launch.compile_cached, k.module, **options)
+                       for k in distinct]
+        for built, future in zip(distinct, futures):
+            error = future.exception()
+            if error is not None:
+                specs = next(s for s, k in self._kernels.items() if k is built)
+                error.add_note(f"while compiling {self.name}"
+                               f"({', '.join(map(repr, specs))})")
+                raise error
+        return kernels
+
+    def _signature_inputs(self, signature: Any, index: int) -> tuple[Any, ...]:
+        """The inputs one signature of ``precompile`` gives, checked for
+        their count."""
+        count = len(self.input_names)
+        # One input's entry rather than a tuple of inputs: an array, a Spec
+        # or a (shape, dtype) pair.
+        pair = (isinstance(signature, (tuple, list)) and len(signature) == 2
+                and isinstance(signature[0], (tuple, list))
+                and all(isinstance(d, int) for d in signature[0])
+                and not isinstance(signature[1], (tuple, list, Spec))
+                and not hasattr(signature[1], "shape"))
+        alone = pair or isinstance(signature, Spec) or not isinstance(signature, (tuple, list))
+        if count == 1 and alone:
+            return (signature,)
+        if alone:
+            raise TypeError(f"signature {index} of {self.name}.precompile must be a tuple of "
+                            f"its {count} inputs ({', '.join(self.input_names)}), "
+                            f"got {signature!r}")
+        if len(signature) != count:
+            raise TypeError(f"signature {index} of {self.name}.precompile has "
+                            f"{len(signature)} entries; {self.name} has {count} inputs "
+                            f"({', '.join(self.input_names)})")
+        return tuple(signature)
 
     def __call__(self, *arrays: Any, backend: str | None = None, stream: Any = None,
                  **options: Any) -> Any:
