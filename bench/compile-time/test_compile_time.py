@@ -1,5 +1,5 @@
 """Tests of the compile-time benchmarks: the timing reports they parse, and
-llvm_stages.py, jit_warmup.py, fixed_costs.py and without_slp.py run end to end on small kernels (they skip
+llvm_stages.py, jit_warmup.py and fixed_costs.py run end to end on small kernels (they skip
 without the build, LLVM 22's tools or ptxas). triton_peer.py needs Triton
 and is not run here.
 
@@ -115,13 +115,3 @@ def test_fixed_costs_on_the_elementwise_example():
     output = run_script("fixed_costs.py", "--repeats", "1", "examples/elementwise.mlir")
     assert "| elementwise | `ptxas --version`" in output
     assert "| elementwise | wall time outside the stages |" in output
-
-
-def test_without_slp_runs():
-    if shutil.which("ptxas") is None and not pathlib.Path("/usr/local/cuda/bin/ptxas").exists():
-        pytest.skip("ptxas is missing")
-    libllvm = pathlib.Path("/usr/lib/llvm-22/lib/libLLVM.so.22.1")
-    if not libllvm.exists():
-        pytest.skip(f"{libllvm} is missing")
-    output = run_script("without_slp.py", "--repeats", "1", "--libllvm", str(libllvm))
-    assert "| gemm_bf16_ws |" in output and "| attention_fwd |" in output
