@@ -9,11 +9,14 @@
 //     loaded data, an iota or a non-uniform constant) is noted for
 //     diagnostics.
 //  3. Hints propagate from fixed values and preferences along the
-//     constraints (linear: each class keeps a few).
+//     constraints (linear: each class keeps a few), counting the relayouts
+//     through shared memory on their way from a fixed value.
 //  4. A depth-first search assigns the remaining classes in program order.
 //     Each class tries the values its already-assigned neighbours imply
 //     first, then its other candidates (hints, layouts that reduce to a
-//     decided broadcast operand, the defaults) cheapest first, then Splat,
+//     decided broadcast operand, the defaults), fewest implied relayouts
+//     first (by the static hints and by those each decision passes on a
+//     few steps), then cheapest in registers, then Splat,
 //     then the rest of the domain, cheapest first; each rejected candidate
 //     and each backtrack costs one unit of fuel. A class that runs out of
 //     candidates jumps back to the latest class among those that ruled
