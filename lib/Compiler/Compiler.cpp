@@ -32,14 +32,14 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVM/NVVM/Utils.h"
 #include "llvm/IR/Function.h"
-#include "llvm/Passes/PassBuilder.h"
-#include "llvm/Target/TargetMachine.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Target/TargetMachine.h"
 
 using namespace mlir;
 using mosaic::CompileError;
@@ -98,7 +98,8 @@ protected:
   std::optional<SmallVector<std::unique_ptr<llvm::Module>>>
   loadBitcodeFiles(llvm::Module &module) override {
     bool callsLibdevice = llvm::any_of(module.functions(), [](auto &function) {
-      return function.isDeclaration() && function.getName().starts_with("__nv_");
+      return function.isDeclaration() &&
+             function.getName().starts_with("__nv_");
     });
     if (!callsLibdevice)
       return SmallVector<std::unique_ptr<llvm::Module>>();
@@ -134,9 +135,9 @@ protected:
     builder.registerFunctionAnalyses(functions);
     builder.registerLoopAnalyses(loops);
     builder.crossRegisterProxies(loops, functions, sccs, modules);
-    const llvm::OptimizationLevel levels[] = {
-        llvm::OptimizationLevel::O1, llvm::OptimizationLevel::O2,
-        llvm::OptimizationLevel::O3};
+    const llvm::OptimizationLevel levels[] = {llvm::OptimizationLevel::O1,
+                                              llvm::OptimizationLevel::O2,
+                                              llvm::OptimizationLevel::O3};
     builder.buildPerModuleDefaultPipeline(levels[level - 1])
         .run(module, modules);
     return success();
@@ -175,8 +176,7 @@ FailureOr<std::string> serialize(ModuleOp module, Serialized output,
   if (!gpuModule || !gpuModule.getTargetsAttr() ||
       gpuModule.getTargetsAttr().size() != 1)
     return failure();
-  auto target =
-      dyn_cast<NVVM::NVVMTargetAttr>(gpuModule.getTargetsAttr()[0]);
+  auto target = dyn_cast<NVVM::NVVMTargetAttr>(gpuModule.getTargetsAttr()[0]);
   if (!target)
     return failure();
   NVVM::SerializeGPUModuleBase::init();
@@ -191,8 +191,7 @@ FailureOr<std::string> serialize(ModuleOp module, Serialized output,
 
 /// The kernel's LLVM IR, linked and optimized: what the PTX is made from.
 llvm::Expected<std::string> llvmIR(ModuleOp module, StringRef cudaRoot) {
-  FailureOr<std::string> text =
-      serialize(module, Serialized::LlvmIR, cudaRoot);
+  FailureOr<std::string> text = serialize(module, Serialized::LlvmIR, cudaRoot);
   if (failed(text))
     return toolchainError("cannot produce the kernel's LLVM IR");
   return std::move(*text);

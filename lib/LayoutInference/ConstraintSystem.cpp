@@ -610,9 +610,8 @@ void Solver::propagateHints() {
     }
     if (list.size() >= kMaxHints) {
       // An anchored hint displaces the last preference.
-      auto last = llvm::find_if(llvm::reverse(costs), [](int old) {
-        return old == kUnanchored;
-      });
+      auto last = llvm::find_if(llvm::reverse(costs),
+                                [](int old) { return old == kUnanchored; });
       if (relayouts == kUnanchored || last == costs.rend())
         return;
       size_t index = costs.rend() - last - 1;
@@ -674,9 +673,9 @@ void Solver::propagateHints() {
                llvm::zip_equal(current, currentRelayouts)) {
             suggest(classOf(v), counterpart(value), relayouts);
             if (relayout && relayouts != kUnanchored)
-              for (const RegisterLayout &other : relaidThroughSharedMemory(
-                       std::get<RegisterLayout>(value),
-                       var(relayout->src).bitwidth))
+              for (const RegisterLayout &other :
+                   relaidThroughSharedMemory(std::get<RegisterLayout>(value),
+                                             var(relayout->src).bitwidth))
                 suggest(classOf(v), other, relayouts + 1);
           }
         }
@@ -956,8 +955,8 @@ void Solver::rankByCost(unsigned cls, std::vector<Assignment> &values) {
       return std::nullopt;
     return std::make_pair(relayoutRank(value), *registers);
   };
-  std::vector<std::pair<std::optional<std::pair<int, RegisterCost>>,
-                        Assignment>>
+  std::vector<
+      std::pair<std::optional<std::pair<int, RegisterCost>>, Assignment>>
       keyed;
   keyed.reserve(values.size());
   for (Assignment &value : values)
@@ -1297,13 +1296,12 @@ void Solver::propagateDecided(unsigned source, int level) {
           if (other == step.cls)
             continue;
           reach(other, step.value, step.relayouts, step.steps + 1);
-          for (const RegisterLayout &relaid : relaidThroughSharedMemory(
-                   std::get<RegisterLayout>(step.value),
-                   var(relayout->src).bitwidth))
+          for (const RegisterLayout &relaid :
+               relaidThroughSharedMemory(std::get<RegisterLayout>(step.value),
+                                         var(relayout->src).bitwidth))
             reach(other, relaid, step.relayouts + 1, step.steps + 1);
         }
-      } else if (std::holds_alternative<Constraint::Reshape>(
-                     constraint.kind)) {
+      } else if (std::holds_alternative<Constraint::Reshape>(constraint.kind)) {
         for (VarId v : constraint.vars())
           if (classOf(v) != step.cls)
             reach(classOf(v), step.value, step.relayouts, step.steps + 1);

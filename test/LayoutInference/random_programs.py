@@ -29,7 +29,7 @@ LAYOUTS = {
 def program(rng):
     ty = "vector<128x64xf32>"
     lines = [
-        f"func.func @kernel(%in: memref<128x64xf32>, %out: memref<128x64xf32>, %acc: vector<128x64xf32>, "
+        "func.func @kernel(%in: memref<128x64xf32>, %out: memref<128x64xf32>, %acc: vector<128x64xf32>, "
         "%rows: memref<128xf32>, %columns: memref<64xf32>) {",
         "  %zero_row = arith.constant dense<0.0> : vector<128xf32>",
         "  %zero_col = arith.constant dense<0.0> : vector<64xf32>",

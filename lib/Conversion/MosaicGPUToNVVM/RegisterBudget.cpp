@@ -12,10 +12,11 @@
 // that an op has consumed whole (a reduction, a wgmma, a loop that reads it
 // in every iteration, a yield) and that is used again later, or one born
 // whole (a wgmma's result, a loop's carried values), until its last use;
-// inside a branch only what the branch defines counts. Elementwise chains stream element by element and iotas, constants and
-// masks are recomputed where needed, so they count nothing; neither do
-// addresses, indices or temporaries. Short of LLVM reloading or recomputing
-// a whole vector, the kernel needs at least this many registers.
+// inside a branch only what the branch defines counts. Elementwise chains
+// stream element by element and iotas, constants and masks are recomputed where
+// needed, so they count nothing; neither do addresses, indices or temporaries.
+// Short of LLVM reloading or recomputing a whole vector, the kernel needs at
+// least this many registers.
 //
 //===----------------------------------------------------------------------===//
 
