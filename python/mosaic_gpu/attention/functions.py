@@ -38,6 +38,7 @@ from __future__ import annotations
 import functools
 import operator
 import os
+import sys
 from typing import Any, NamedTuple
 
 from . import backward as _backward
@@ -370,30 +371,79 @@ def flash_attention_backward(do, q, k, v, o, lse, *, causal: bool = False, cu_se
     return dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape)
 
 
-@functools.lru_cache(maxsize=None)
-def _autograd_function():
-    """The torch.autograd.Function of ``attention``, made on first use so
-    that importing this module does not import PyTorch."""
+def _lse_shape(q, varlen: bool) -> tuple[int, ...]:
+    """The LSE's shape for q, as the module docstring says."""
+    if varlen:
+        tokens, heads = q.shape[:2]
+        return (heads, tokens)
+    batch, seq, heads = q.shape[:3]
+    return (batch, heads, seq)
+
+
+def _torch_ops():
+    """The PyTorch operators ``mosaic_gpu::attention_forward`` (O and the
+    LSE) and ``mosaic_gpu::attention_backward`` (dQ, dK, dV), the first
+    differentiable through the second. As custom operators with fake
+    implementations, ``torch.compile`` traces through them without a graph
+    break. Registered when this module is imported after PyTorch, else on
+    first use (which must then not be inside ``torch.compile``: PyTorch
+    cannot trace a registration)."""
     import torch
+    if not hasattr(torch.ops.mosaic_gpu, "attention_forward"):
+        _register_torch_ops(torch)
+    return torch.ops.mosaic_gpu.attention_forward, torch.ops.mosaic_gpu.attention_backward
 
-    class FlashAttention(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, q, k, v, causal, cu_seqlens, max_seqlen, backend):
-            o, lse = flash_attention(q, k, v, causal=causal, cu_seqlens=cu_seqlens,
-                                     max_seqlen=max_seqlen, backend=backend)
-            ctx.save_for_backward(q, k, v, o, lse)
-            ctx.options = dict(causal=causal, cu_seqlens=cu_seqlens, max_seqlen=max_seqlen,
-                               backend=backend)
-            return o
 
-        @staticmethod
-        def backward(ctx, do):
-            q, k, v, o, lse = ctx.saved_tensors
-            dq, dk, dv = flash_attention_backward(do.contiguous(), q, k, v, o, lse,
-                                                  **ctx.options)
-            return dq, dk, dv, None, None, None, None
+def _register_torch_ops(torch) -> None:
+    @torch.library.custom_op(
+        "mosaic_gpu::attention_forward", mutates_args=(),
+        schema="(Tensor q, Tensor k, Tensor v, bool causal, Tensor? cu_seqlens, "
+               "int? max_seqlen, str? backend) -> (Tensor, Tensor)")
+    def forward(q, k, v, causal, cu_seqlens, max_seqlen, backend):
+        o, lse = flash_attention(q, k, v, causal=causal, cu_seqlens=cu_seqlens,
+                                 max_seqlen=max_seqlen, backend=backend)
+        return o, lse
 
-    return FlashAttention
+    @forward.register_fake
+    def _(q, k, v, causal, cu_seqlens, max_seqlen, backend):
+        if cu_seqlens is None:
+            # The shape checks need no values: the same errors while tracing.
+            _problem(q, k, v, causal, None, max_seqlen, backend)
+        return (q.new_empty(q.shape),
+                q.new_empty(_lse_shape(q, cu_seqlens is not None), dtype=torch.float32))
+
+    @torch.library.custom_op(
+        "mosaic_gpu::attention_backward", mutates_args=(),
+        schema="(Tensor do, Tensor q, Tensor k, Tensor v, Tensor o, Tensor lse, bool causal, "
+               "Tensor? cu_seqlens, int? max_seqlen, str? backend) -> (Tensor, Tensor, Tensor)")
+    def backward(do, q, k, v, o, lse, causal, cu_seqlens, max_seqlen, backend):
+        return flash_attention_backward(do, q, k, v, o, lse, causal=causal,
+                                        cu_seqlens=cu_seqlens, max_seqlen=max_seqlen,
+                                        backend=backend)
+
+    @backward.register_fake
+    def _(do, q, k, v, o, lse, causal, cu_seqlens, max_seqlen, backend):
+        return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+
+    def setup_context(ctx, inputs, output):
+        q, k, v, causal, cu_seqlens, max_seqlen, backend = inputs
+        o, lse = output
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.options = (causal, cu_seqlens, max_seqlen, backend)
+
+    def differentiate(ctx, do, dlse):
+        # The LSE is a by-product for the backward, not differentiated.
+        q, k, v, o, lse = ctx.saved_tensors
+        dq, dk, dv = backward(do.contiguous(), q, k, v, o, lse, *ctx.options)
+        return dq, dk, dv, None, None, None, None
+
+    forward.register_autograd(differentiate, setup_context=setup_context)
+
+
+# With PyTorch already imported, registering costs nothing and lets the
+# first call be inside torch.compile.
+if "torch" in sys.modules and sys.modules["torch"] is not None:
+    _torch_ops()
 
 
 def attention(q, k, v, causal: bool = False, cu_seqlens=None, max_seqlen: int | None = None,
@@ -402,8 +452,8 @@ def attention(q, k, v, causal: bool = False, cu_seqlens=None, max_seqlen: int | 
     ``loss.backward()`` q.grad, k.grad and v.grad hold the gradients
     (``flash_attention_backward``). Raises ImportError without PyTorch."""
     try:
-        function = _autograd_function()
+        forward, _ = _torch_ops()
     except ImportError as error:
         raise ImportError(f"attention needs PyTorch ({error}); flash_attention and "
                           "flash_attention_backward take NumPy arrays") from None
-    return function.apply(q, k, v, causal, cu_seqlens, max_seqlen, backend)
+    return forward(q, k, v, causal, cu_seqlens, max_seqlen, backend)[0]
