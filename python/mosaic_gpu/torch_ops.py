@@ -143,11 +143,16 @@ def to_torch(kernel: Kernel | GenericKernel, name: str, *, outputs: int | None =
         contiguous = [t.contiguous() for t in tensors]
         return shape_result(fixed(*contiguous, backend=backend))
 
+    def torch_dtype(dtype: Any) -> Any:
+        if dtype.name not in _launch._TORCH_DTYPES:
+            raise TypeError(f"{qualified} makes a {dtype} output, which PyTorch has no "
+                            "tensors of")
+        return getattr(torch, _launch._TORCH_DTYPES[dtype.name])
+
     def fake(*tensors: Any) -> Any:
         fixed = _specialized(kernel, tensors, names)
         device = tensors[0].device if tensors else torch.device("cpu")
-        made = [torch.empty(tuple(shape), dtype=getattr(torch, _launch._TORCH_DTYPES[dtype.name]),
-                            device=device)
+        made = [torch.empty(tuple(shape), dtype=torch_dtype(dtype), device=device)
                 for shape, dtype in fixed.outputs]
         return shape_result(made[0] if len(made) == 1 else tuple(made))
 
