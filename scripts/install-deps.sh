@@ -62,6 +62,18 @@ if ! /usr/bin/python3 -c "import importlib.metadata as m; m.distribution('nvidia
     "nvidia-cuda-nvdisasm==13.5.37"
 fi
 
+# JAX for mosaic_gpu.to_jax's tests (python/tests/test_jax_ops.py, ctest
+# `python-jax`), CPU only: JAX 0.10 needs NumPy 2, which would replace
+# Debian 12's NumPy under the system Python, so it gets a virtual
+# environment of its own, beside the build (build-jax-venv/, ignored by git).
+jax_venv="$(cd "$(dirname "$0")/.." && pwd)/build-jax-venv"
+if ! "$jax_venv/bin/python" -c "import jax, ml_dtypes, pytest" 2>/dev/null; then
+  echo "Installing JAX 0.10.2 (CPU) into $jax_venv"
+  /usr/bin/python3 -m venv "$jax_venv"
+  "$jax_venv/bin/python" -m pip install --quiet "jax==0.10.2" "jaxlib==0.10.2" \
+    "ml_dtypes==0.6.0" "pytest==9.2.0"
+fi
+
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 if [[ -x "$cuda_home/bin/ptxas" ]]; then
   echo "CUDA: $("$cuda_home/bin/ptxas" --version | tail -n 1)"

@@ -62,6 +62,7 @@ from .layouts import *  # noqa: F401,F403
 from .multi_device import *  # noqa: F401,F403
 from .generic import *  # noqa: F401,F403
 from .launch import cache_dir, compile_cached
+from .jax_ops import to_jax
 from .torch_ops import to_torch
 from .pipeline import *  # noqa: F401,F403
 from .refs import *  # noqa: F401,F403
@@ -87,6 +88,7 @@ __all__ = [
     "run_pipeline",
     "cache_dir",
     "compile_cached",
+    "to_jax",
     "to_torch",
     "__version__",
 ] + (_kernels.__all__ + _generic.__all__ + _values.__all__ + _refs.__all__ + _control_flow.__all__

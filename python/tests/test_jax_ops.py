@@ -1,0 +1,122 @@
+"""mosaic_gpu.to_jax: kernels as JAX functions, inside jax.jit and
+jax.vmap, on the CPU platform (the PTX emulator). CI runs this file in a
+virtual environment with JAX (ctest `python-jax`: JAX needs NumPy 2, which
+Debian 12's Python does not have); elsewhere it skips where JAX is not
+installed, but for the test of the error without it."""
+import runpy
+import sys
+
+import numpy as np
+import pytest
+
+import mosaic_gpu as mgpu
+from conftest import REPO, needs_emulator
+
+EXAMPLES = REPO / "python" / "examples"
+
+
+@mgpu.kernel(grid=(2, 1, 1), block=(128, 1, 1),
+             inputs=[((1024,), "f32"), ((1024,), "f32")],
+             outputs=[((1024,), "f32"), ((1024,), "f32")])
+def sum_and_product(x, y, total, product):
+    offset = mgpu.block_id("x") * 512
+    xv = mgpu.vector_load(x[mgpu.ds(offset, 512)])
+    yv = mgpu.vector_load(y[mgpu.ds(offset, 512)])
+    mgpu.vector_store(xv + yv, total[mgpu.ds(offset, 512)])
+    mgpu.vector_store(xv * yv, product[mgpu.ds(offset, 512)])
+
+
+def test_without_jax_the_error_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "jax", None)
+    with pytest.raises(ImportError, match=r"needs JAX \(pip install jax\)"):
+        mgpu.to_jax(sum_and_product)
+
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError:
+    jax = None
+needs_jax = pytest.mark.skipif(jax is None, reason="JAX is not installed")
+
+
+@pytest.fixture(scope="module")
+def layer_norm():
+    return mgpu.to_jax(runpy.run_path(str(EXAMPLES / "layer_norm.py"))["layer_norm"])
+
+
+def layer_norm_reference(x, gamma, beta):
+    x = x.astype(jnp.float32)
+    mean = x.mean(1, keepdims=True)
+    return (x - mean) / jnp.sqrt(((x - mean) ** 2).mean(1, keepdims=True) + 1e-5) * gamma + beta
+
+
+def layer_norm_inputs(rows=64, columns=128, seed=0):
+    keys = jax.random.split(jax.random.key(seed), 3)
+    return (jax.random.normal(keys[0], (rows, columns)), jax.random.normal(keys[1], (columns,)),
+            jax.random.normal(keys[2], (columns,)))
+
+
+@needs_jax
+@needs_emulator
+def test_a_fixed_kernel_inside_jit():
+    f = mgpu.to_jax(sum_and_product)
+    x, y = jnp.arange(1024.0), jnp.full(1024, 2.0)
+
+    @jax.jit
+    def model(x, y):
+        total, product = f(x, y)
+        return total - product
+
+    np.testing.assert_allclose(model(x, y), (x + y) - x * y)
+
+
+@needs_jax
+@needs_emulator
+def test_a_generic_kernel_inside_jit_matches_jax_numpy(layer_norm):
+    x, gamma, beta = layer_norm_inputs(rows=128)
+    model = jax.jit(lambda x, gamma, beta: jax.nn.relu(layer_norm(x, gamma, beta)))
+    np.testing.assert_allclose(model(x, gamma, beta),
+                               jax.nn.relu(layer_norm_reference(x, gamma, beta)),
+                               rtol=2e-5, atol=2e-5)
+
+
+@needs_jax
+@needs_emulator
+def test_vmap_runs_once_per_batch_element(layer_norm):
+    x, gamma, beta = layer_norm_inputs()
+    batch = jnp.stack([x, 2 * x + 1])
+    y = jax.jit(jax.vmap(layer_norm, in_axes=(0, None, None)))(batch, gamma, beta)
+    assert y.shape == (2, 64, 128)
+    for i in range(2):
+        np.testing.assert_allclose(y[i], layer_norm_reference(batch[i], gamma, beta),
+                                   rtol=2e-5, atol=2e-5)
+
+
+@needs_jax
+def test_shapes_come_from_the_signature_while_tracing(layer_norm):
+    x, gamma, beta = layer_norm_inputs(rows=192, columns=64)
+    shaped = jax.eval_shape(layer_norm, x, gamma, beta)
+    assert shaped.shape == (192, 64) and shaped.dtype == jnp.float32
+    total, product = jax.eval_shape(mgpu.to_jax(sum_and_product), jnp.zeros(1024),
+                                    jnp.zeros(1024))
+    assert total.shape == product.shape == (1024,)
+
+
+@needs_jax
+def test_mismatched_inputs_raise_the_launchers_errors_at_trace_time(layer_norm):
+    f = mgpu.to_jax(sum_and_product)
+    with pytest.raises(ValueError, match=r"input 1 has shape \(512,\), the kernel expects "
+                                         r"\(1024,\)"):
+        jax.jit(f).trace(jnp.zeros(1024), jnp.zeros(512))
+    with pytest.raises(TypeError, match="input 0 has dtype i32, the kernel expects f32"):
+        jax.jit(f).trace(jnp.zeros(1024, jnp.int32), jnp.zeros(1024))
+    with pytest.raises(TypeError, match="takes its 2 inputs; got 1 arrays"):
+        f(jnp.zeros(1024))
+    x, gamma, beta = layer_norm_inputs(rows=100)
+    with pytest.raises(ValueError, match=r"dim 0 \(100\) is not a multiple of the kernel's "
+                                         r"tile \(64\)"):
+        jax.jit(layer_norm).trace(x, gamma, beta)
+    with pytest.raises(TypeError, match="to_jax takes a mosaic_gpu Kernel or @jit kernel, "
+                                        "got function"):
+        mgpu.to_jax(lambda x: x)
