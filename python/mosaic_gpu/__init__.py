@@ -29,6 +29,29 @@ MLIR diagnostics (parse, verifier, pass and inference errors) are raised as
 and notes.
 """
 
+import re as _re
+
+
+def _explain_extension_error(error: ImportError) -> str:
+    """What to do when the C++ extension does not load: most often Debian's
+    LLVM/MLIR 22 shared libraries, which it links, are not installed."""
+    said = str(error)
+    missing = _re.search(r"(lib(?:LLVM|MLIR)[\w.+-]*\.so[\w.]*)", said)
+    if missing:
+        return (f"mosaic_gpu's C++ extension needs {missing.group(1)} from Debian's LLVM/MLIR 22 "
+                "packages (llvm-22-dev and libmlir-22; the project's scripts/install-deps.sh "
+                "installs them), which this machine does not have or the loader cannot find "
+                f"(add /usr/lib/llvm-22/lib to LD_LIBRARY_PATH if they are elsewhere). The "
+                f"loader said: {said}")
+    return (f"mosaic_gpu's C++ extension (mosaic_gpu._mosaic) did not load: {said}. Build it "
+            "(scripts/build.sh) or reinstall the package (pip install .)")
+
+
+try:
+    from . import _mosaic
+except ImportError as _error:
+    raise ImportError(_explain_extension_error(_error)) from _error
+
 from . import _tools
 from . import autotuner as _autotuner
 from . import control_flow as _control_flow
