@@ -63,7 +63,6 @@ from . import multi_device as _multi_device
 from . import pipeline as _pipeline
 from . import refs as _refs
 from . import values as _values
-from . import _mosaic
 from ._mosaic import (
     CompiledKernel,
     Context,
