@@ -74,3 +74,16 @@ def run_check_in_process(module, check, cache, *args):
     result = subprocess.run([sys.executable, "-c", f"import {module}; {module}.{call}"],
                             env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@mg.kernel(grid=(2, 1, 1), block=(128, 1, 1),
+           inputs=[((1024,), "f32"), ((1024,), "f32")],
+           outputs=[((1024,), "f32"), ((1024,), "f32")])
+def sum_and_product(x, y, total, product):
+    """A kernel with two inputs and two outputs, for the framework bridges'
+    tests (test_torch_ops.py, test_jax_ops.py)."""
+    offset = mg.block_id("x") * 512
+    xv = mg.vector_load(x[mg.ds(offset, 512)])
+    yv = mg.vector_load(y[mg.ds(offset, 512)])
+    mg.vector_store(xv + yv, total[mg.ds(offset, 512)])
+    mg.vector_store(xv * yv, product[mg.ds(offset, 512)])

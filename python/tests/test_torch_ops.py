@@ -9,20 +9,9 @@ import numpy as np
 import pytest
 
 import mosaic_gpu as mgpu
-from conftest import REPO, needs_emulator
+from conftest import REPO, needs_emulator, sum_and_product
 
 EXAMPLES = REPO / "python" / "examples"
-
-
-@mgpu.kernel(grid=(2, 1, 1), block=(128, 1, 1),
-             inputs=[((1024,), "f32"), ((1024,), "f32")],
-             outputs=[((1024,), "f32"), ((1024,), "f32")])
-def sum_and_product(x, y, total, product):
-    offset = mgpu.block_id("x") * 512
-    xv = mgpu.vector_load(x[mgpu.ds(offset, 512)])
-    yv = mgpu.vector_load(y[mgpu.ds(offset, 512)])
-    mgpu.vector_store(xv + yv, total[mgpu.ds(offset, 512)])
-    mgpu.vector_store(xv * yv, product[mgpu.ds(offset, 512)])
 
 
 def test_without_pytorch_the_error_says_what_to_install(monkeypatch):
