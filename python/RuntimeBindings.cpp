@@ -14,6 +14,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeBindings.h"
+#ifdef MOSAIC_PYTHON_JAX_FFI
+#include "JaxFfi.h"
+#endif
 
 #include "mosaic/Contracts/ElementType.h"
 #include "mosaic/Contracts/Manifest.h"
@@ -614,6 +617,22 @@ void mosaic::python::registerRuntime(py::module_ &m) {
           },
           "Waits for this process's devices, then (multi-process) for every "
           "process to get here.");
+#ifdef MOSAIC_PYTHON_JAX_FFI
+  m.def(
+      "jax_ffi_handlers",
+      [] {
+        py::dict handlers;
+        handlers["CUDA"] =
+            py::capsule(reinterpret_cast<void *>(&MosaicGpuJaxKernelCuda));
+        handlers["cpu"] =
+            py::capsule(reinterpret_cast<void *>(&MosaicGpuJaxKernelHost));
+        return handlers;
+      },
+      "mosaic_gpu.to_jax's XLA FFI handlers as capsules, by the platform name "
+      "jax.ffi.register_ffi_target takes: \"CUDA\" (launches on XLA's "
+      "stream) and \"cpu\" (runs on the PTX emulator). Only in an "
+      "extension built with jaxlib's FFI headers.");
+#endif
   m.def("set_emulator_library", &rt::setEmulatorLibrary, py::arg("library"),
         "Makes the emulator backend open `library` (unless "
         "MOSAIC_CUDA_DRIVER names another): the installed package's own "

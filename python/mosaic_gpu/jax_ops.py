@@ -2,16 +2,19 @@
 
 ``to_jax(kernel)`` turns a kernel (a fixed-shape ``Kernel`` or a
 shape-generic ``@jit`` kernel) into a function of JAX arrays that works
-inside ``jax.jit`` and ``jax.vmap``: its outputs' shapes and dtypes come
-from the kernel's signature while tracing, and a mismatched input raises
-our launcher's TypeError / ValueError at trace time.
+inside ``jax.jit``, ``jax.vmap`` and ``shard_map``: its outputs' shapes and
+dtypes come from the kernel's signature while tracing, and a mismatched
+input raises our launcher's TypeError / ValueError at trace time, where the
+kernel is also compiled.
 
-On the CPU platform the kernel runs on the PTX emulator, through a host
-callback (``jax.pure_callback``), so a JAX program that uses our kernels
-runs, and is tested, on a machine without a GPU; under ``vmap`` it runs
-once per batch element. The CUDA platform needs an XLA FFI handler that
-launches on XLA's stream with XLA's buffers; it is not written yet, and a
-call on a GPU says so rather than copying through the host.
+The call is an XLA FFI custom call (``jax.ffi.ffi_call``) to the handlers
+in the extension (python/JaxFfi.cpp), registered for both platforms: on
+CUDA the kernel runs on XLA's stream over XLA's buffers; on the CPU
+platform it runs on the PTX emulator, so a JAX program that uses our
+kernels runs, and is tested, on a machine without a GPU. Under ``vmap`` it
+runs once per batch element. An extension built without jaxlib's FFI
+headers (see python/README.md) runs kernels on the CPU platform only,
+through a host callback (``jax.pure_callback``), and says so on a GPU.
 
 JAX is optional: importing ``mosaic_gpu`` never imports it, and
 ``to_jax`` says so when it is missing.
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from . import _mosaic
+from . import launch as _launch
 from .generic import GenericKernel, Spec
 from .kernels import Kernel
 
@@ -69,13 +74,56 @@ def _specialized(kernel: Kernel | GenericKernel, arrays: Sequence[Any]) -> Kerne
     return kernel
 
 
+# The custom call's name, registered with XLA for both platforms.
+FFI_TARGET = "mosaic_gpu_kernel"
+_ffi_registered = False
+
+
+def _ffi_handlers(jax: Any) -> bool:
+    """Whether the extension has the FFI handlers; registers them with XLA
+    the first time."""
+    global _ffi_registered
+    handlers = getattr(_mosaic, "jax_ffi_handlers", None)
+    if handlers is None:
+        return False
+    if not _ffi_registered:
+        for platform, capsule in handlers().items():
+            jax.ffi.register_ffi_target(FFI_TARGET, capsule, platform=platform)
+        _ffi_registered = True
+    return True
+
+
+def _callback(jax: Any, fixed: Kernel, arrays: Sequence[Any], results: list[Any]) -> Any:
+    """The kernel as a host callback on the emulator: for an extension
+    without the FFI handlers, on the CPU platform only."""
+    import numpy
+
+    # Tracers under jit have no devices: they compile for the default
+    # backend (unless placed elsewhere, which is not checked here).
+    platforms = {device.platform for a in arrays
+                 if not isinstance(a, jax.core.Tracer) for device in a.devices()}
+    platforms = platforms or {jax.default_backend()}
+    if platforms - {"cpu"}:
+        raise NotImplementedError(
+            f"{fixed.name} on {sorted(platforms)}: this mosaic_gpu was built without jaxlib's "
+            "XLA FFI headers, so its kernels run inside JAX on the CPU platform only (on the "
+            "PTX emulator); rebuild it with JAX installed (python/README.md, 'JAX functions')")
+
+    def on_host(*host_arrays: Any) -> Any:
+        made = fixed(*[numpy.ascontiguousarray(a) for a in host_arrays], backend="emulator")
+        return made if isinstance(made, tuple) else (made,)
+
+    return jax.pure_callback(on_host, tuple(results), *arrays, vmap_method="sequential")
+
+
 def to_jax(kernel: Kernel | GenericKernel) -> Callable[..., Any]:
     """A function of JAX arrays, one per kernel input, returning the
     kernel's outputs as new arrays (one array, or a tuple), for use inside
-    ``jax.jit`` and ``jax.vmap``. On the CPU platform the kernel runs on
-    the PTX emulator; on a GPU the call raises NotImplementedError (the XLA
-    FFI handler is not written yet). Raises TypeError for something that is
-    not a kernel, ImportError without JAX."""
+    ``jax.jit``, ``jax.vmap`` and ``shard_map``. The kernel is compiled
+    (once, through the compile cache) when the call is traced. On the CPU
+    platform it runs on the PTX emulator, on CUDA on XLA's stream. Raises
+    TypeError for something that is not a kernel, ImportError without
+    JAX."""
     jax = _jax()
     import numpy
 
@@ -86,26 +134,14 @@ def to_jax(kernel: Kernel | GenericKernel) -> Callable[..., Any]:
     def call(*arrays: Any) -> Any:
         arrays = [jax.numpy.asarray(a) for a in arrays]
         fixed = _specialized(kernel, arrays)
-        # Tracers under jit have no devices: they compile for the default
-        # backend (unless placed elsewhere, which is not checked here).
-        platforms = {device.platform for a in arrays
-                     if not isinstance(a, jax.core.Tracer) for device in a.devices()}
-        platforms = platforms or {jax.default_backend()}
-        if platforms - {"cpu"}:
-            raise NotImplementedError(
-                f"{fixed.name} on {sorted(platforms)}: mosaic_gpu kernels run inside JAX on "
-                "the CPU platform only (on the PTX emulator); the CUDA platform needs an XLA "
-                "FFI handler, which is not written yet")
         results = [jax.ShapeDtypeStruct(tuple(shape), numpy.dtype(dtype.numpy))
                    for shape, dtype in fixed.outputs]
-
-        def on_host(*host_arrays: Any) -> Any:
-            made = fixed(*[numpy.ascontiguousarray(a) for a in host_arrays],
-                         backend="emulator")
-            return made if isinstance(made, tuple) else (made,)
-
-        made = jax.pure_callback(on_host, tuple(results), *arrays,
-                                 vmap_method="sequential")
+        if _ffi_handlers(jax):
+            manifest = _launch.compile_cached(fixed.module)
+            made = jax.ffi.ffi_call(FFI_TARGET, results, vmap_method="sequential")(
+                *arrays, manifest=manifest)
+        else:
+            made = _callback(jax, fixed, arrays, results)
         return made[0] if len(made) == 1 else tuple(made)
 
     call.__name__ = getattr(kernel, "name", "kernel")

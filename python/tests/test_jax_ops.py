@@ -1,9 +1,13 @@
-"""mosaic_gpu.to_jax: kernels as JAX functions, inside jax.jit and
-jax.vmap, on the CPU platform (the PTX emulator). CI runs this file in a
+"""mosaic_gpu.to_jax: kernels as JAX functions, inside jax.jit, jax.vmap
+and shard_map, on the CPU platform (the PTX emulator, through the XLA FFI
+handler; tests/ffi/JaxFfiTest.cpp calls the CUDA one). CI runs this file in a
 virtual environment with JAX (ctest `python-jax`: JAX needs NumPy 2, which
 Debian 12's Python does not have); elsewhere it skips where JAX is not
 installed, but for the test of the error without it."""
+import os
+import pathlib
 import runpy
+import subprocess
 import sys
 
 import numpy as np
@@ -109,3 +113,76 @@ def test_mismatched_inputs_raise_the_launchers_errors_at_trace_time(layer_norm):
     with pytest.raises(TypeError, match="to_jax takes a mosaic_gpu Kernel or @jit kernel, "
                                         "got function"):
         mgpu.to_jax(lambda x: x)
+
+
+needs_ffi = pytest.mark.skipif(not hasattr(mgpu._mosaic, "jax_ffi_handlers"),
+                               reason="mosaic_gpu was built without jaxlib's FFI headers")
+
+
+@needs_jax
+@needs_ffi
+def test_the_call_is_one_xla_ffi_custom_call_naming_the_compiled_kernel():
+    lowered = jax.jit(mgpu.to_jax(sum_and_product)).lower(jnp.zeros(1024), jnp.zeros(1024))
+    text = lowered.as_text()
+    assert text.count('custom_call @mosaic_gpu_kernel') == 1, text
+    assert "callback" not in text
+    manifest = text.split('manifest = "', 1)[1].split('"', 1)[0]
+    assert manifest.endswith(".json")
+    assert mgpu.cache_dir() in pathlib.Path(manifest).parents
+
+
+@needs_jax
+@needs_emulator
+def test_shard_map_runs_the_kernel_on_every_device(tmp_path):
+    """Two CPU devices (XLA's flag must be set before JAX starts, hence a
+    process of its own), the rows of layer_norm's input split between them:
+    each shard is a call of the kernel specialized to 64 rows."""
+    script = tmp_path / "sharded.py"
+    script.write_text(f"""
+import runpy
+import numpy as np
+import jax, jax.numpy as jnp
+from jax.sharding import Mesh, PartitionSpec as P
+import mosaic_gpu as mgpu
+
+layer_norm = mgpu.to_jax(runpy.run_path({str(EXAMPLES / "layer_norm.py")!r})["layer_norm"])
+assert len(jax.devices()) == 2, jax.devices()
+mesh = Mesh(np.array(jax.devices()), ("rows",))
+keys = jax.random.split(jax.random.key(0), 3)
+x = jax.random.normal(keys[0], (128, 128))
+gamma, beta = jax.random.normal(keys[1], (128,)), jax.random.normal(keys[2], (128,))
+sharded = jax.jit(jax.shard_map(layer_norm, mesh=mesh, in_specs=(P("rows"), P(), P()),
+                                out_specs=P("rows")))
+y = sharded(x, gamma, beta)
+assert len(y.sharding.device_set) == 2
+assert "64,128" in sharded.lower(x, gamma, beta).as_text().replace(" ", "").replace("x", ",")
+mean = x.mean(1, keepdims=True)
+expected = (x - mean) / jnp.sqrt(((x - mean) ** 2).mean(1, keepdims=True) + 1e-5) * gamma + beta
+np.testing.assert_allclose(y, expected, rtol=2e-5, atol=2e-5)
+print("sharded ok")
+""")
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
+               JAX_PLATFORMS="cpu")
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "sharded ok" in done.stdout
+
+
+@needs_jax
+@needs_emulator
+def test_without_the_ffi_handlers_the_cpu_platform_uses_a_host_callback(monkeypatch):
+    """An extension built without jaxlib's headers still runs kernels
+    inside jit on the CPU, and on another platform says how to get them."""
+    monkeypatch.delattr(mgpu._mosaic, "jax_ffi_handlers", raising=False)
+    f = mgpu.to_jax(sum_and_product)
+    x, y = jnp.arange(1024.0), jnp.full(1024, 3.0)
+    assert "callback" in jax.jit(f).lower(x, y).as_text()
+    total, product = jax.jit(f)(x, y)
+    np.testing.assert_allclose(total, x + y)
+    np.testing.assert_allclose(product, x * y)
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    with pytest.raises(NotImplementedError, match="built without jaxlib's XLA FFI headers, "
+                                                  "so its kernels run inside JAX on the CPU "
+                                                  "platform only"):
+        jax.jit(mgpu.to_jax(sum_and_product)).trace(x, y)  # a new function: traced anew
