@@ -122,16 +122,18 @@ struct LoadedKernel {
   }
 
   /// Runs the kernel once on `(pointer, element type, shape)` buffers on
-  /// `stream` (a CUstream handle; 0: the context's default stream) and
-  /// waits for that stream. `collective`, for a kernel that spans devices:
-  /// (device id, device count, peers[s][q]) from raw pointers.
+  /// `stream` (a CUstream handle; 0: the context's default stream) and,
+  /// with `wait`, waits for that stream. `collective`, for a kernel that
+  /// spans devices: (device id, device count, peers[s][q]) from raw
+  /// pointers.
   void launch(
       const std::vector<std::tuple<uint64_t, std::string, std::vector<int64_t>>>
           &buffers,
       uint64_t stream,
       const std::optional<
           std::tuple<uint32_t, uint32_t, std::vector<std::vector<uint64_t>>>>
-          &collective) {
+          &collective,
+      bool wait) {
     std::vector<rt::BufferArgument> arguments;
     for (const auto &[pointer, type, shape] : buffers)
       arguments.push_back(
@@ -152,6 +154,8 @@ struct LoadedKernel {
                                      : kernel.prepare(arguments));
     auto handle = reinterpret_cast<CUstream>(static_cast<uintptr_t>(stream));
     check(prepared.run(handle));
+    if (!wait)
+      return;
     const rt::Driver &driver = ctx.driver();
     check(handle ? driver.check(driver.cuStreamSynchronize(handle),
                                 "the kernel failed: cuStreamSynchronize")
@@ -396,9 +400,13 @@ void mosaic::python::registerRuntime(py::module_ &m) {
                              })
       .def("launch", &LoadedKernel::launch, py::arg("buffers"),
            py::arg("stream") = 0, py::arg("collective") = py::none(),
+           py::arg("wait") = true,
            "Runs the kernel on (device pointer, element type, shape) "
            "buffers, one per parameter, on `stream` (a CUstream handle, 0 "
-           "for the default stream) and waits for that stream. A kernel that "
+           "for the default stream) and, with `wait`, waits for that stream "
+           "(without, the launch is asynchronous, as the frameworks' "
+           "operations are, and CUDA-graph capture can record it). A kernel "
+           "that "
            "spans devices needs `collective`: (device id, device count, "
            "peers), peers[s][q] the address of symmetric buffer s on device "
            "q (PyTorch's buffer_ptrs). The GIL is released meanwhile.")

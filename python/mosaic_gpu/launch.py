@@ -309,7 +309,9 @@ def launch(kernel: Kernel, arrays: Sequence[Any], options: dict[str, Any],
            backend_name: str | None = None, stream: Any = None) -> Any:
     """Runs ``kernel`` on ``arrays`` on the backend ``backend_name`` picks
     (see ``backend``) and on ``stream`` (see ``stream_handle``), then waits
-    for that stream; returns the outputs it made when only the inputs were
+    for that stream, unless every array is a PyTorch CUDA tensor: that
+    launch is asynchronous, as PyTorch's operators are (and so CUDA graphs
+    can capture it). Returns the outputs it made when only the inputs were
     given: NumPy arrays, or PyTorch tensors on the device of the first
     tensor among the inputs."""
     chosen = backend(backend_name)
@@ -336,7 +338,10 @@ def launch(kernel: Kernel, arrays: Sequence[Any], options: dict[str, Any],
             if i < len(arrays):  # the outputs made here hold nothing yet
                 device[i].upload(_bytes_view(argument.host))
             argument.pointer = device[i].pointer
-    loaded.launch([(a.pointer, a.dtype.name, list(a.shape)) for a in arguments], handle)
+    asynchronous = all(_library(a) == "torch" and getattr(a, "is_cuda", False)
+                       for a in arrays)
+    loaded.launch([(a.pointer, a.dtype.name, list(a.shape)) for a in arguments], handle,
+                  wait=not asynchronous)
     for i in range(len(kernel.inputs), len(arguments)):
         if i in device:
             device[i].download(_bytes_view(arguments[i].host))

@@ -176,11 +176,13 @@ records["arrays"] = dict(
 a, b = Tensor((1024,)), Tensor((1024,))
 a.values()[:] = 7.0
 copies = counter("fake_copies")
+ctypes.c_ulonglong.in_dll(fake, "fake_synchronized_stream").value = 0
 made = scale(a, b)
 records["torch"] = dict(
     copies=counter("fake_copies") - copies, type=type(made).__name__,
     written=bool((made.values() == 7.0).all()),
-    stream=counter("fake_launch_stream", ctypes.c_ulonglong), dlpack_streams=a.streams[-1:])
+    stream=counter("fake_launch_stream", ctypes.c_ulonglong), dlpack_streams=a.streams[-1:],
+    synchronized=counter("fake_synchronized_stream", ctypes.c_ulonglong))
 
 host = np.arange(1024, dtype=np.float32)
 copies = counter("fake_copies")
@@ -197,7 +199,8 @@ def test_device_arrays_round_trip_without_copies_on_their_stream(ptxas, tmp_path
     """CUDA arrays and PyTorch CUDA tensors go to the kernel by pointer and
     the outputs are made on the device: no copy through the driver; the
     kernel runs on the given stream (or the tensors' current stream), which
-    DLPack producers are told and which is synchronized."""
+    DLPack producers are told and which is synchronized, but for PyTorch's
+    tensors."""
     env = dict(os.environ, MOSAIC_CUDA_DRIVER=str(FAKE_DRIVER),
                MOSAIC_GPU_CACHE_DIR=str(tmp_path), MOSAIC_GPU_BACKEND="cuda")
     result = subprocess.run([sys.executable, "-c", FAKE_DEVICE_RUN, str(FAKE_DRIVER),
@@ -206,8 +209,9 @@ def test_device_arrays_round_trip_without_copies_on_their_stream(ptxas, tmp_path
     records = json.loads(result.stdout)
     assert records["arrays"] == dict(copies=0, written=True, stream=0x1234,
                                      synchronized=0x1234, dlpack_streams=[0x1234])
+    # PyTorch's tensors: asynchronous, as PyTorch's operators are.
     assert records["torch"] == dict(copies=0, type="Tensor", written=True, stream=0x5EED,
-                                    dlpack_streams=[0x5EED])
+                                    dlpack_streams=[0x5EED], synchronized=0)
     # NumPy arrays: two inputs up, the output down; on the stream given.
     assert records["numpy"] == dict(copies=3, written=True, stream=0x42)
 
