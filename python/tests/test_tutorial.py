@@ -1,6 +1,7 @@
 """docs/PythonTutorial.md works as written: its python blocks, in order,
 run as one script (in a process of its own, which loads the emulator's
 driver) and their asserts hold."""
+import importlib.util
 import os
 import pathlib
 import re
@@ -42,3 +43,6 @@ def test_the_tutorial_runs(tmp_path):
     assert "<OpLayouts math.rsqrt at" in result.stdout
     assert "registers:" in result.stdout
     assert "error: no layout for operand #0 of 'mosaic_gpu.layout_cast'" in result.stdout
+    # The JAX section runs where JAX is installed (ctest python-jax).
+    if importlib.util.find_spec("jax") and hasattr(mgpu._mosaic, "jax_ffi_handlers"):
+        assert "1 custom call" in result.stdout
