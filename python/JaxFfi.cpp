@@ -60,8 +60,8 @@ public:
   /// The kernel of `manifestPath` loaded on device `ordinal` of `backend`,
   /// loading it on first use; the device's context is made current. The
   /// caller holds `lock`.
-  mosaic::Expected<const rt::Kernel *>
-  kernel(rt::Backend backend, int ordinal, const std::string &manifestPath) {
+  mosaic::Expected<const rt::Kernel *> kernel(rt::Backend backend, int ordinal,
+                                              const std::string &manifestPath) {
     mosaic::Expected<const rt::Context *> ctx = context(backend, ordinal);
     MOSAIC_RETURN_IF_ERROR(ctx);
     std::unique_ptr<rt::Kernel> &slot =
@@ -97,8 +97,7 @@ public:
   }
 
 private:
-  std::map<std::pair<rt::Backend, int>, std::unique_ptr<rt::Context>>
-      contexts;
+  std::map<std::pair<rt::Backend, int>, std::unique_ptr<rt::Context>> contexts;
   std::map<std::tuple<rt::Backend, int, std::string>,
            std::unique_ptr<rt::Kernel>>
       kernels;

@@ -100,8 +100,7 @@ call(XLA_FFI_Error *(*handler)(XLA_FFI_CallFrame *),
   std::vector<void *> args;
   for (XlaBuffer *input : inputs)
     args.push_back(&input->buffer);
-  std::vector<XLA_FFI_RetType> retTypes(outputs.size(),
-                                        XLA_FFI_RetType_BUFFER);
+  std::vector<XLA_FFI_RetType> retTypes(outputs.size(), XLA_FFI_RetType_BUFFER);
   std::vector<void *> rets;
   for (XlaBuffer *output : outputs)
     rets.push_back(&output->buffer);
@@ -123,8 +122,8 @@ call(XLA_FFI_Error *(*handler)(XLA_FFI_CallFrame *),
   frame.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr,
                 static_cast<int64_t>(rets.size()), retTypes.data(),
                 rets.data()};
-  frame.attrs = {XLA_FFI_Attrs_STRUCT_SIZE, nullptr, 1, attrTypes, names,
-                 attrs};
+  frame.attrs = {
+      XLA_FFI_Attrs_STRUCT_SIZE, nullptr, 1, attrTypes, names, attrs};
   XLA_FFI_Error *error = handler(&frame);
   if (!error)
     return std::nullopt;
@@ -220,12 +219,12 @@ TEST_F(JaxFfi, TheCudaHandlerLaunchesOnXlasStreamOverXlasBuffers) {
   ASSERT_TRUE(device[2].fill(0xff).ok());
   const rt::Driver &cuda = **driver;
   CUstream stream = nullptr;
-  ASSERT_EQ(cuda.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
-            CUDA_SUCCESS);
+  ASSERT_EQ(cuda.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   gStream = stream;
   gStreamRequests = 0;
   auto pointer = [&](int i) {
-    return reinterpret_cast<void *>(static_cast<uintptr_t>(device[i].pointer()));
+    return reinterpret_cast<void *>(
+        static_cast<uintptr_t>(device[i].pointer()));
   };
   XlaBuffer xBuffer(pointer(0), XLA_FFI_DataType_F32, {kElements});
   XlaBuffer yBuffer(pointer(1), XLA_FFI_DataType_F32, {kElements});
@@ -278,8 +277,7 @@ TEST_F(JaxFfi, BuffersThatDoNotMatchTheKernelAreRefusedBeforeTheLaunch) {
   std::optional<RecordedError> error = call(MosaicGpuJaxKernelHost, *manifest,
                                             {&xBuffer, &yBuffer}, {&outBuffer});
   ASSERT_TRUE(error);
-  EXPECT_NE(error->message.find("524288"), std::string::npos)
-      << error->message;
+  EXPECT_NE(error->message.find("524288"), std::string::npos) << error->message;
   // One buffer too few: the count is checked too.
   error = call(MosaicGpuJaxKernelHost, *manifest, {&xBuffer}, {&outBuffer});
   ASSERT_TRUE(error);
