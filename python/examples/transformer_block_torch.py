@@ -52,14 +52,6 @@ def mlp_operators(shape: blocks.Shape) -> blocks.MlpKernels:
     return MLP_OPERATORS[key]
 
 
-def detached(*tensors):
-    """The tensors without their autograd history: a to_torch operator
-    hands its tensors to the kernel through DLPack, which exports no tensor
-    that requires a gradient (the parameters do, even where autograd is
-    off, as in a Function's forward and backward)."""
-    return [t.detach() for t in tensors]
-
-
 class MosaicMlp(torch.autograd.Function):
     """gelu_tanh(h w1^T + b1) w2^T + b2 for h [tokens, width] on our GEMMs,
     its backward on our GEMMs too (transformer_block_kernels.py)."""
@@ -67,14 +59,13 @@ class MosaicMlp(torch.autograd.Function):
     @staticmethod
     def forward(ctx, h, w1, b1, w2, b2):
         ops = MLP_OPERATORS[(h.shape[0], h.shape[1], w1.shape[0])]
-        h, w1, b1, w2, b2 = detached(h, w1, b1, w2, b2)
         a = ops.up_gelu(h, w1, b1)
         ctx.save_for_backward(h, w1, b1, w2, a)
         return ops.down_bias(a, w2, b2)
 
     @staticmethod
     def backward(ctx, dy):
-        h, w1, b1, w2, a = detached(*ctx.saved_tensors)
+        h, w1, b1, w2, a = ctx.saved_tensors
         ops = MLP_OPERATORS[(h.shape[0], h.shape[1], w1.shape[0])]
         u = ops.up_bias(h, w1, b1)  # f32
         da = ops.down_input(dy, w2)

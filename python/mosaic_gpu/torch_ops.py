@@ -140,7 +140,9 @@ def to_torch(kernel: Kernel | GenericKernel, name: str, *, outputs: int | None =
     def run(*tensors: Any) -> Any:
         backend = _device_backend(tensors, qualified)
         fixed = _specialized(kernel, tensors, names)
-        contiguous = [t.contiguous() for t in tensors]
+        # Detached: DLPack exports no tensor that requires a gradient, and
+        # a parameter does even where autograd is off (in a Function).
+        contiguous = [t.detach().contiguous() for t in tensors]
         return shape_result(fixed(*contiguous, backend=backend))
 
     def torch_dtype(dtype: Any) -> Any:

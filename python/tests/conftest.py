@@ -57,7 +57,10 @@ def run_example(script, args, cache, source=None):
     """Runs the example `script` (or `source`, Python that runs it) with
     `args` in a process of its own (a crash fails that test only), its
     kernels cached in `cache`."""
-    env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(cache))
+    # The package this process imported, wherever PYTHONPATH pointed from.
+    package = str(pathlib.Path(mg.__file__).resolve().parents[1])
+    env = dict(os.environ, MOSAIC_GPU_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join(
+        [package] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     command = [sys.executable] + (["-c", source] if source else [str(script)]) + list(args)
     return subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO)
 

@@ -57,6 +57,12 @@ def test_a_fixed_kernel_runs_on_cpu_tensors(ops):
     wide = torch.randn(1024, 2)
     total, _ = ops["sum_and_product"](wide[:, 0], y)
     torch.testing.assert_close(total, wide[:, 0] + y)
+    # A parameter (it requires a gradient) where autograd is off, as in an
+    # autograd.Function: DLPack would refuse it undetached.
+    weight = torch.nn.Parameter(torch.randn(1024))
+    with torch.no_grad():
+        total, _ = ops["sum_and_product"](weight, y)
+    torch.testing.assert_close(total, weight.detach() + y)
 
 
 @needs_torch
