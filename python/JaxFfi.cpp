@@ -140,10 +140,18 @@ struct CallBuffer {
   size_t bytes = 0;
 };
 
-/// The call's buffers, inputs then outputs, as the kernel's buffer
-/// parameters are ordered; or why one cannot be a kernel argument.
-ffi::ErrorOr<std::vector<CallBuffer>> callBuffers(ffi::RemainingArgs inputs,
+/// The kernel's buffers of the call, its `kernelInputs` inputs (the first
+/// arguments) then its outputs, as the kernel's buffer parameters are
+/// ordered; or why one cannot be a kernel argument. The arguments after the
+/// inputs are initial values of outputs, which XLA aliases to them.
+ffi::ErrorOr<std::vector<CallBuffer>> callBuffers(ffi::RemainingArgs arguments,
+                                                  int64_t kernelInputs,
                                                   ffi::RemainingRets outputs) {
+  if (kernelInputs < 0 || static_cast<size_t>(kernelInputs) > arguments.size())
+    return ffi::Unexpected(ffi::Error::InvalidArgument(
+        "the call names " + std::to_string(kernelInputs) +
+        " kernel inputs but has " + std::to_string(arguments.size()) +
+        " arguments"));
   std::vector<CallBuffer> buffers;
   auto add = [&](const ffi::AnyBuffer &buffer,
                  const std::string &what) -> ffi::Error {
@@ -163,8 +171,8 @@ ffi::ErrorOr<std::vector<CallBuffer>> callBuffers(ffi::RemainingArgs inputs,
     buffers.push_back(std::move(call));
     return ffi::Error::Success();
   };
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    ffi::ErrorOr<ffi::AnyBuffer> input = inputs.get<ffi::AnyBuffer>(i);
+  for (int64_t i = 0; i < kernelInputs; ++i) {
+    ffi::ErrorOr<ffi::AnyBuffer> input = arguments.get<ffi::AnyBuffer>(i);
     if (input.has_error())
       return ffi::Unexpected(input.error());
     if (ffi::Error error = add(*input, "input " + std::to_string(i));
@@ -183,6 +191,18 @@ ffi::ErrorOr<std::vector<CallBuffer>> callBuffers(ffi::RemainingArgs inputs,
   return buffers;
 }
 
+/// Whether output buffer `data` holds an initial value: XLA aliased it to
+/// one of the arguments after the kernel's inputs.
+bool isInitialized(const void *data, ffi::RemainingArgs arguments,
+                   int64_t kernelInputs) {
+  for (size_t i = kernelInputs; i < arguments.size(); ++i) {
+    ffi::ErrorOr<ffi::AnyBuffer> value = arguments.get<ffi::AnyBuffer>(i);
+    if (value.has_value() && value->untyped_data() == data)
+      return true;
+  }
+  return false;
+}
+
 ffi::Error failed(const mosaic::Status &status, std::string_view manifest) {
   return ffi::Error::Internal("mosaic_gpu kernel " + std::string(manifest) +
                               ": " + status.message());
@@ -190,14 +210,16 @@ ffi::Error failed(const mosaic::Status &status, std::string_view manifest) {
 
 /// Launches on XLA's stream over XLA's device buffers; returns without
 /// waiting, as every XLA operation on the stream does.
-ffi::Error runOnGpu(CUstream stream, int32_t ordinal, std::string_view manifest,
-                    ffi::RemainingArgs inputs, ffi::RemainingRets outputs) {
-  ffi::ErrorOr<std::vector<CallBuffer>> buffers = callBuffers(inputs, outputs);
+ffi::Error runOnGpu(CUstream stream, int32_t ordinal, int64_t kernelInputs,
+                    std::string_view manifest, ffi::RemainingArgs arguments,
+                    ffi::RemainingRets outputs) {
+  ffi::ErrorOr<std::vector<CallBuffer>> buffers =
+      callBuffers(arguments, kernelInputs, outputs);
   if (buffers.has_error())
     return buffers.error();
-  std::vector<rt::BufferArgument> arguments;
+  std::vector<rt::BufferArgument> kernelArguments;
   for (const CallBuffer &buffer : *buffers)
-    arguments.push_back(buffer.argument);
+    kernelArguments.push_back(buffer.argument);
   LoadedKernels &loaded = LoadedKernels::process();
   const rt::Kernel *kernel = nullptr;
   {
@@ -208,7 +230,7 @@ ffi::Error runOnGpu(CUstream stream, int32_t ordinal, std::string_view manifest,
       return failed(found.status(), manifest);
     kernel = *found;
   }
-  mosaic::Expected<rt::Launch> launch = kernel->prepare(arguments);
+  mosaic::Expected<rt::Launch> launch = kernel->prepare(kernelArguments);
   if (!launch.ok())
     return failed(launch.status(), manifest);
   if (mosaic::Status status = launch->run(stream); !status.ok())
@@ -217,10 +239,13 @@ ffi::Error runOnGpu(CUstream stream, int32_t ordinal, std::string_view manifest,
 }
 
 /// Runs the kernel on the emulator's device 0 over copies of XLA's host
-/// buffers, and waits for it.
-ffi::Error runOnEmulator(std::string_view manifest, ffi::RemainingArgs inputs,
+/// buffers (of the outputs too, where they hold initial values), and waits
+/// for it.
+ffi::Error runOnEmulator(int64_t kernelInputs, std::string_view manifest,
+                         ffi::RemainingArgs arguments,
                          ffi::RemainingRets outputs) {
-  ffi::ErrorOr<std::vector<CallBuffer>> buffers = callBuffers(inputs, outputs);
+  ffi::ErrorOr<std::vector<CallBuffer>> buffers =
+      callBuffers(arguments, kernelInputs, outputs);
   if (buffers.has_error())
     return buffers.error();
   LoadedKernels &loaded = LoadedKernels::process();
@@ -231,7 +256,7 @@ ffi::Error runOnEmulator(std::string_view manifest, ffi::RemainingArgs inputs,
     return failed(kernel.status(), manifest);
   const rt::Context &context = **loaded.context(rt::Backend::Emulator, 0);
   std::vector<rt::DeviceBuffer> device;
-  std::vector<rt::BufferArgument> arguments;
+  std::vector<rt::BufferArgument> kernelArguments;
   for (size_t i = 0; i < buffers->size(); ++i) {
     const CallBuffer &buffer = (*buffers)[i];
     // The emulator refuses empty allocations; a kernel refuses empty
@@ -240,14 +265,16 @@ ffi::Error runOnEmulator(std::string_view manifest, ffi::RemainingArgs inputs,
         rt::DeviceBuffer::allocate(context, std::max<size_t>(buffer.bytes, 1));
     if (!copy.ok())
       return failed(copy.status(), manifest);
-    if (i < inputs.size() && buffer.bytes)
+    bool holdsValues = i < static_cast<size_t>(kernelInputs) ||
+                       isInitialized(buffer.data, arguments, kernelInputs);
+    if (holdsValues && buffer.bytes)
       if (mosaic::Status status = copy->upload(buffer.data); !status.ok())
         return failed(status, manifest);
-    arguments.push_back(buffer.argument);
-    arguments.back().pointer = copy->pointer();
+    kernelArguments.push_back(buffer.argument);
+    kernelArguments.back().pointer = copy->pointer();
     device.push_back(std::move(*copy));
   }
-  mosaic::Expected<rt::Launch> launch = (*kernel)->prepare(arguments);
+  mosaic::Expected<rt::Launch> launch = (*kernel)->prepare(kernelArguments);
   if (!launch.ok())
     return failed(launch.status(), manifest);
   if (mosaic::Status status = launch->run(nullptr); !status.ok())
@@ -257,7 +284,7 @@ ffi::Error runOnEmulator(std::string_view manifest, ffi::RemainingArgs inputs,
           driver.cuCtxSynchronize(), "the kernel failed: cuCtxSynchronize");
       !status.ok())
     return failed(status, manifest);
-  for (size_t i = inputs.size(); i < buffers->size(); ++i)
+  for (size_t i = kernelInputs; i < buffers->size(); ++i)
     if ((*buffers)[i].bytes)
       if (mosaic::Status status = device[i].download((*buffers)[i].data);
           !status.ok())
@@ -271,12 +298,14 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(MosaicGpuJaxKernelCuda, runOnGpu,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::PlatformStream<CUstream>>()
                                   .Ctx<ffi::DeviceOrdinal>()
+                                  .Attr<int64_t>("inputs")
                                   .Attr<std::string_view>("manifest")
                                   .RemainingArgs()
                                   .RemainingRets());
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MosaicGpuJaxKernelHost, runOnEmulator,
                               ffi::Ffi::Bind()
+                                  .Attr<int64_t>("inputs")
                                   .Attr<std::string_view>("manifest")
                                   .RemainingArgs()
                                   .RemainingRets());

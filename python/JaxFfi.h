@@ -7,9 +7,10 @@
 // (MOSAIC_JAX_FFI_INCLUDE_DIR); documented in python/README.md ("JAX
 // functions").
 //
-// Both take the attribute `manifest` (the path of a compiled kernel's
-// manifest), then the kernel's inputs as arguments and its outputs as
-// results, in the kernel's parameter order.
+// Both take the attributes `inputs` (the kernel's input count, an i64) and
+// `manifest` (the path of a compiled kernel's manifest); as arguments the
+// kernel's inputs, then the initial values of outputs that have them (each
+// aliased to its output); as results the kernel's outputs.
 //
 //===----------------------------------------------------------------------===//
 

@@ -93,7 +93,27 @@ def _ffi_handlers(jax: Any) -> bool:
     return True
 
 
-def _callback(jax: Any, fixed: Kernel, arrays: Sequence[Any], results: list[Any]) -> Any:
+def _check_initial_values(fixed: Kernel, initialized: Sequence[int],
+                          values: Sequence[Any]) -> None:
+    """The kernel has the outputs ``initialized`` names, and the initial
+    values (as many as given) match them, checked as the launcher checks
+    outputs: the same messages."""
+    for position in initialized:
+        if position >= len(fixed.outputs):
+            raise ValueError(f"initialized_outputs names output {position}, but "
+                             f"{fixed.name} has {len(fixed.outputs)} outputs")
+    for position, value in zip(initialized, values):
+        shape, dtype = fixed.outputs[position]
+        name = _dtype_name(value.dtype, f"output {position}")
+        if name != dtype.name:
+            raise TypeError(f"output {position} has dtype {name}, the kernel expects {dtype}")
+        if tuple(value.shape) != tuple(shape):
+            raise ValueError(f"output {position} has shape {tuple(value.shape)}, the kernel "
+                             f"expects {tuple(shape)}")
+
+
+def _callback(jax: Any, fixed: Kernel, arrays: Sequence[Any], initialized: Sequence[int],
+              results: list[Any]) -> Any:
     """The kernel as a host callback on the emulator: for an extension
     without the FFI handlers, on the CPU platform only."""
     import numpy
@@ -108,40 +128,70 @@ def _callback(jax: Any, fixed: Kernel, arrays: Sequence[Any], results: list[Any]
             f"{fixed.name} on {sorted(platforms)}: this mosaic_gpu was built without jaxlib's "
             "XLA FFI headers, so its kernels run inside JAX on the CPU platform only (on the "
             "PTX emulator); rebuild it with JAX installed (python/README.md, 'JAX functions')")
+    inputs = len(fixed.inputs)
 
     def on_host(*host_arrays: Any) -> Any:
-        made = fixed(*[numpy.ascontiguousarray(a) for a in host_arrays], backend="emulator")
-        return made if isinstance(made, tuple) else (made,)
+        outputs = [numpy.empty(result.shape, result.dtype) for result in results]
+        for position, value in zip(initialized, host_arrays[inputs:]):
+            outputs[position][...] = value
+        fixed(*[numpy.ascontiguousarray(a) for a in host_arrays[:inputs]], *outputs,
+              backend="emulator")
+        return tuple(outputs)
 
     return jax.pure_callback(on_host, tuple(results), *arrays, vmap_method="sequential")
 
 
-def to_jax(kernel: Kernel | GenericKernel) -> Callable[..., Any]:
+def to_jax(kernel: Kernel | GenericKernel, *,
+           initialized_outputs: Sequence[int] = ()) -> Callable[..., Any]:
     """A function of JAX arrays, one per kernel input, returning the
     kernel's outputs as new arrays (one array, or a tuple), for use inside
     ``jax.jit``, ``jax.vmap`` and ``shard_map``. The kernel is compiled
     (once, through the compile cache) when the call is traced. On the CPU
-    platform it runs on the PTX emulator, on CUDA on XLA's stream. Raises
-    TypeError for something that is not a kernel, ImportError without
-    JAX."""
+    platform it runs on the PTX emulator, on CUDA on XLA's stream.
+
+    An output starts uninitialized, unless its position is in
+    ``initialized_outputs``: then the function takes its initial value
+    too, after the inputs (in the order of ``initialized_outputs``), for a
+    kernel that accumulates into the output. XLA aliases the value's
+    buffer to the output's, so the kernel updates it in place.
+
+    Raises TypeError for something that is not a kernel, ValueError for
+    bad ``initialized_outputs``, ImportError without JAX."""
     jax = _jax()
     import numpy
 
     if not isinstance(kernel, (Kernel, GenericKernel)):
         raise TypeError(f"to_jax takes a mosaic_gpu Kernel or @jit kernel, got "
                         f"{type(kernel).__name__}")
+    if not isinstance(initialized_outputs, (tuple, list)) or not all(
+            isinstance(p, int) and not isinstance(p, bool) and p >= 0
+            for p in initialized_outputs):
+        raise ValueError("initialized_outputs must be a list of output positions (ints from "
+                         f"0), got {initialized_outputs!r}")
+    if len(set(initialized_outputs)) != len(initialized_outputs):
+        raise ValueError(f"initialized_outputs names an output twice: {initialized_outputs!r}")
+    initialized = list(initialized_outputs)
+    if isinstance(kernel, Kernel):  # a generic kernel's outputs are known per call
+        _check_initial_values(kernel, initialized, [])
+    inputs = len(kernel.input_names if isinstance(kernel, GenericKernel) else kernel.inputs)
 
     def call(*arrays: Any) -> Any:
         arrays = [jax.numpy.asarray(a) for a in arrays]
-        fixed = _specialized(kernel, arrays)
+        if initialized and len(arrays) != inputs + len(initialized):
+            raise TypeError(f"{kernel.name} takes its {inputs} inputs, then the initial values "
+                            f"of outputs {initialized}; got {len(arrays)} arrays")
+        fixed = _specialized(kernel, arrays[:inputs])
+        _check_initial_values(fixed, initialized, arrays[inputs:])
         results = [jax.ShapeDtypeStruct(tuple(shape), numpy.dtype(dtype.numpy))
                    for shape, dtype in fixed.outputs]
         if _ffi_handlers(jax):
             manifest = _launch.compile_cached(fixed.module)
-            made = jax.ffi.ffi_call(FFI_TARGET, results, vmap_method="sequential")(
-                *arrays, manifest=manifest)
+            aliases = {inputs + i: position for i, position in enumerate(initialized)}
+            made = jax.ffi.ffi_call(FFI_TARGET, results, vmap_method="sequential",
+                                    input_output_aliases=aliases)(
+                *arrays, inputs=numpy.int64(inputs), manifest=manifest)
         else:
-            made = _callback(jax, fixed, arrays, results)
+            made = _callback(jax, fixed, arrays, initialized, results)
         return made[0] if len(made) == 1 else tuple(made)
 
     call.__name__ = getattr(kernel, "name", "kernel")

@@ -6,6 +6,7 @@ Debian 12's Python does not have); elsewhere it skips where JAX is not
 installed, but for the test of the error without it."""
 import os
 import pathlib
+import re
 import runpy
 import subprocess
 import sys
@@ -186,3 +187,67 @@ def test_without_the_ffi_handlers_the_cpu_platform_uses_a_host_callback(monkeypa
                                                   "so its kernels run inside JAX on the CPU "
                                                   "platform only"):
         jax.jit(mgpu.to_jax(sum_and_product)).trace(x, y)  # a new function: traced anew
+
+
+@mgpu.kernel(grid=(2, 1, 1), block=(128, 1, 1), inputs=[((1024,), "f32")],
+             outputs=[((1024,), "f32"), ((1024,), "f32")])
+def accumulate(x, total, doubled):
+    """total += x (total read first: it must start initialized); doubled = 2 x."""
+    rows = mgpu.ds(mgpu.block_id("x") * 512, 512)
+    value = mgpu.vector_load(x[rows])
+    mgpu.vector_store(mgpu.vector_load(total[rows]) + value, total[rows])
+    mgpu.vector_store(value + value, doubled[rows])
+
+
+def check_accumulate():
+    f = mgpu.to_jax(accumulate, initialized_outputs=[0])
+    x, start = jnp.arange(1024.0), jnp.full(1024, 100.0)
+    total, doubled = jax.jit(f)(x, start)
+    np.testing.assert_array_equal(total, start + x)
+    np.testing.assert_array_equal(doubled, 2 * x)
+    np.testing.assert_array_equal(start, 100.0)  # the caller's array is not changed
+    # Under vmap, each batch element's output starts from its own value.
+    totals, _ = jax.jit(jax.vmap(f))(jnp.stack([x, -x]), jnp.stack([start, 2 * start]))
+    np.testing.assert_array_equal(totals, jnp.stack([start + x, 2 * start - x]))
+
+
+@needs_jax
+@needs_emulator
+def test_an_initialized_output_starts_from_the_value_given():
+    check_accumulate()
+
+
+@needs_jax
+@needs_emulator
+def test_an_initialized_output_through_the_host_callback(monkeypatch):
+    monkeypatch.delattr(mgpu._mosaic, "jax_ffi_handlers", raising=False)
+    check_accumulate()
+
+
+@needs_jax
+def test_bad_initialized_outputs_are_refused():
+    for bad, message in [(0, "must be a list of output positions"),
+                         ([-1], "must be a list of output positions"),
+                         ([True], "must be a list of output positions"),
+                         ([1, 1], "names an output twice"),
+                         ([2], "initialized_outputs names output 2, but accumulate has 2 "
+                               "outputs")]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            mgpu.to_jax(accumulate, initialized_outputs=bad)
+    f = mgpu.to_jax(accumulate, initialized_outputs=[0])
+    x = jnp.zeros(1024)
+    with pytest.raises(TypeError, match=re.escape("accumulate takes its 1 inputs, then the "
+                                                  "initial values of outputs [0]; got 1 arrays")):
+        f(x)
+    with pytest.raises(ValueError, match=re.escape("output 0 has shape (512,), the kernel "
+                                                   "expects (1024,)")):
+        jax.jit(f).trace(x, jnp.zeros(512))
+    with pytest.raises(TypeError, match="output 0 has dtype i32, the kernel expects f32"):
+        jax.jit(f).trace(x, jnp.zeros(1024, jnp.int32))
+    # A generic kernel's outputs are known per call: checked there.
+    layer_norm = runpy.run_path(str(EXAMPLES / "layer_norm.py"))["layer_norm"]
+    g = mgpu.to_jax(layer_norm, initialized_outputs=[1])
+    x, gamma, beta = layer_norm_inputs()
+    with pytest.raises(ValueError, match="initialized_outputs names output 1, but layer_norm "
+                                         "has 1 outputs"):
+        jax.jit(g).trace(x, gamma, beta, x)

@@ -90,12 +90,14 @@ struct XlaBuffer {
   XLA_FFI_Buffer buffer;
 };
 
-/// Calls `handler` as XLA's execute stage does, with the attribute
-/// `manifest`; the error it returned, if any.
+/// Calls `handler` as XLA's execute stage does, with the attributes
+/// `inputs` (by default, as many as `inputs` has) and `manifest`; the error
+/// it returned, if any.
 std::optional<RecordedError>
 call(XLA_FFI_Error *(*handler)(XLA_FFI_CallFrame *),
      const std::string &manifest, const std::vector<XlaBuffer *> &inputs,
-     const std::vector<XlaBuffer *> &outputs) {
+     const std::vector<XlaBuffer *> &outputs,
+     std::optional<int64_t> kernelInputs = std::nullopt) {
   std::vector<XLA_FFI_ArgType> argTypes(inputs.size(), XLA_FFI_ArgType_BUFFER);
   std::vector<void *> args;
   for (XlaBuffer *input : inputs)
@@ -104,11 +106,16 @@ call(XLA_FFI_Error *(*handler)(XLA_FFI_CallFrame *),
   std::vector<void *> rets;
   for (XlaBuffer *output : outputs)
     rets.push_back(&output->buffer);
-  XLA_FFI_ByteSpan name{"manifest", 8};
-  XLA_FFI_ByteSpan value{manifest.data(), manifest.size()};
-  XLA_FFI_ByteSpan *names[] = {&name};
-  XLA_FFI_AttrType attrTypes[] = {XLA_FFI_AttrType_STRING};
-  void *attrs[] = {&value};
+  // XLA passes the attributes sorted by name.
+  int64_t inputCount = kernelInputs.value_or(inputs.size());
+  XLA_FFI_Scalar count{XLA_FFI_DataType_S64, &inputCount};
+  XLA_FFI_ByteSpan countName{"inputs", 6};
+  XLA_FFI_ByteSpan manifestName{"manifest", 8};
+  XLA_FFI_ByteSpan path{manifest.data(), manifest.size()};
+  XLA_FFI_ByteSpan *names[] = {&countName, &manifestName};
+  XLA_FFI_AttrType attrTypes[] = {XLA_FFI_AttrType_SCALAR,
+                                  XLA_FFI_AttrType_STRING};
+  void *attrs[] = {&count, &path};
 
   XLA_FFI_CallFrame frame{};
   frame.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
@@ -123,7 +130,7 @@ call(XLA_FFI_Error *(*handler)(XLA_FFI_CallFrame *),
                 static_cast<int64_t>(rets.size()), retTypes.data(),
                 rets.data()};
   frame.attrs = {
-      XLA_FFI_Attrs_STRUCT_SIZE, nullptr, 1, attrTypes, names, attrs};
+      XLA_FFI_Attrs_STRUCT_SIZE, nullptr, 2, attrTypes, names, attrs};
   XLA_FFI_Error *error = handler(&frame);
   if (!error)
     return std::nullopt;
@@ -283,6 +290,29 @@ TEST_F(JaxFfi, BuffersThatDoNotMatchTheKernelAreRefusedBeforeTheLaunch) {
   ASSERT_TRUE(error);
   EXPECT_NE(error->message.find("mosaic_gpu kernel"), std::string::npos)
       << error->message;
+  // More kernel inputs than arguments.
+  error = call(MosaicGpuJaxKernelHost, *manifest, {&xBuffer, &yBuffer},
+               {&outBuffer}, 3);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(error->message.find("names 3 kernel inputs but has 2 arguments"),
+            std::string::npos)
+      << error->message;
+}
+
+TEST_F(JaxFfi, ArgumentsAfterTheKernelsInputsAreNotPassedToIt) {
+  // An initial value of the output, aliased to it as XLA does: the kernel
+  // still gets its three buffers, x, y and out.
+  std::vector<float> x = iota(0.5f), y = iota(-0.25f), out(kElements, 7.0f);
+  XlaBuffer xBuffer(x.data(), XLA_FFI_DataType_F32, {kElements});
+  XlaBuffer yBuffer(y.data(), XLA_FFI_DataType_F32, {kElements});
+  XlaBuffer initial(out.data(), XLA_FFI_DataType_F32, {kElements});
+  XlaBuffer outBuffer(out.data(), XLA_FFI_DataType_F32, {kElements});
+  std::optional<RecordedError> error =
+      call(MosaicGpuJaxKernelHost, *manifest, {&xBuffer, &yBuffer, &initial},
+           {&outBuffer}, 2);
+  ASSERT_FALSE(error) << error->message;
+  expectElementwise(x, y, out);
 }
 
 } // namespace
