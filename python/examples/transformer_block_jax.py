@@ -7,11 +7,9 @@ The block and its kernels: transformer_block_kernels.py. The kernels are
 JAX functions made by mosaic_gpu.to_jax: the attention forward kernel, and
 the MLP's GEMMs (bias + GELU fused into the first one's epilogue, the bias
 into the second's). The attention and the MLP are jax.custom_vjp functions
-whose backward runs our kernels too: the MLP's five backward GEMMs through
-to_jax, and the attention backward's three kernels through
-mosaic_gpu.attention.flash_attention_backward in a host callback (its main
-kernel adds dQ into a zeroed f32 workspace, which to_jax, whose outputs
-start uninitialized, cannot give it).
+whose backward runs our kernels too, through to_jax: the attention
+backward's three kernels (the main one adds dQ into a zeroed f32 workspace,
+given to it as an initialized output) and the MLP's five backward GEMMs.
 
 Prints the largest error of each result; exits 1 if one is past the
 tolerance (transformer_block_kernels.TOLERANCE).
@@ -32,29 +30,45 @@ import numpy as np
 
 import mosaic_gpu as mgpu
 from mosaic_gpu.attention import Config as AttentionConfig
-from mosaic_gpu.attention import flash_attention_backward
+from mosaic_gpu.attention import backward as attention_backward
 from mosaic_gpu.attention import forward as attention_forward
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import transformer_block_kernels as blocks  # noqa: E402  (found through the line above)
 
 
-def make_attention(shape: blocks.Shape, backend: str) -> Callable:
+def make_attention(shape: blocks.Shape) -> Callable:
     """Causal attention of q, k, v [batch, seq, heads, head_dim] bf16 on
-    our kernels, differentiable (jax.custom_vjp); the backward runs on
-    ``backend``."""
+    our kernels, differentiable (jax.custom_vjp)."""
     config = AttentionConfig(shape.batch, shape.heads, shape.seq, shape.head_dim, causal=True)
     forward_kernel = mgpu.to_jax(attention_forward.build(config))
+    kernels = attention_backward.build(config)
+    preprocess = mgpu.to_jax(kernels.preprocess)
+    # The main kernel adds dQ into its third output, an f32 workspace that
+    # must start at zero: given as its initial value.
+    main = mgpu.to_jax(kernels.main, initialized_outputs=[2])
+    postprocess = mgpu.to_jax(kernels.postprocess)
     columns = shape.heads * shape.head_dim
+    padding = attention_backward.padded_seq(config) - shape.seq
+
+    def flat(a):  # the kernels' (tokens, heads * head_dim) layout: a reshape
+        return a.reshape(shape.tokens, columns)
 
     def forward(q, k, v):
-        # The kernels' (tokens, heads * head_dim) layout: reshapes only.
-        o, lse = forward_kernel(*[a.reshape(shape.tokens, columns) for a in (q, k, v)])
+        o, lse = forward_kernel(flat(q), flat(k), flat(v))
         return o.reshape(q.shape), lse
 
-    def on_host(do, q, k, v, o, lse):
-        arrays = [np.ascontiguousarray(a) for a in (do, q, k, v, o, lse)]
-        return flash_attention_backward(*arrays, causal=True, backend=backend)
+    def backward(q, k, v, o, lse, do):
+        delta = preprocess(flat(o), flat(do))
+        # The LSE as the main kernel reads it: (heads, batch * padded seq),
+        # zeros past each sequence (attention_backward.padded_lse).
+        padded_lse = jnp.pad(lse.transpose(1, 0, 2), ((0, 0), (0, 0), (0, padding)))
+        padded_lse = padded_lse.reshape(attention_backward.stats_shape(config))
+        zeros = jnp.zeros(attention_backward.workspace_shape(config), jnp.float32)
+        dk, dv, dq_accumulated = main(flat(q), flat(k), flat(v), flat(do), padded_lse, delta,
+                                      zeros)
+        dq = postprocess(dq_accumulated)
+        return dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape)
 
     @jax.custom_vjp
     def attention(q, k, v):
@@ -65,9 +79,7 @@ def make_attention(shape: blocks.Shape, backend: str) -> Callable:
         return o, (q, k, v, o, lse)
 
     def attention_vjp_backward(saved, do):
-        q = saved[0]
-        grads = tuple(jax.ShapeDtypeStruct(q.shape, q.dtype) for _ in range(3))
-        return jax.pure_callback(on_host, grads, do, *saved)
+        return backward(*saved, do)
 
     attention.defvjp(attention_vjp_forward, attention_vjp_backward)
     return attention
@@ -130,15 +142,16 @@ def reference_mlp(h, w1, b1, w2, b2):
 
 def loss_and_grads(params: dict[str, Any], x, dy, heads: int, attention: Callable,
                    mlp: Callable):
-    """The block's output y and the gradients of sum(y * dy) with respect to
-    the parameters and x ("x"), under jax.jit."""
+    """The block's output y, the gradients of sum(y * dy) with respect to
+    the parameters and x ("x"), under jax.jit, and the jitted step's
+    StableHLO."""
     def loss(params, x):
         y = block(params, x, heads, attention, mlp)
         return jnp.sum(y.astype(jnp.float32) * dy), y
 
     step = jax.jit(jax.value_and_grad(loss, argnums=(0, 1), has_aux=True))
     (_, y), (grads, dx) = step(params, x)
-    return y, {**grads, "x": dx}
+    return y, {**grads, "x": dx}, step.lower(params, x).as_text()
 
 
 def run(shape: blocks.Shape, seed: int, backend: str) -> bool:
@@ -151,16 +164,20 @@ def run(shape: blocks.Shape, seed: int, backend: str) -> bool:
     x = jnp.asarray(values["x"], jnp.bfloat16)
     dy = jnp.asarray(values["dy"])
     started = time.perf_counter()
-    y, grads = loss_and_grads(model, x, dy, shape.heads, make_attention(shape, backend),
-                              make_mlp(shape))
+    y, grads, program = loss_and_grads(model, x, dy, shape.heads, make_attention(shape),
+                                       make_mlp(shape))
     y = np.asarray(y.astype(jnp.float32))
     took = time.perf_counter() - started
     # The reference: the same (bf16-valued) parameters and x, in float32.
     exact = {name: model[name].astype(jnp.float32) for name in blocks.PARAMETERS}
-    y_ref, grads_ref = loss_and_grads(exact, x.astype(jnp.float32), dy, shape.heads,
+    y_ref, grads_ref, _ = loss_and_grads(exact, x.astype(jnp.float32), dy, shape.heads,
                                       reference_attention, reference_mlp)
     print(f"transformer block in JAX, {blocks.describe(shape)}, on the {backend}: "
           f"forward and backward in {took:.1f} s (jit's compilation included)")
+    # Forward: attention and two GEMMs; backward: attention's three kernels
+    # and five GEMMs. Each an XLA custom call, none through the host.
+    print(f"  the jitted step: {program.count('custom_call @mosaic_gpu_kernel')} mosaic_gpu "
+          f"kernel calls, {program.count('callback')} host callbacks")
     results = [blocks.compare("y", y, y_ref)]
     results += [blocks.compare(f"d{name}", np.asarray(grads[name].astype(jnp.float32)),
                                grads_ref[name]) for name in (*blocks.PARAMETERS, "x")]
