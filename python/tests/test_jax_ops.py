@@ -251,3 +251,27 @@ def test_bad_initialized_outputs_are_refused():
     with pytest.raises(ValueError, match="initialized_outputs names output 1, but layer_norm "
                                          "has 1 outputs"):
         jax.jit(g).trace(x, gamma, beta, x)
+
+
+needs_jax_gpu = pytest.mark.skipif(
+    jax is None or not any(device.platform == "gpu" for device in jax.devices()),
+    reason="JAX has no GPU here")
+
+
+@needs_jax
+@needs_ffi
+@needs_jax_gpu
+def test_the_cuda_platform_runs_kernels_on_xlas_stream():
+    """Inside jit on the GPU: XLA's buffers, XLA's stream, the outputs
+    checked; an initialized output; a generic kernel at two shapes."""
+    x, y = jnp.arange(1024.0), jnp.full(1024, 2.0)
+    total, product = jax.jit(mgpu.to_jax(sum_and_product))(x, y)
+    assert total.devices() == {jax.devices("gpu")[0]}
+    np.testing.assert_array_equal(total, x + y)
+    np.testing.assert_array_equal(product, x * y)
+    check_accumulate()
+    layer_norm = mgpu.to_jax(runpy.run_path(str(EXAMPLES / "layer_norm.py"))["layer_norm"])
+    for rows in (64, 256):
+        x, gamma, beta = layer_norm_inputs(rows=rows)
+        np.testing.assert_allclose(jax.jit(layer_norm)(x, gamma, beta),
+                                   layer_norm_reference(x, gamma, beta), rtol=2e-5, atol=2e-5)

@@ -194,3 +194,56 @@ def test_the_attention_operators_trace_with_fake_tensors():
     assert tuple(o.shape) == (2, 256, 4, 128) and tuple(lse.shape) == (2, 4, 256)
     assert lse.dtype == torch.float32
     assert tuple(dk.shape) == (2, 256, 2, 128) and dq.dtype == torch.bfloat16
+
+
+needs_cuda = pytest.mark.skipif(torch is None or not torch.cuda.is_available(),
+                                reason="PyTorch has no CUDA device here")
+
+
+@needs_torch
+@needs_cuda
+def test_a_cuda_graph_captures_the_operators_and_replays_them_on_new_values(ops):
+    """The launch on PyTorch's stream returns without waiting, so a CUDA
+    graph records it; a replay reads the inputs' new values."""
+    from mosaic_gpu.attention import attention
+    x, y = torch.randn(1024, device="cuda"), torch.randn(1024, device="cuda")
+    q = torch.randn(1, 128, 2, 64, device="cuda", dtype=torch.bfloat16)
+
+    def step():
+        total, product = ops["sum_and_product"](x, y)
+        return total, product, attention(q, q, q, causal=True)
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up: compiling and loading stay out of the graph
+        step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        total, product, o = step()
+    x.copy_(torch.randn(1024, device="cuda"))
+    y.fill_(3.0)
+    q.copy_(torch.randn_like(q))
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(total, x + y)
+    torch.testing.assert_close(product, x * y)
+    reference = torch.nn.functional.scaled_dot_product_attention(
+        *(q.double().transpose(1, 2),) * 3, is_causal=True).transpose(1, 2)
+    torch.testing.assert_close(o.double(), reference, atol=2e-2, rtol=2e-2)
+
+
+@needs_torch
+@needs_cuda
+def test_torch_compile_with_cuda_graphs_runs_the_operators(ops):
+    """mode="reduce-overhead": Inductor's graph, replayed as a CUDA graph."""
+    x = torch.randn(128, 256, device="cuda")
+    gamma, beta = torch.randn(256, device="cuda"), torch.randn(256, device="cuda")
+
+    @torch.compile(mode="reduce-overhead", fullgraph=True)
+    def block(x, gamma, beta):
+        return torch.relu(ops["layer_norm"](x, gamma, beta)) + x
+
+    expected = torch.relu(torch.nn.functional.layer_norm(x, (256,), gamma, beta, 1e-5)) + x
+    for _ in range(3):  # recorded, then replayed
+        torch.testing.assert_close(block(x, gamma, beta), expected, rtol=2e-5, atol=2e-5)
