@@ -197,12 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("transformer_block_jax: JAX has no GPU here; pass --emulate to run on the CPU, "
               "the kernels on the PTX emulator", file=sys.stderr)
         return 2
-    try:
-        passed = run(shape, args.seed, "emulator" if args.emulate else "cuda")
-    except RuntimeError as error:  # a driver error; on the emulator, a fault or a hazard
-        print(f"transformer_block_jax: FAIL; a launch failed: {error}")
-        return 1
-    return 0 if passed else 1
+    return blocks.exit_status("transformer_block_jax",
+                              lambda: run(shape, args.seed, "emulator" if args.emulate else "cuda"))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import argparse
 import functools
 import pathlib
 import sys
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -204,6 +204,17 @@ def parse(prog: str, description: str, argv: Sequence[str] | None
     except ValueError as error:
         made.error(str(error))
     return args, shape
+
+
+def exit_status(prog: str, run: Callable[[], bool]) -> int:
+    """The example's exit status: 0 when ``run`` passes, 1 when it fails or
+    a launch does (a driver error; on the emulator, a fault or a hazard)."""
+    try:
+        passed = run()
+    except RuntimeError as error:
+        print(f"{prog}: FAIL; a launch failed: {error}")
+        return 1
+    return 0 if passed else 1
 
 
 def describe(shape: Shape) -> str:

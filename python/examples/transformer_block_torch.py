@@ -177,12 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("transformer_block_torch: PyTorch sees no CUDA device; pass --emulate to run on "
               "CPU tensors, the kernels on the PTX emulator", file=sys.stderr)
         return 2
-    try:
-        passed = run(shape, args.seed, "cpu" if args.emulate else "cuda")
-    except RuntimeError as error:  # a driver error; on the emulator, a fault or a hazard
-        print(f"transformer_block_torch: FAIL; a launch failed: {error}")
-        return 1
-    return 0 if passed else 1
+    return blocks.exit_status("transformer_block_torch",
+                              lambda: run(shape, args.seed, "cpu" if args.emulate else "cuda"))
 
 
 if __name__ == "__main__":

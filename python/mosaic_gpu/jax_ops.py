@@ -65,13 +65,18 @@ def _specialized(kernel: Kernel | GenericKernel, arrays: Sequence[Any]) -> Kerne
         raise TypeError(f"{kernel.name} takes its {len(kernel.inputs)} inputs; got "
                         f"{len(arrays)} arrays")
     for i, (array, (shape, dtype)) in enumerate(zip(arrays, kernel.inputs)):
-        name = _dtype_name(array.dtype, f"input {i}")
-        if name != dtype.name:
-            raise TypeError(f"input {i} has dtype {name}, the kernel expects {dtype}")
-        if tuple(array.shape) != tuple(shape):
-            raise ValueError(f"input {i} has shape {tuple(array.shape)}, the kernel expects "
-                             f"{tuple(shape)}")
+        _check_array(array, shape, dtype, f"input {i}")
     return kernel
+
+
+def _check_array(array: Any, shape: Sequence[int], dtype: Any, what: str) -> None:
+    """``array`` has the kernel's ``shape`` and ``dtype`` for ``what``."""
+    name = _dtype_name(array.dtype, what)
+    if name != dtype.name:
+        raise TypeError(f"{what} has dtype {name}, the kernel expects {dtype}")
+    if tuple(array.shape) != tuple(shape):
+        raise ValueError(f"{what} has shape {tuple(array.shape)}, the kernel expects "
+                         f"{tuple(shape)}")
 
 
 # The custom call's name, registered with XLA for both platforms.
@@ -103,13 +108,7 @@ def _check_initial_values(fixed: Kernel, initialized: Sequence[int],
             raise ValueError(f"initialized_outputs names output {position}, but "
                              f"{fixed.name} has {len(fixed.outputs)} outputs")
     for position, value in zip(initialized, values):
-        shape, dtype = fixed.outputs[position]
-        name = _dtype_name(value.dtype, f"output {position}")
-        if name != dtype.name:
-            raise TypeError(f"output {position} has dtype {name}, the kernel expects {dtype}")
-        if tuple(value.shape) != tuple(shape):
-            raise ValueError(f"output {position} has shape {tuple(value.shape)}, the kernel "
-                             f"expects {tuple(shape)}")
+        _check_array(value, *fixed.outputs[position], f"output {position}")
 
 
 def _callback(jax: Any, fixed: Kernel, arrays: Sequence[Any], initialized: Sequence[int],
