@@ -139,6 +139,32 @@ call(XLA_FFI_Error *(*handler)(XLA_FFI_CallFrame *),
   return *recorded;
 }
 
+std::vector<float> iota(float scale) {
+  std::vector<float> values(kElements);
+  for (int64_t i = 0; i < kElements; ++i)
+    values[i] = scale * static_cast<float>(i % 1000) - 3.0f;
+  return values;
+}
+
+/// The kernel's three buffers in host memory, as XLA's host platform
+/// passes them: x and y filled, `out` of `outElements` floats; x said to
+/// be of `xType` (of another width than f32, it must be refused before
+/// it is read).
+struct HostBuffers {
+  explicit HostBuffers(int64_t outElements = kElements,
+                       XLA_FFI_DataType xType = XLA_FFI_DataType_F32)
+      : x(iota(0.5f)), y(iota(-0.25f)), out(outElements, 7.0f),
+        xBuffer(x.data(), xType, {kElements}),
+        yBuffer(y.data(), XLA_FFI_DataType_F32, {kElements}),
+        outBuffer(out.data(), XLA_FFI_DataType_F32, {outElements}) {}
+
+  std::vector<XlaBuffer *> inputs() { return {&xBuffer, &yBuffer}; }
+  std::vector<XlaBuffer *> outputs() { return {&outBuffer}; }
+
+  std::vector<float> x, y, out;
+  XlaBuffer xBuffer, yBuffer, outBuffer;
+};
+
 class JaxFfi : public testing::Test {
 protected:
   static void SetUpTestSuite() {
@@ -173,13 +199,6 @@ protected:
     delete skipReason;
   }
 
-  static std::vector<float> iota(float scale) {
-    std::vector<float> values(kElements);
-    for (int64_t i = 0; i < kElements; ++i)
-      values[i] = scale * static_cast<float>(i % 1000) - 3.0f;
-    return values;
-  }
-
   static void expectElementwise(const std::vector<float> &x,
                                 const std::vector<float> &y,
                                 const std::vector<float> &out) {
@@ -196,14 +215,11 @@ std::string *JaxFfi::manifest = nullptr;
 std::string *JaxFfi::skipReason = nullptr;
 
 TEST_F(JaxFfi, TheHostHandlerRunsTheKernelOnTheEmulator) {
-  std::vector<float> x = iota(0.5f), y = iota(-0.25f), out(kElements, 7.0f);
-  XlaBuffer xBuffer(x.data(), XLA_FFI_DataType_F32, {kElements});
-  XlaBuffer yBuffer(y.data(), XLA_FFI_DataType_F32, {kElements});
-  XlaBuffer outBuffer(out.data(), XLA_FFI_DataType_F32, {kElements});
-  std::optional<RecordedError> error = call(MosaicGpuJaxKernelHost, *manifest,
-                                            {&xBuffer, &yBuffer}, {&outBuffer});
+  HostBuffers buffers;
+  std::optional<RecordedError> error = call(
+      MosaicGpuJaxKernelHost, *manifest, buffers.inputs(), buffers.outputs());
   ASSERT_FALSE(error) << error->message;
-  expectElementwise(x, y, out);
+  expectElementwise(buffers.x, buffers.y, buffers.out);
 }
 
 TEST_F(JaxFfi, TheCudaHandlerLaunchesOnXlasStreamOverXlasBuffers) {
@@ -248,13 +264,10 @@ TEST_F(JaxFfi, TheCudaHandlerLaunchesOnXlasStreamOverXlasBuffers) {
 }
 
 TEST_F(JaxFfi, AMissingManifestIsAnErrorNamingIt) {
-  std::vector<float> x(kElements), y(kElements), out(kElements);
-  XlaBuffer xBuffer(x.data(), XLA_FFI_DataType_F32, {kElements});
-  XlaBuffer yBuffer(y.data(), XLA_FFI_DataType_F32, {kElements});
-  XlaBuffer outBuffer(out.data(), XLA_FFI_DataType_F32, {kElements});
+  HostBuffers buffers;
   std::optional<RecordedError> error =
-      call(MosaicGpuJaxKernelHost, "/nonexistent/kernel.json",
-           {&xBuffer, &yBuffer}, {&outBuffer});
+      call(MosaicGpuJaxKernelHost, "/nonexistent/kernel.json", buffers.inputs(),
+           buffers.outputs());
   ASSERT_TRUE(error);
   EXPECT_EQ(error->code, XLA_FFI_Error_Code_INTERNAL);
   EXPECT_NE(error->message.find("mosaic_gpu kernel /nonexistent/kernel.json: "),
@@ -263,12 +276,9 @@ TEST_F(JaxFfi, AMissingManifestIsAnErrorNamingIt) {
 }
 
 TEST_F(JaxFfi, ABufferTypeNoKernelTakesIsAnInvalidArgument) {
-  std::vector<float> x(2 * kElements), y(kElements), out(kElements);
-  XlaBuffer xBuffer(x.data(), XLA_FFI_DataType_C64, {kElements});
-  XlaBuffer yBuffer(y.data(), XLA_FFI_DataType_F32, {kElements});
-  XlaBuffer outBuffer(out.data(), XLA_FFI_DataType_F32, {kElements});
-  std::optional<RecordedError> error = call(MosaicGpuJaxKernelHost, *manifest,
-                                            {&xBuffer, &yBuffer}, {&outBuffer});
+  HostBuffers buffers(kElements, XLA_FFI_DataType_C64);
+  std::optional<RecordedError> error = call(
+      MosaicGpuJaxKernelHost, *manifest, buffers.inputs(), buffers.outputs());
   ASSERT_TRUE(error);
   EXPECT_EQ(error->code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
   EXPECT_NE(error->message.find("input 0 has an XLA element type"),
@@ -277,22 +287,20 @@ TEST_F(JaxFfi, ABufferTypeNoKernelTakesIsAnInvalidArgument) {
 }
 
 TEST_F(JaxFfi, BuffersThatDoNotMatchTheKernelAreRefusedBeforeTheLaunch) {
-  std::vector<float> x(kElements), y(kElements), out(kElements / 2);
-  XlaBuffer xBuffer(x.data(), XLA_FFI_DataType_F32, {kElements});
-  XlaBuffer yBuffer(y.data(), XLA_FFI_DataType_F32, {kElements});
-  XlaBuffer outBuffer(out.data(), XLA_FFI_DataType_F32, {kElements / 2});
-  std::optional<RecordedError> error = call(MosaicGpuJaxKernelHost, *manifest,
-                                            {&xBuffer, &yBuffer}, {&outBuffer});
+  HostBuffers buffers(kElements / 2);
+  std::optional<RecordedError> error = call(
+      MosaicGpuJaxKernelHost, *manifest, buffers.inputs(), buffers.outputs());
   ASSERT_TRUE(error);
   EXPECT_NE(error->message.find("524288"), std::string::npos) << error->message;
   // One buffer too few: the count is checked too.
-  error = call(MosaicGpuJaxKernelHost, *manifest, {&xBuffer}, {&outBuffer});
+  error = call(MosaicGpuJaxKernelHost, *manifest, {&buffers.xBuffer},
+               buffers.outputs());
   ASSERT_TRUE(error);
   EXPECT_NE(error->message.find("mosaic_gpu kernel"), std::string::npos)
       << error->message;
   // More kernel inputs than arguments.
-  error = call(MosaicGpuJaxKernelHost, *manifest, {&xBuffer, &yBuffer},
-               {&outBuffer}, 3);
+  error = call(MosaicGpuJaxKernelHost, *manifest, buffers.inputs(),
+               buffers.outputs(), 3);
   ASSERT_TRUE(error);
   EXPECT_EQ(error->code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
   EXPECT_NE(error->message.find("names 3 kernel inputs but has 2 arguments"),
@@ -303,16 +311,13 @@ TEST_F(JaxFfi, BuffersThatDoNotMatchTheKernelAreRefusedBeforeTheLaunch) {
 TEST_F(JaxFfi, ArgumentsAfterTheKernelsInputsAreNotPassedToIt) {
   // An initial value of the output, aliased to it as XLA does: the kernel
   // still gets its three buffers, x, y and out.
-  std::vector<float> x = iota(0.5f), y = iota(-0.25f), out(kElements, 7.0f);
-  XlaBuffer xBuffer(x.data(), XLA_FFI_DataType_F32, {kElements});
-  XlaBuffer yBuffer(y.data(), XLA_FFI_DataType_F32, {kElements});
-  XlaBuffer initial(out.data(), XLA_FFI_DataType_F32, {kElements});
-  XlaBuffer outBuffer(out.data(), XLA_FFI_DataType_F32, {kElements});
-  std::optional<RecordedError> error =
-      call(MosaicGpuJaxKernelHost, *manifest, {&xBuffer, &yBuffer, &initial},
-           {&outBuffer}, 2);
+  HostBuffers buffers;
+  XlaBuffer initial(buffers.out.data(), XLA_FFI_DataType_F32, {kElements});
+  std::optional<RecordedError> error = call(
+      MosaicGpuJaxKernelHost, *manifest,
+      {&buffers.xBuffer, &buffers.yBuffer, &initial}, buffers.outputs(), 2);
   ASSERT_FALSE(error) << error->message;
-  expectElementwise(x, y, out);
+  expectElementwise(buffers.x, buffers.y, buffers.out);
 }
 
 } // namespace
