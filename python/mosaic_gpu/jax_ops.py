@@ -179,7 +179,7 @@ def to_jax(kernel: Kernel | GenericKernel, *,
         if initialized and len(arrays) != inputs + len(initialized):
             raise TypeError(f"{kernel.name} takes its {inputs} inputs, then the initial values "
                             f"of outputs {initialized}; got {len(arrays)} arrays")
-        fixed = _specialized(kernel, arrays[:inputs])
+        fixed = _specialized(kernel, arrays[:len(arrays) - len(initialized)])
         _check_initial_values(fixed, initialized, arrays[inputs:])
         results = [jax.ShapeDtypeStruct(tuple(shape), numpy.dtype(dtype.numpy))
                    for shape, dtype in fixed.outputs]

@@ -107,6 +107,8 @@ def test_mismatched_inputs_raise_the_launchers_errors_at_trace_time(layer_norm):
         jax.jit(f).trace(jnp.zeros(1024, jnp.int32), jnp.zeros(1024))
     with pytest.raises(TypeError, match="takes its 2 inputs; got 1 arrays"):
         f(jnp.zeros(1024))
+    with pytest.raises(TypeError, match="takes its 2 inputs; got 3 arrays"):
+        f(jnp.zeros(1024), jnp.zeros(1024), jnp.zeros(1024))
     x, gamma, beta = layer_norm_inputs(rows=100)
     with pytest.raises(ValueError, match=r"dim 0 \(100\) is not a multiple of the kernel's "
                                          r"tile \(64\)"):
