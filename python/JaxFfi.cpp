@@ -254,7 +254,11 @@ ffi::Error runOnEmulator(int64_t kernelInputs, std::string_view manifest,
       loaded.kernel(rt::Backend::Emulator, 0, std::string(manifest));
   if (!kernel.ok())
     return failed(kernel.status(), manifest);
-  const rt::Context &context = **loaded.context(rt::Backend::Emulator, 0);
+  mosaic::Expected<const rt::Context *> opened =
+      loaded.context(rt::Backend::Emulator, 0);
+  if (!opened.ok())
+    return failed(opened.status(), manifest);
+  const rt::Context &context = **opened;
   std::vector<rt::DeviceBuffer> device;
   std::vector<rt::BufferArgument> kernelArguments;
   for (size_t i = 0; i < buffers->size(); ++i) {
