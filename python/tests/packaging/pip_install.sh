@@ -37,6 +37,10 @@ if command -v ccache >/dev/null; then
 fi
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
 
+# With MOSAIC_JAX_FFI_INCLUDE_DIR set (ctest sets it to the main build's),
+# CMake reads it from the environment and the package has to_jax's XLA FFI
+# handlers: checked below.
+
 # What the installed package must do, run from $work (not the source tree).
 check_package() {
   local venv=$1 expected_dir=$2
@@ -60,6 +64,8 @@ def double(x, out):
 
 x = np.arange(4096, dtype=np.float32)
 assert (double(x, backend="emulator") == 2 * x).all()
+if os.environ.get("MOSAIC_JAX_FFI_INCLUDE_DIR"):
+    assert sorted(mgpu._mosaic.jax_ffi_handlers()) == ["CUDA", "cpu"]
 for tool in ("mosaic-opt", "mosaic-compile", "mosaic-run"):
     subprocess.run([os.path.join(sys.prefix, "bin", tool), "--help"], check=True,
                    capture_output=True)
