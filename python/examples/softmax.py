@@ -18,14 +18,17 @@ sum cancels.
     PYTHONPATH=build/python /usr/bin/python3 python/examples/softmax.py --emulate
     ... softmax.py --emulate --rows 16 --shape 32x4096 --dtype bf16
 """
-import argparse
 import functools
+import pathlib
 import sys
 import time
 
 import numpy as np
 
 import mosaic_gpu as mgpu
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import row_kernel_cli  # noqa: E402  (this directory's, found through the line above)
 
 ROWS, COLS, BLOCK_ROWS = 4096, 128, 64
 
@@ -188,42 +191,7 @@ def compile_report(rows, width, dtype="f32"):
     return dict(compiled.manifest["ptxas"], seconds=time.perf_counter() - started)
 
 
-def parse_shape(text):
-    rows, columns = text.lower().split("x")
-    return int(rows), int(columns)
-
-
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--emulate", action="store_true", help="run on the PTX emulator")
-    parser.add_argument("--rows", type=int, choices=ROW_TILES,
-                        help="the row tile (default: each check's own)")
-    parser.add_argument("--shape", type=parse_shape, action="append",
-                        help="ROWSxCOLUMNS of x, repeatable (default: a set of checks)")
-    parser.add_argument("--dtype", choices=sorted(TOLERANCE), default="f32")
-    parser.add_argument("--compile-report", action="store_true",
-                        help="compile every row tile at SHIPPED_WIDTHS and print ptxas's "
-                             "registers, spills and stack, and the compile time")
-    args = parser.parse_args()
-    if args.compile_report:
-        for rows in [args.rows] if args.rows else ROW_TILES:
-            for width in SHIPPED_WIDTHS:
-                r = compile_report(rows, width, args.dtype)
-                print(f"row_softmax rows={rows} width={width} {args.dtype}: "
-                      f"{r['registers']} registers, {r['spill_stores']} B spill stores, "
-                      f"{r['spill_loads']} B spill loads, {r['stack_frame_bytes']} B stack, "
-                      f"{r['seconds'] * 1e3:.0f} ms")
-        sys.exit(0)
-    checks = CHECKS
-    if args.shape:
-        checks = [(args.rows or 16, shape) for shape in args.shape]
-    elif args.rows:
-        checks = [(args.rows, shape) for _, shape in CHECKS]
-    worst = 0.0
-    for rows, shape in checks:
-        error = check(rows, shape, args.dtype, "emulator" if args.emulate else None)
-        print(f"row_softmax rows={rows} {shape} {args.dtype}: relative error {error:.2e}")
-        worst = max(worst, error)
-    passed = worst < TOLERANCE[args.dtype]
-    print("PASS" if passed else "FAIL")
-    sys.exit(0 if passed else 1)
+    sys.exit(row_kernel_cli.main(
+        "row_softmax", __doc__, check=check, compile_report=compile_report, checks=CHECKS,
+        row_tiles=ROW_TILES, tolerance=TOLERANCE, shipped_widths=SHIPPED_WIDTHS))
