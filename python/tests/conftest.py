@@ -7,6 +7,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -63,6 +64,18 @@ def run_example(script, args, cache, source=None):
         [package] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     command = [sys.executable] + (["-c", source] if source else [str(script)]) + list(args)
     return subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO)
+
+
+def compiles_meet_in_pairs(monkeypatch, timeout):
+    """Makes every compile wait at a barrier for another one: compiles run
+    one at a time then time out (threading.BrokenBarrierError)."""
+    barrier = threading.Barrier(2, timeout=timeout)
+    compile_cached = mg.launch.compile_cached
+
+    def meeting(module, **options):
+        barrier.wait()
+        return compile_cached(module, **options)
+    monkeypatch.setattr(mg.launch, "compile_cached", meeting)
 
 
 def run_check_in_process(module, check, cache, *args):

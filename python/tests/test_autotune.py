@@ -13,13 +13,12 @@ import re
 import runpy
 import subprocess
 import sys
-import threading
 
 import numpy as np
 import pytest
 
 import mosaic_gpu as mgpu
-from conftest import REPO, needs_emulator
+from conftest import REPO, compiles_meet_in_pairs, needs_emulator
 from test_launch import FAKE_DRIVER
 
 autotuner = sys.modules["mosaic_gpu.autotuner"]
@@ -131,13 +130,7 @@ def test_tuning_the_warp_specialized_gemm(ptxas, tmp_path, monkeypatch):
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one CPU: one compile at a time")
 def test_candidates_compile_in_parallel(ptxas, monkeypatch):
     """Two compiles meet at a barrier: they would time out one at a time."""
-    barrier = threading.Barrier(2, timeout=10)
-    compile_cached = mgpu.launch.compile_cached
-
-    def meeting(module, **options):
-        barrier.wait()
-        return compile_cached(module, **options)
-    monkeypatch.setattr(mgpu.launch, "compile_cached", meeting)
+    compiles_meet_in_pairs(monkeypatch, timeout=10)
     assert tuner([64, 32]).best(mgpu.Spec(SHAPE, "f32"), backend="emulator") == mgpu.Config(rows=32)
 
 

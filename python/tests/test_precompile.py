@@ -4,13 +4,12 @@ their CUBIN in the cache; the same CUBINs as compiling one at a time; the
 errors for bad signatures and worker counts. Compile-only (ptxas)."""
 import pathlib
 import runpy
-import threading
 
 import numpy as np
 import pytest
 
 import mosaic_gpu as mgpu
-from conftest import REPO
+from conftest import REPO, compiles_meet_in_pairs
 
 SIGNATURES = [(((64, 64), "f32"), ((64,), "f32"), ((64,), "f32")),
               (((128, 64), "f32"), ((64,), "f32"), ((64,), "f32"))]
@@ -67,13 +66,7 @@ def test_parallel_compiles_give_the_serial_cubins(layer_norm, cache, monkeypatch
 
 def test_the_compiles_run_side_by_side(layer_norm, cache, monkeypatch, ptxas):
     """Two compiles meet at a barrier: one at a time, they would time out."""
-    barrier = threading.Barrier(2, timeout=30)
-    compile_cached = mgpu.launch.compile_cached
-
-    def meeting(module, **options):
-        barrier.wait()
-        return compile_cached(module, **options)
-    monkeypatch.setattr(mgpu.launch, "compile_cached", meeting)
+    compiles_meet_in_pairs(monkeypatch, timeout=30)
     assert len(layer_norm.precompile(*SIGNATURES, workers=2)) == 2
 
 
