@@ -15,44 +15,17 @@ each chunk again and scales it.
 import functools
 import pathlib
 import sys
-import time
 
 import numpy as np
 
 import mosaic_gpu as mgpu
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import row_kernel_cli  # noqa: E402  (this directory's, found through the line above)
+import row_kernels  # noqa: E402  (this directory's, found through the line above)
+from row_kernels import (ROW_TILES, THREADS, chunk_columns, ptxas_report,  # noqa: E402
+                         relative_error)
 
-THREADS = 128
-ROW_TILES = (8, 16, 32, 64)
 EPS = 1e-6
-# The most values of x a thread holds at once: a whole tile up to this
-# many is kept in registers; past it, each chunk has CHUNK_VALUES per
-# thread, and a pass holds two such vectors (the chunk, and the sum of
-# squares or gamma), which leaves the rest of the 255 registers to
-# addresses and ptxas's scheduling.
-WHOLE_TILE_VALUES = 64
-CHUNK_VALUES = 32
-# Widths, and so chunks, are a multiple of this many columns: the row
-# layout of an 8-row tile gives a row 16 lanes of 4 f32 (64 columns), and
-# that of a taller tile fewer.
-COLUMN_UNIT = 64
-
-
-def chunk_columns(rows: int, columns: int) -> int:
-    """The columns one step of the kernel reads: all of them where the
-    tile fits in WHOLE_TILE_VALUES per thread, else the widest multiple of
-    COLUMN_UNIT that divides `columns` with at most CHUNK_VALUES per
-    thread."""
-    if columns % COLUMN_UNIT:
-        raise ValueError(f"rows of {columns} columns: the kernel takes a multiple of "
-                         f"{COLUMN_UNIT}")
-    if rows * columns <= WHOLE_TILE_VALUES * THREADS:
-        return columns
-    widest = CHUNK_VALUES * THREADS // rows
-    return max(chunk for chunk in range(COLUMN_UNIT, widest + 1, COLUMN_UNIT)
-               if columns % chunk == 0)
 
 
 @functools.cache
@@ -121,23 +94,6 @@ def reference(x, gamma):
     return x / np.sqrt((x * x).mean(1, keepdims=True) + EPS) * gamma.astype(np.float64)
 
 
-def relative_error(y, expected):
-    """The largest difference from `expected`, relative to the largest
-    magnitude of its row."""
-    y, expected = y.astype(np.float64), expected.astype(np.float64)
-    scale = np.maximum(np.abs(expected).max(1, keepdims=True), np.finfo(np.float64).tiny)
-    return float((np.abs(y - expected) / scale).max())
-
-
-# The largest relative error each dtype passes with: f32's from its
-# rounding and the hardware's rsqrt, bf16's from rounding the output.
-TOLERANCE = {"f32": 1e-5, "bf16": 2.0 ** -7}
-
-# (rows, shape) checked by default: every row tile, narrow and wide rows.
-CHECKS = [(8, (16, 1024)), (16, (32, 4096)), (32, (64, 8192)), (64, (128, 128)),
-          (64, (128, 512))]
-
-
 def check(rows, shape, dtype="f32", backend=None, seed=0):
     """Runs the kernel with a tile of `rows` rows on random arrays of
     `shape` and `dtype` and returns its relative error (relative_error)
@@ -149,22 +105,11 @@ def check(rows, shape, dtype="f32", backend=None, seed=0):
     return relative_error(y, reference(x, gamma))
 
 
-# Every row tile at these widths is compiled by `--compile-report` (and,
-# some of them, by the tests), which must show no spills and no stack.
-SHIPPED_WIDTHS = (128, 256, 512, 1024, 2048, 4096, 8192)
-
-
 def compile_report(rows, width, dtype="f32"):
-    """Builds and compiles the kernel with a tile of `rows` rows for
-    `width` columns and returns ptxas's figures (registers, spill_stores,
-    spill_loads, stack_frame_bytes) with `seconds`, the time it took."""
-    started = time.perf_counter()
-    compiled = rms_norm(rows).specialize(*[((2 * rows, width), dtype), ((width,), dtype)]).compile(
-        line_info=False)
-    return dict(compiled.manifest["ptxas"], seconds=time.perf_counter() - started)
+    """ptxas's figures for the kernel with a tile of `rows` rows for
+    `width` columns (row_kernels.ptxas_report)."""
+    return ptxas_report(rms_norm(rows), [((2 * rows, width), dtype), ((width,), dtype)])
 
 
 if __name__ == "__main__":
-    sys.exit(row_kernel_cli.main(
-        "rms_norm", __doc__, check=check, compile_report=compile_report, checks=CHECKS,
-        row_tiles=ROW_TILES, tolerance=TOLERANCE, shipped_widths=SHIPPED_WIDTHS))
+    sys.exit(row_kernels.main("rms_norm", __doc__, check, compile_report))

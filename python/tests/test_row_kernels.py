@@ -25,6 +25,10 @@ def example(name):
     return runpy.run_path(str(EXAMPLES / f"{name}.py"))
 
 
+# What the two share: the tolerances and the shipped widths among them.
+SHARED = runpy.run_path(str(EXAMPLES / "row_kernels.py"))
+
+
 def check(name, rows, widths, dtype):
     """Runs example `name`'s kernel with a tile of `rows` rows on two
     blocks of rows at each of `widths` on the emulator (in the process
@@ -33,7 +37,7 @@ def check(name, rows, widths, dtype):
     script = example(name)
     errors = {width: script["check"](rows, (2 * rows, width), dtype, "emulator")
               for width in widths}
-    failed = {w: e for w, e in errors.items() if not e < script["TOLERANCE"][dtype]}
+    failed = {w: e for w, e in errors.items() if not e < SHARED["TOLERANCE"][dtype]}
     assert not failed, f"{name} rows={rows} {dtype}: relative errors {failed}"
 
 
@@ -71,7 +75,7 @@ def test_shipped_configurations_neither_spill_nor_use_a_stack(name, rows, dtype,
     time is measured by `--compile-report`, not asserted."""
     script = example(name)
     reports = {width: script["compile_report"](rows, width, dtype)
-               for width in script["SHIPPED_WIDTHS"]}
+               for width in SHARED["SHIPPED_WIDTHS"]}
     spilled = {width: report for width, report in reports.items()
                if (report["spill_stores"], report["spill_loads"],
                    report["stack_frame_bytes"]) != (0, 0, 0)}
